@@ -1,0 +1,111 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// Kind is the kind of a shuffle.
+type Kind string
+
+const (
+	// Dataframe shuffles route rows of Arrow record batches by a Rule.
+	Dataframe Kind = "dataframe"
+	// Array shuffles rechunk an n-d array (not served yet).
+	Array Kind = "array"
+)
+
+// Limits on a spec, so one request cannot make every node allocate without
+// bound.
+const (
+	MaxIDLen      = 128
+	MaxTasks      = 1 << 24
+	MaxPartitions = 1 << 22
+)
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("spec: invalid shuffle spec")
+
+// Spec is one shuffle as its client asked for it.
+type Spec struct {
+	// ID names the shuffle on every node: 1..128 of [A-Za-z0-9._-].
+	ID string `json:"id"`
+	// Kind is Dataframe (Array is reserved).
+	Kind Kind `json:"kind"`
+	// Tasks is the number of input tasks, named 0..Tasks-1.
+	Tasks int `json:"tasks"`
+	// Partitions is the number of output partitions, named 0..Partitions-1.
+	Partitions int `json:"partitions"`
+	// Schema is the Arrow IPC schema message of every input record batch.
+	Schema []byte `json:"schema"`
+	// Rule maps rows to output partitions.
+	Rule table.Rule `json:"rule"`
+	// OwnershipSeed, when set, replaces ID as the seed of the ownership map:
+	// two shuffles with the same seed and members are co-partitioned.
+	OwnershipSeed string `json:"ownership_seed,omitempty"`
+}
+
+// Seed is the seed of the shuffle's ownership map.
+func (s *Spec) Seed() string {
+	if s.OwnershipSeed != "" {
+		return s.OwnershipSeed
+	}
+	return s.ID
+}
+
+// ArrowSchema decodes Schema.
+func (s *Spec) ArrowSchema() (*arrow.Schema, error) {
+	sc, err := table.SchemaFromBytes(s.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shuffle %s: schema: %w", ErrInvalid, s.ID, err)
+	}
+	return sc, nil
+}
+
+// Validate checks the spec and returns its decoded schema.
+func (s *Spec) Validate() (*arrow.Schema, error) {
+	if err := ValidateID(s.ID); err != nil {
+		return nil, err
+	}
+	if err := s.validateCounts(); err != nil {
+		return nil, err
+	}
+	if s.Kind != Dataframe {
+		return nil, fmt.Errorf("%w: shuffle %s: kind %q is not supported (only %q is served yet)", ErrInvalid, s.ID, s.Kind, Dataframe)
+	}
+	sc, err := s.ArrowSchema()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Rule.Validate(sc, s.Partitions); err != nil {
+		return nil, fmt.Errorf("%w: shuffle %s: %w", ErrInvalid, s.ID, err)
+	}
+	return sc, nil
+}
+
+func (s *Spec) validateCounts() error {
+	switch {
+	case s.Tasks < 1 || s.Tasks > MaxTasks:
+		return fmt.Errorf("%w: shuffle %s: tasks = %d, want 1..%d", ErrInvalid, s.ID, s.Tasks, MaxTasks)
+	case s.Partitions < 1 || s.Partitions > MaxPartitions:
+		return fmt.Errorf("%w: shuffle %s: partitions = %d, want 1..%d", ErrInvalid, s.ID, s.Partitions, MaxPartitions)
+	}
+	return nil
+}
+
+// ValidateID checks a shuffle ID.
+func ValidateID(id string) error {
+	if id == "" || len(id) > MaxIDLen {
+		return fmt.Errorf("%w: shuffle ID %q must have 1..%d characters", ErrInvalid, id, MaxIDLen)
+	}
+	for _, c := range id {
+		ok := c == '.' || c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		if !ok {
+			return fmt.Errorf("%w: shuffle ID %q: character %q not in [A-Za-z0-9._-]", ErrInvalid, id, c)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package splitter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// queue is the buffer and the send queue of one (shuffle, destination).
+type queue struct {
+	s      *Splitter
+	key    qkey
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	cur     *Batch   // being filled
+	pending []*Batch // ready to send
+	err     error    // sticky: set by a failed send or by stop
+	stopped bool
+}
+
+func newQueue(s *Splitter, k qkey) *queue {
+	ctx, cancel := context.WithCancel(s.ctx)
+	q := &queue{s: s, key: k, ctx: ctx, cancel: cancel}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// add appends e (costing n bytes) and sends the buffer once it is full.
+func (q *queue) add(epoch uint64, e Entry, n, limit int64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	b := q.batch(epoch)
+	b.Entries = append(b.Entries, e)
+	b.bytes += n
+	if b.bytes >= limit {
+		q.pushLocked()
+	}
+	return nil
+}
+
+// end appends an end marker and sends the buffer.
+func (q *queue) end(epoch uint64, e End) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	b := q.batch(epoch)
+	b.Ends = append(b.Ends, e)
+	q.pushLocked()
+	return nil
+}
+
+// batch returns the batch being filled for epoch; a batch of another epoch is
+// sent first, since one message carries one epoch.
+func (q *queue) batch(epoch uint64) *Batch {
+	if q.cur != nil && q.cur.Epoch != epoch {
+		q.pushLocked()
+	}
+	if q.cur == nil {
+		q.cur = &Batch{Shuffle: q.key.shuffle, Dest: q.key.dest, Epoch: epoch}
+	}
+	return q.cur
+}
+
+// flush sends the batch being filled, if any.
+func (q *queue) flush() {
+	q.mu.Lock()
+	q.pushLocked()
+	q.mu.Unlock()
+}
+
+func (q *queue) pushLocked() {
+	if q.cur == nil {
+		return
+	}
+	q.pending = append(q.pending, q.cur)
+	q.cur = nil
+	q.cond.Signal()
+}
+
+// stop fails the queue with err, wakes its workers and cancels sends in flight.
+func (q *queue) stop(err error) {
+	q.mu.Lock()
+	q.pushLocked()
+	if q.err == nil {
+		q.err = err
+	}
+	q.stopped = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	q.cancel()
+}
+
+// fail records a permanent send failure.
+func (q *queue) fail(err error) {
+	q.mu.Lock()
+	if q.err == nil {
+		q.err = fmt.Errorf("splitter: shuffle %s: send to %s: %w", q.key.shuffle, q.key.dest, err)
+	}
+	q.mu.Unlock()
+}
+
+// next waits for a batch to send; ok is false when the queue stopped and is
+// drained. err is the queue's sticky error at the time.
+func (q *queue) next() (b *Batch, err error, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.pending) == 0 && !q.stopped {
+		q.cond.Wait()
+	}
+	if len(q.pending) == 0 {
+		return nil, nil, false
+	}
+	b = q.pending[0]
+	q.pending[0] = nil
+	q.pending = q.pending[1:]
+	return b, q.err, true
+}
+
+// work is one of the queue's MaxInFlight sender goroutines.
+func (q *queue) work() {
+	defer q.s.wg.Done()
+	for {
+		b, err, ok := q.next()
+		if !ok {
+			return
+		}
+		if err == nil {
+			if err = q.s.deliver(q.ctx, b); err != nil {
+				q.fail(err)
+				q.s.cfg.Logger.Warn("send failed", "shuffle", b.Shuffle, "peer", b.Dest, "err", err)
+			}
+		}
+		q.s.complete(b, err)
+	}
+}

@@ -1,0 +1,210 @@
+package splitter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Sender delivers one batch to its destination. Send returns when the
+// destination acknowledged the batch. An error implementing RetryAfter is
+// retried; any other error fails the batch's queue for good. Send is called
+// from splitter goroutines and must honour ctx.
+type Sender interface {
+	Send(ctx context.Context, b *Batch) error
+}
+
+// Splitter buffers and batch-sends entries for every shuffle on a node.
+type Splitter struct {
+	cfg    Config
+	send   Sender
+	mem    *budget
+	ctx    context.Context // parent of every queue's context; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	stats  counters
+
+	mu     sync.Mutex
+	queues map[qkey]*queue
+	closed bool
+}
+
+type qkey struct{ shuffle, dest string }
+
+// New returns a Splitter that sends through s. Close it to stop its goroutines.
+func New(cfg Config, s Sender) (*Splitter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Splitter{
+		cfg: cfg, send: s, mem: newBudget(cfg.MemoryLimit),
+		ctx: ctx, cancel: cancel, queues: make(map[qkey]*queue),
+	}, nil
+}
+
+// Add appends e to the buffer of (shuffle, dest), waiting while the node's
+// send budget is exhausted. The splitter owns e.Data afterwards. It returns
+// the queue's error if an earlier send to dest for this shuffle failed.
+func (s *Splitter) Add(ctx context.Context, shuffle string, epoch uint64, dest string, e Entry) error {
+	n := e.size()
+	if err := s.mem.acquire(ctx, n, s.flushAll); err != nil {
+		return fmt.Errorf("splitter: shuffle %s: waiting for send memory: %w", shuffle, err)
+	}
+	q, err := s.queue(qkey{shuffle, dest})
+	if err == nil {
+		err = q.add(epoch, e, n, s.cfg.BufferBytes)
+	}
+	if err != nil {
+		s.mem.release(n)
+	}
+	return err
+}
+
+// End appends an end-of-task marker to (shuffle, dest) and sends the buffer.
+// If End returns nil, end.Done is called exactly once later; if it returns an
+// error, end.Done is never called.
+func (s *Splitter) End(shuffle string, epoch uint64, dest string, end End) error {
+	q, err := s.queue(qkey{shuffle, dest})
+	if err != nil {
+		return err
+	}
+	return q.end(epoch, end)
+}
+
+// Flush sends every non-empty buffer of shuffle.
+func (s *Splitter) Flush(shuffle string) {
+	for _, q := range s.snapshot(func(k qkey) bool { return k.shuffle == shuffle }) {
+		q.flush()
+	}
+}
+
+// flushAll sends every non-empty buffer: called before waiting for memory, so
+// the bytes held in partial buffers can come back.
+func (s *Splitter) flushAll() {
+	for _, q := range s.snapshot(func(qkey) bool { return true }) {
+		q.flush()
+	}
+}
+
+// Forget stops the queues of shuffle: buffered and queued batches are
+// completed with ErrForgotten and their memory released; sends in flight are
+// cancelled.
+func (s *Splitter) Forget(shuffle string) {
+	s.mu.Lock()
+	var qs []*queue
+	for k, q := range s.queues {
+		if k.shuffle == shuffle {
+			qs = append(qs, q)
+			delete(s.queues, k)
+		}
+	}
+	s.mu.Unlock()
+	for _, q := range qs {
+		q.stop(fmt.Errorf("%w: %s", ErrForgotten, shuffle))
+	}
+}
+
+// Close stops every queue and waits for the splitter's goroutines. Pending
+// work completes with ErrClosed. Close is idempotent.
+func (s *Splitter) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	qs := s.queues
+	s.queues = nil
+	s.mu.Unlock()
+	for _, q := range qs {
+		q.stop(ErrClosed)
+	}
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+// queue returns the queue of k, starting it on first use.
+func (s *Splitter) queue(k qkey) (*queue, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if q, ok := s.queues[k]; ok {
+		return q, nil
+	}
+	q := newQueue(s, k)
+	s.queues[k] = q
+	for range s.cfg.MaxInFlight {
+		s.wg.Add(1)
+		go q.work()
+	}
+	return q, nil
+}
+
+// snapshot returns the queues whose key matches keep.
+func (s *Splitter) snapshot(keep func(qkey) bool) []*queue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var qs []*queue
+	for k, q := range s.queues {
+		if keep(k) {
+			qs = append(qs, q)
+		}
+	}
+	return qs
+}
+
+// deliver sends b, retrying what may be retried.
+func (s *Splitter) deliver(ctx context.Context, b *Batch) error {
+	for failures := 0; ; {
+		err := s.send.Send(ctx, b)
+		if err == nil {
+			return nil
+		}
+		d, ok := retryDelay(err)
+		if !ok || ctx.Err() != nil {
+			return err
+		}
+		if d == 0 {
+			failures++
+			if failures > s.cfg.MaxRetries {
+				return fmt.Errorf("%w (%d tries): %w", ErrGaveUp, failures, err)
+			}
+			d = s.backoff(failures)
+		}
+		s.stats.retries.Add(1)
+		s.cfg.Logger.Debug("send retry", "shuffle", b.Shuffle, "peer", b.Dest, "after", d, "err", err)
+		if !sleep(ctx, d) {
+			return ctx.Err()
+		}
+	}
+}
+
+// backoff is the delay before retry number n (1-based).
+func (s *Splitter) backoff(n int) time.Duration {
+	d := s.cfg.RetryBase << min(n-1, 20)
+	return min(d, s.cfg.RetryMax)
+}
+
+// complete finishes b with err and returns its memory.
+func (s *Splitter) complete(b *Batch, err error) {
+	s.stats.record(b, err)
+	s.mem.release(b.bytes)
+	b.finish(err)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

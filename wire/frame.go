@@ -1,0 +1,215 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// Version is the frame format version carried in byte 0 of every header.
+const Version = 1
+
+// HeaderSize is the size of a frame header in bytes.
+const HeaderSize = 12
+
+// DefaultMaxPayload is the payload limit used when a caller passes a
+// maxPayload <= 0 to ReadFrame or DecodeFrame.
+const DefaultMaxPayload = 64 << 20
+
+// smallFrame is the largest payload WriteFrame copies next to its header to
+// issue a single Write; larger payloads are written in place after it.
+const smallFrame = 16 << 10
+
+// castagnoli is the CRC-32C table; it is immutable after initialisation.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Type is the kind of a frame (header byte 1).
+type Type uint8
+
+// Frame types. Values 1..15 belong to this package; 16..63 are reserved for
+// the shuffle service's own message types, 64..255 for future use. Every
+// request frame is answered by exactly one reply frame of type TypeAck,
+// TypeBusy or TypeRefused on the same stream.
+const (
+	// TypeShards carries a batch of shards (request).
+	TypeShards Type = 1 + iota
+	// TypeTaskEnd marks the end of one (task, attempt) for the receiver (request).
+	TypeTaskEnd
+	// TypeControl carries a control message such as seal or close (request).
+	TypeControl
+	// TypeAck accepts a request; its payload, if any, is request-specific.
+	TypeAck
+	// TypeBusy asks the sender to retry later; payload: EncodeBusy.
+	TypeBusy
+	// TypeRefused rejects a request for good; payload: EncodeRefusal.
+	TypeRefused
+)
+
+// Known reports whether t is a frame type defined by this package.
+func (t Type) Known() bool { return t >= TypeShards && t <= TypeRefused }
+
+// String returns the type's name, or "type(N)" for an unknown type.
+func (t Type) String() string {
+	names := [...]string{"", "shards", "task-end", "control", "ack", "busy", "refused"}
+	if t.Known() {
+		return names[t]
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+// Frame is one decoded frame.
+type Frame struct {
+	// Type is the frame type; it may be unknown (see Type.Known).
+	Type Type
+	// Flags are reserved; writers send 0, readers ignore them.
+	Flags uint16
+	// Payload is the frame body. From DecodeFrame it aliases the input.
+	Payload []byte
+}
+
+// AppendFrame appends a frame of type t with the given payload (flags 0) to
+// dst and returns the extended slice. The payload must be shorter than 4 GiB.
+func AppendFrame(dst []byte, t Type, payload []byte) []byte {
+	start := len(dst)
+	dst = appendHeader(dst, t, len(payload))
+	dst = append(dst, payload...)
+	sum := crc32.Update(0, castagnoli, dst[start:start+8])
+	sum = crc32.Update(sum, castagnoli, payload)
+	binary.LittleEndian.PutUint32(dst[start+8:], sum)
+	return dst
+}
+
+// appendHeader appends a header with a zero checksum.
+func appendHeader(dst []byte, t Type, n int) []byte {
+	dst = append(dst, Version, byte(t), 0, 0)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	return binary.LittleEndian.AppendUint32(dst, 0)
+}
+
+// WriteFrame writes one frame to w. Payloads up to 16 KiB are copied next to
+// the header and written with one Write call; larger ones are written after
+// the header without a copy. An error leaves the stream in an unknown state:
+// close it. WriteFrame is not safe for concurrent use on the same w.
+func WriteFrame(w io.Writer, t Type, payload []byte) error {
+	if uint64(len(payload)) > math.MaxUint32 {
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(payload))
+	}
+	if len(payload) <= smallFrame {
+		_, err := w.Write(AppendFrame(make([]byte, 0, HeaderSize+len(payload)), t, payload))
+		return err
+	}
+	hdr := appendHeader(make([]byte, 0, HeaderSize), t, len(payload))
+	sum := crc32.Update(0, castagnoli, hdr[:8])
+	binary.LittleEndian.PutUint32(hdr[8:], crc32.Update(sum, castagnoli, payload))
+	if _, err := w.Write(hdr); err != nil {
+		return err
+	}
+	_, err := w.Write(payload)
+	return err
+}
+
+// ReadFrame reads one frame from r. It checks the version and the payload
+// length against maxPayload (<= 0 means DefaultMaxPayload) before it
+// allocates, so it never allocates more than HeaderSize+maxPayload bytes,
+// then checks the CRC. A frame of an unknown type is returned without error.
+// At a clean end of stream it returns io.EOF; inside a frame, an error
+// matching both ErrShortFrame and io.ErrUnexpectedEOF.
+func ReadFrame(r io.Reader, maxPayload int) (Frame, error) {
+	var hdr [HeaderSize]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return Frame{}, shortErr(err)
+	}
+	n, err := checkHeader(hdr[:], maxPayload)
+	if err != nil {
+		return Frame{}, err
+	}
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return Frame{}, shortErr(noEOF(err))
+	}
+	return finish(hdr[:], payload)
+}
+
+// DecodeFrame decodes the frame at the start of b and returns it with the
+// bytes after it (on error, rest is b). f.Payload aliases b, with its
+// capacity cut to its length. If b holds only part of a frame it
+// returns ErrShortFrame (and no other error) so the caller can append more
+// bytes and try again; a bad version or an over-limit length is reported as
+// soon as the header bytes that show it are present. maxPayload <= 0 means
+// DefaultMaxPayload.
+func DecodeFrame(b []byte, maxPayload int) (f Frame, rest []byte, err error) {
+	if len(b) < HeaderSize {
+		return Frame{}, b, partialHeader(b, maxPayload)
+	}
+	n, err := checkHeader(b, maxPayload)
+	if err != nil {
+		return Frame{}, b, err
+	}
+	if len(b)-HeaderSize < n {
+		return Frame{}, b, fmt.Errorf("%w: have %d of %d bytes", ErrShortFrame, len(b), HeaderSize+n)
+	}
+	f, err = finish(b[:HeaderSize], b[HeaderSize:HeaderSize+n:HeaderSize+n])
+	if err != nil {
+		return Frame{}, b, err
+	}
+	return f, b[HeaderSize+n:], nil
+}
+
+// partialHeader reports the most specific error for fewer than HeaderSize bytes.
+func partialHeader(b []byte, maxPayload int) error {
+	if len(b) >= 1 && b[0] != Version {
+		return fmt.Errorf("%w: %d", ErrVersion, b[0])
+	}
+	if len(b) >= 8 {
+		if _, err := checkHeader(b, maxPayload); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: have %d of %d header bytes", ErrShortFrame, len(b), HeaderSize)
+}
+
+// checkHeader validates the version and length (bytes 0..7) and returns the
+// payload length.
+func checkHeader(hdr []byte, maxPayload int) (int, error) {
+	if hdr[0] != Version {
+		return 0, fmt.Errorf("%w: %d", ErrVersion, hdr[0])
+	}
+	if maxPayload <= 0 {
+		maxPayload = DefaultMaxPayload
+	}
+	n := binary.LittleEndian.Uint32(hdr[4:8])
+	if uint64(n) > uint64(maxPayload) {
+		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, maxPayload)
+	}
+	return int(n), nil
+}
+
+// finish checks the CRC of a validated header and its payload.
+func finish(hdr, payload []byte) (Frame, error) {
+	sum := crc32.Update(0, castagnoli, hdr[:8])
+	sum = crc32.Update(sum, castagnoli, payload)
+	if want := binary.LittleEndian.Uint32(hdr[8:12]); sum != want {
+		return Frame{}, fmt.Errorf("%w: got %08x, header says %08x", ErrChecksum, sum, want)
+	}
+	f := Frame{Type: Type(hdr[1]), Flags: binary.LittleEndian.Uint16(hdr[2:4]), Payload: payload}
+	return f, nil
+}
+
+// noEOF turns io.EOF inside a frame into io.ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// shortErr marks a truncated frame with ErrShortFrame, leaving io.EOF (a
+// clean end of stream) and other reader errors unchanged.
+func shortErr(err error) error {
+	if err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("%w: %w", ErrShortFrame, err)
+	}
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 )
 
 // Version is the frame format version carried in byte 0 of every header.
@@ -125,11 +126,37 @@ func ReadFrame(r io.Reader, maxPayload int) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	payload := make([]byte, n)
-	if _, err := io.ReadFull(r, payload); err != nil {
+	payload, err := readPayload(r, n)
+	if err != nil {
 		return Frame{}, shortErr(noEOF(err))
 	}
 	return finish(hdr[:], payload)
+}
+
+// readChunk bounds what readPayload allocates ahead of the bytes that
+// actually arrived, so a peer that claims a large frame and then stalls
+// costs at most this much.
+const readChunk = 1 << 20
+
+// readPayload reads n bytes, growing the buffer as data arrives.
+func readPayload(r io.Reader, n int) ([]byte, error) {
+	if n <= readChunk {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	b := make([]byte, 0, readChunk)
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(cap(b), n-len(b)))
+		}
+		m, err := io.ReadFull(r, b[len(b):min(cap(b), n)])
+		b = b[:len(b)+m]
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // DecodeFrame decodes the frame at the start of b and returns it with the

@@ -265,3 +265,25 @@ func TestTypeNames(t *testing.T) {
 		}
 	}
 }
+
+// A frame that claims 8 MiB but brings 10 bytes must not cost 8 MiB.
+func TestReadFrameDoesNotTrustClaimedLength(t *testing.T) {
+	hdr := AppendFrame(nil, TypeShards, make([]byte, 8<<20))[:HeaderSize+10] // claims 8 MiB, sends 10 bytes
+	allocs := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_, _ = ReadFrame(bytes.NewReader(hdr), DefaultMaxPayload)
+		}
+	}).AllocedBytesPerOp()
+	if allocs > 2*readChunk {
+		t.Fatalf("a frame claiming 8 MiB with 10 bytes sent allocated %d bytes", allocs)
+	}
+	big := make([]byte, 3*readChunk+5)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	f, err := ReadFrame(bytes.NewReader(AppendFrame(nil, TypeShards, big)), DefaultMaxPayload)
+	if err != nil || !bytes.Equal(f.Payload, big) {
+		t.Fatalf("large frame round trip: %v", err)
+	}
+}

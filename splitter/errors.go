@@ -30,8 +30,8 @@ type retryErr struct {
 	d   time.Duration
 }
 
-func (e *retryErr) Error() string              { return e.err.Error() }
-func (e *retryErr) Unwrap() error              { return e.err }
+func (e *retryErr) Error() string             { return e.err.Error() }
+func (e *retryErr) Unwrap() error             { return e.err }
 func (e *retryErr) RetryAfter() time.Duration { return e.d }
 
 // retryDelay reports whether err may be retried and after how long.

@@ -1,0 +1,236 @@
+package rechunk
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/shufflenode/shufflenode/splitaxes"
+)
+
+// Assembler builds one new chunk from its pieces, each placed straight into
+// one buffer of the chunk's final size. Create it with NewAssembler; it is
+// not safe for concurrent use.
+type Assembler struct {
+	cfg   Config
+	plan  *splitaxes.Plan
+	index []int // the new chunk
+	dtype DType
+	// lens[d][k] and offs[d][k] are the length (maybe Unknown) and the
+	// offset inside the chunk of split k along axis d.
+	lens, offs [][]int64
+	shape      []int64  // final shape; Unknown entries until the first piece
+	data       []byte   // nil until the first piece
+	placed     []uint64 // bitset over linear split indices
+	total, n   int      // pieces needed, pieces placed
+}
+
+// NewAssembler returns an assembler for new chunk newIndex of plan, of dtype
+// dt. The error wraps ErrDType or an index error of splitaxes.
+func NewAssembler(plan *splitaxes.Plan, newIndex []int, dt DType, cfg Config) (*Assembler, error) {
+	if !dt.valid() {
+		return nil, fmt.Errorf("new chunk %v: dtype %q: %w", newIndex, dt, ErrDType)
+	}
+	total, err := plan.NumPieces(newIndex)
+	if err != nil {
+		return nil, fmt.Errorf("new chunk %v: %w", newIndex, err)
+	}
+	a := &Assembler{cfg: cfg, plan: plan, index: slices.Clone(newIndex), dtype: dt, total: total}
+	a.lens, a.offs, a.shape = axisPieces(plan, newIndex)
+	a.placed = make([]uint64, (total+63)/64)
+	return a, nil
+}
+
+// axisPieces returns, per axis, the lengths and offsets of the pieces of the
+// new chunk and its shape (Unknown where unknown; 0 along an axis without
+// pieces, which only a zero-length axis has).
+func axisPieces(plan *splitaxes.Plan, index []int) (lens, offs [][]int64, shape []int64) {
+	n := plan.NDim()
+	lens, offs, shape = make([][]int64, n), make([][]int64, n), make([]int64, n)
+	for d := range n {
+		for s := range plan.Axis(d).Pieces(index[d]) {
+			lens[d] = append(lens[d], s.Len())
+			offs[d] = append(offs[d], s.Offset)
+			if l := s.Len(); l == Unknown || shape[d] == Unknown {
+				shape[d] = Unknown
+			} else {
+				shape[d] += l
+			}
+		}
+	}
+	return lens, offs, shape
+}
+
+// Unknown is splitaxes.Unknown: a size not known yet.
+const Unknown = splitaxes.Unknown
+
+// Place copies piece, the piece with the given split index (one per axis, as
+// in splitaxes.NDSplit.SplitIndex), to its place in the new chunk. The first
+// piece allocates the chunk's buffer. A refused piece changes nothing; the
+// error wraps ErrSplitIndex, ErrDTypeMismatch, ErrShape, ErrDuplicate,
+// ErrTooLarge or ErrAlloc. The caller keeps piece's bytes.
+func (a *Assembler) Place(splitIndex []int, piece Chunk) error {
+	bit, err := a.check(splitIndex, piece)
+	if err != nil {
+		return fmt.Errorf("new chunk %v, split %v: %w", a.index, splitIndex, err)
+	}
+	if a.data == nil {
+		if err := a.alloc(piece.Shape); err != nil {
+			return fmt.Errorf("new chunk %v, split %v: %w", a.index, splitIndex, err)
+		}
+	}
+	dst := box{data: a.data, shape: a.shape, origin: a.origin(splitIndex)}
+	src := box{data: piece.Data, shape: piece.Shape, origin: make([]int64, len(piece.Shape))}
+	copyBox(dst, src, piece.Shape, a.dtype.ItemSize())
+	a.placed[bit/64] |= 1 << (bit % 64)
+	a.n++
+	return nil
+}
+
+// PlaceOld places the piece that old chunk oldIndex contributes to the new
+// chunk. The error wraps ErrSplitIndex if the old chunk contributes nothing,
+// or an error of Place.
+func (a *Assembler) PlaceOld(oldIndex []int, piece Chunk) error {
+	idx, ok, err := a.plan.SplitIndex(oldIndex, a.index)
+	if err == nil && !ok {
+		err = ErrSplitIndex
+	}
+	if err != nil {
+		return fmt.Errorf("new chunk %v, old chunk %v: %w", a.index, oldIndex, err)
+	}
+	return a.Place(idx, piece)
+}
+
+// check validates a piece and returns its linear split index.
+func (a *Assembler) check(splitIndex []int, piece Chunk) (int, error) {
+	bit, err := a.linear(splitIndex)
+	if err != nil {
+		return 0, err
+	}
+	if piece.DType != a.dtype {
+		return 0, fmt.Errorf("piece %q, chunk %q: %w", piece.DType, a.dtype, ErrDTypeMismatch)
+	}
+	if err := a.checkShape(splitIndex, piece); err != nil {
+		return 0, err
+	}
+	if a.placed[bit/64]&(1<<(bit%64)) != 0 {
+		return 0, ErrDuplicate
+	}
+	return bit, nil
+}
+
+// linear checks a split index and returns its position in C order.
+func (a *Assembler) linear(splitIndex []int) (int, error) {
+	if len(splitIndex) != len(a.lens) {
+		return 0, fmt.Errorf("%d axes, want %d: %w", len(splitIndex), len(a.lens), ErrSplitIndex)
+	}
+	bit := 0
+	for d, k := range splitIndex {
+		if k < 0 || k >= len(a.lens[d]) {
+			return 0, fmt.Errorf("axis %d has %d pieces: %w", d, len(a.lens[d]), ErrSplitIndex)
+		}
+		bit = bit*len(a.lens[d]) + k
+	}
+	return bit, nil
+}
+
+// checkShape checks the piece's shape against the plan (and, along unknown
+// axes, against the size the first piece set) and its byte count.
+func (a *Assembler) checkShape(splitIndex []int, piece Chunk) error {
+	if len(piece.Shape) != len(a.lens) {
+		return fmt.Errorf("piece shape %v for %d axes: %w", piece.Shape, len(a.lens), ErrShape)
+	}
+	for d, k := range splitIndex {
+		want := a.lens[d][k]
+		if want == Unknown {
+			want = a.shape[d]
+		}
+		if piece.Shape[d] != want && want != Unknown {
+			return fmt.Errorf("piece shape %v, axis %d must be %d: %w", piece.Shape, d, want, ErrShape)
+		}
+	}
+	return piece.Validate()
+}
+
+// alloc sets the unknown sizes from the first piece, which spans every
+// unknown axis whole, and allocates the buffer at its final size.
+func (a *Assembler) alloc(first []int64) error {
+	shape := slices.Clone(a.shape)
+	for d, s := range shape {
+		if s == Unknown {
+			shape[d] = first[d]
+		}
+	}
+	n, err := NumBytes(a.dtype, shape)
+	if err != nil {
+		return err
+	}
+	buf := a.cfg.alloc(n)
+	if len(buf) != n || buf == nil {
+		return fmt.Errorf("%d bytes for shape %v, got %d: %w", n, shape, len(buf), ErrAlloc)
+	}
+	a.shape, a.data = shape, buf
+	return nil
+}
+
+// origin returns where the piece with the given split index goes.
+func (a *Assembler) origin(splitIndex []int) []int64 {
+	o := make([]int64, len(splitIndex))
+	for d, k := range splitIndex {
+		o[d] = a.offs[d][k]
+	}
+	return o
+}
+
+// Placed returns how many pieces have been placed.
+func (a *Assembler) Placed() int { return a.n }
+
+// Needed returns how many pieces make up the chunk.
+func (a *Assembler) Needed() int { return a.total }
+
+// Complete reports whether every piece has been placed.
+func (a *Assembler) Complete() bool { return a.n == a.total }
+
+// Missing yields the split index of every piece not placed yet, in C order.
+func (a *Assembler) Missing() iter.Seq[[]int] {
+	return func(yield func([]int) bool) {
+		for bit := range a.total {
+			if a.placed[bit/64]&(1<<(bit%64)) == 0 && !yield(a.unlinear(bit)) {
+				return
+			}
+		}
+	}
+}
+
+// unlinear is the inverse of linear.
+func (a *Assembler) unlinear(bit int) []int {
+	idx := make([]int, len(a.lens))
+	for d := len(idx) - 1; d >= 0; d-- {
+		idx[d] = bit % len(a.lens[d])
+		bit /= len(a.lens[d])
+	}
+	return idx
+}
+
+// Chunk returns the assembled chunk, sharing the assembler's buffer. The
+// error wraps ErrIncomplete, naming the first missing pieces. A chunk with no
+// pieces at all (a zero-length axis) is empty, with size 0 along unknown
+// axes.
+func (a *Assembler) Chunk() (Chunk, error) {
+	if !a.Complete() {
+		var first [][]int
+		for idx := range a.Missing() {
+			if first = append(first, idx); len(first) == 3 {
+				break
+			}
+		}
+		return Chunk{}, fmt.Errorf("new chunk %v: %d of %d pieces missing, first %v: %w",
+			a.index, a.total-a.n, a.total, first, ErrIncomplete)
+	}
+	if a.data == nil {
+		if err := a.alloc(make([]int64, len(a.shape))); err != nil {
+			return Chunk{}, err
+		}
+	}
+	return Chunk{DType: a.dtype, Shape: slices.Clone(a.shape), Data: a.data}, nil
+}

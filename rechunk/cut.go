@@ -1,0 +1,58 @@
+package rechunk
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/shufflenode/shufflenode/splitaxes"
+)
+
+// Cut returns a new chunk holding the n-d slice of src given by ranges, one
+// per axis (as in splitaxes.NDSplit.Slices; an open-ended slice runs to the end
+// of the axis). The error wraps ErrSlice or an error of Chunk.Validate.
+func Cut(src Chunk, ranges []splitaxes.Slice) (Chunk, error) {
+	data, shape, err := AppendCut(nil, src, ranges)
+	if err != nil {
+		return Chunk{}, err
+	}
+	return Chunk{DType: src.DType, Shape: shape, Data: data}, nil
+}
+
+// AppendCut appends the bytes of the n-d slice of src given by ranges to dst,
+// in C order, and returns the extended buffer and the slice's shape. On error
+// dst is returned unchanged.
+func AppendCut(dst []byte, src Chunk, ranges []splitaxes.Slice) ([]byte, []int64, error) {
+	if err := src.Validate(); err != nil {
+		return dst, nil, err
+	}
+	origin, shape, err := resolve(src.Shape, ranges)
+	if err != nil {
+		return dst, nil, err
+	}
+	n, _ := NumBytes(src.DType, shape) // no larger than src
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := box{data: dst[start:], shape: shape, origin: make([]int64, len(shape))}
+	copyBox(out, box{data: src.Data, shape: src.Shape, origin: origin}, shape, src.DType.ItemSize())
+	return dst, shape, nil
+}
+
+// resolve turns ranges into the origin and shape of a block of a chunk of
+// the given shape, checking bounds.
+func resolve(shape []int64, ranges []splitaxes.Slice) (origin, count []int64, err error) {
+	if len(ranges) != len(shape) {
+		return nil, nil, fmt.Errorf("%d slices for shape %v: %w", len(ranges), shape, ErrSlice)
+	}
+	origin, count = make([]int64, len(shape)), make([]int64, len(shape))
+	for d, s := range ranges {
+		stop := s.Stop
+		if s.OpenEnded() {
+			stop = shape[d]
+		}
+		if s.Start < 0 || s.Start > stop || stop > shape[d] {
+			return nil, nil, fmt.Errorf("slice %v of axis %d of shape %v: %w", s, d, shape, ErrSlice)
+		}
+		origin[d], count[d] = s.Start, stop-s.Start
+	}
+	return origin, count, nil
+}

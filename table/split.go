@@ -1,0 +1,158 @@
+package table
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// Run says that rows [Offset, Offset+Rows) of a Group's record belong to
+// output partition Partition.
+type Run struct {
+	Partition uint32
+	Offset    int64
+	Rows      int64
+}
+
+// Group is one destination's share of a record: a new record (owned by the
+// caller, who must Release it) and the runs of partitions it holds, ascending
+// by partition and covering the record. An empty group has Rec == nil and no
+// runs.
+type Group struct {
+	Rec  arrow.Record
+	Runs []Run
+}
+
+// Split moves the rows of rec into ngroups groups: row i, of partition
+// pids[i], goes to group groupOf[pids[i]]. Within a group rows are ordered by
+// partition and, within a partition, keep their input order (stable). It
+// returns one Group per group index (len == ngroups); groups that receive no
+// row have Rec == nil.
+//
+// pids must have rec.NumRows() entries, each < len(groupOf); each groupOf
+// entry must be in [0, ngroups). Violations give an error wrapping
+// ErrBadInput. Columns of unsupported types give ErrUnsupportedType.
+//
+// Split lays rows out by (group, partition) with one counting sort, then
+// makes one sequential pass per column that scatters values into per-group
+// buffers allocated from mem (memory.DefaultAllocator when nil); it does no
+// per-row heap allocation. The returned records are independent of rec:
+// the caller releases rec and every non-nil Group.Rec separately. On error
+// nothing needs releasing.
+func Split(mem memory.Allocator, rec arrow.Record, pids []uint32, groupOf []int, ngroups int) ([]Group, error) {
+	if err := checkSplitArgs(rec, pids, groupOf, ngroups); err != nil {
+		return nil, err
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	pl, err := makePlan(pids, groupOf, ngroups)
+	if err != nil {
+		return nil, err
+	}
+	return scatterRecord(mem, rec, pl), nil
+}
+
+// releaseGroups releases every record of groups.
+func releaseGroups(groups []Group) {
+	for _, g := range groups {
+		if g.Rec != nil {
+			g.Rec.Release()
+		}
+	}
+}
+
+// checkSplitArgs validates Split's arguments except the pids' values.
+func checkSplitArgs(rec arrow.Record, pids []uint32, groupOf []int, ngroups int) error {
+	switch {
+	case rec == nil:
+		return fmt.Errorf("%w: nil record", ErrBadInput)
+	case int64(len(pids)) != rec.NumRows():
+		return fmt.Errorf("%w: %d partition ids for %d rows", ErrBadInput, len(pids), rec.NumRows())
+	case rec.NumRows() > math.MaxInt32:
+		return fmt.Errorf("%w: %d rows in one record (at most %d)", ErrBadInput, rec.NumRows(), math.MaxInt32)
+	case ngroups < 0:
+		return fmt.Errorf("%w: %d groups", ErrBadInput, ngroups)
+	}
+	for p, g := range groupOf {
+		if g < 0 || g >= ngroups {
+			return fmt.Errorf("%w: partition %d maps to group %d, want 0..%d", ErrBadInput, p, g, ngroups-1)
+		}
+	}
+	return checkSupported(rec.Schema())
+}
+
+// plan says where every row of a record goes: its group groupOf[pids[i]]
+// and its index pos[i] in that group's record.
+type plan struct {
+	pids    []uint32
+	groupOf []int
+	pos     []int32
+	rows    []int   // rows per group
+	runs    [][]Run // runs per group
+}
+
+// group returns the group of row i.
+func (pl *plan) group(i int) int { return pl.groupOf[pl.pids[i]] }
+
+// makePlan lays rows out by (group, partition, input row): a counting sort
+// that yields each row's destination instead of a permutation, so columns
+// can then be scattered while reading the input sequentially.
+func makePlan(pids []uint32, groupOf []int, ngroups int) (*plan, error) {
+	counts := make([]int, len(groupOf))
+	for i, p := range pids {
+		if int(p) >= len(groupOf) {
+			return nil, fmt.Errorf("%w: row %d has partition %d, want < %d", ErrBadInput, i, p, len(groupOf))
+		}
+		counts[p]++
+	}
+	pl := &plan{pids: pids, groupOf: groupOf, pos: make([]int32, len(pids)),
+		rows: make([]int, ngroups), runs: make([][]Run, ngroups)}
+	starts := pl.layout(counts)
+	for i, p := range pids {
+		pl.pos[i] = starts[p]
+		starts[p]++
+	}
+	return pl, nil
+}
+
+// layout orders each group's partitions ascending, fills rows and runs, and
+// returns each partition's first index within its group.
+func (pl *plan) layout(counts []int) []int32 {
+	order, first := partitionOrder(pl.groupOf, len(pl.rows))
+	starts := make([]int32, len(counts))
+	for g := range pl.rows {
+		pos := 0
+		for _, p := range order[first[g]:first[g+1]] {
+			starts[p] = int32(pos)
+			if counts[p] > 0 {
+				pl.runs[g] = append(pl.runs[g], Run{Partition: uint32(p), Offset: int64(pos), Rows: int64(counts[p])})
+			}
+			pos += counts[p]
+		}
+		pl.rows[g] = pos
+	}
+	return starts
+}
+
+// partitionOrder lists the partitions grouped by group, ascending within a
+// group (a counting sort of partitions by group); group g's partitions are
+// order[first[g]:first[g+1]].
+func partitionOrder(groupOf []int, ngroups int) (order, first []int) {
+	first = make([]int, ngroups+1)
+	for _, g := range groupOf {
+		first[g+1]++
+	}
+	for g := 1; g <= ngroups; g++ {
+		first[g] += first[g-1]
+	}
+	next := append([]int(nil), first[:ngroups]...)
+	order = make([]int, len(groupOf))
+	for p, g := range groupOf {
+		order[next[g]] = p
+		next[g]++
+	}
+	return order, first
+}

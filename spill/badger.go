@@ -1,0 +1,228 @@
+package spill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+const (
+	// badgerFlushBytes bounds one badger WriteBatch: a much larger batch makes badger remap
+	// its value log on every entry (DEPENDENCIES.md).
+	badgerFlushBytes = 64 << 20
+	// markerName is the file that marks a directory as a spill directory Open may wipe. It is
+	// also the lock that keeps two stores out of one directory.
+	markerName = ".shufflenode-spill"
+)
+
+// badgerDisk is the production Disk: badger tuned as a spill buffer, not a database.
+type badgerDisk struct {
+	db      *badger.DB
+	dir     string
+	lock    *os.File // the locked marker file
+	created bool     // Open created dir: Close removes it
+}
+
+// badgerOptions keeps badger's heap near 60 MiB (DEPENDENCIES.md): small memtables and
+// caches, large values in the value log, no compression, no conflict detection, no metrics.
+func badgerOptions(dir string, log *slog.Logger) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithNumLevelZeroTables(2).
+		WithNumLevelZeroTablesStall(8).
+		WithValueThreshold(1 << 10).
+		WithValueLogFileSize(256 << 20).
+		WithNumCompactors(2).
+		WithCompression(options.None).
+		WithDetectConflicts(false).
+		WithMetricsEnabled(false).
+		WithSyncWrites(false).
+		WithLogger(badgerLogger{log.With("component", "badger")})
+}
+
+// openBadger claims dir, wipes what a previous run left there and opens badger in it.
+func openBadger(dir string, log *slog.Logger) (*badgerDisk, error) {
+	created, err := claimDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := lockMarker(filepath.Join(dir, markerName))
+	if err != nil {
+		return nil, err
+	}
+	d := &badgerDisk{dir: dir, lock: lock, created: created}
+	if err := wipeDir(dir); err != nil {
+		d.unlock()
+		return nil, err
+	}
+	d.db, err = badger.Open(badgerOptions(dir, log))
+	if err != nil {
+		d.unlock()
+		return nil, err
+	}
+	return d, nil
+}
+
+// claimDir creates dir, or checks that an existing one is empty or a spill directory. It
+// reports whether it created dir.
+func claimDir(dir string) (bool, error) {
+	names, err := readNames(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return true, os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(names) > 0 && !containsString(names, markerName) {
+		return false, fmt.Errorf("%w: %q is not empty and holds no %s marker: refusing to wipe it",
+			ErrConfig, dir, markerName)
+	}
+	return false, nil
+}
+
+// wipeDir removes everything in dir except the marker: spill data of an earlier process is
+// never read back.
+func wipeDir(dir string) error {
+	names, err := readNames(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == markerName {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readNames lists the entries of dir.
+func readNames(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteBatch writes entries in badger WriteBatches of about badgerFlushBytes each.
+func (d *badgerDisk) WriteBatch(entries []Entry) error {
+	wb := d.db.NewWriteBatch()
+	pending := 0
+	for _, e := range entries {
+		if err := wb.Set(e.Key, e.Value); err != nil {
+			wb.Cancel()
+			return err
+		}
+		if pending += len(e.Key) + len(e.Value); pending >= badgerFlushBytes {
+			if err := flush(wb); err != nil {
+				return err
+			}
+			wb, pending = d.db.NewWriteBatch(), 0
+		}
+	}
+	return flush(wb)
+}
+
+// flush commits wb and waits for it, cancelling it on error.
+func flush(wb *badger.WriteBatch) error {
+	err := wb.Flush()
+	if err != nil {
+		wb.Cancel()
+	}
+	return err
+}
+
+// Scan iterates the keys under prefix in one read transaction, reading values lazily.
+func (d *badgerDisk) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	return d.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			err := item.Value(func(v []byte) error { return fn(item.Key(), v) })
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DropPrefix deletes a shuffle's keys. Their value-log space comes back when badger
+// collects the value log or at DropAll.
+func (d *badgerDisk) DropPrefix(prefix []byte) error {
+	return d.db.DropPrefix(prefix)
+}
+
+// DropAll deletes everything, value-log files included. Badger requires that nothing reads
+// meanwhile; the store guarantees it.
+func (d *badgerDisk) DropAll() error {
+	return d.db.DropAll()
+}
+
+// Close closes badger and deletes its files: spill data does not outlive the process.
+func (d *badgerDisk) Close() error {
+	err := d.db.Close()
+	if werr := wipeDir(d.dir); err == nil {
+		err = werr
+	}
+	_ = os.Remove(d.lock.Name())
+	d.unlock()
+	if d.created {
+		if rerr := os.RemoveAll(d.dir); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// unlock releases the marker file's lock.
+func (d *badgerDisk) unlock() {
+	_ = d.lock.Close()
+}
+
+// badgerLogger routes badger's logs into slog; badger's info lines are chatty, so they go to
+// Debug.
+type badgerLogger struct{ log *slog.Logger }
+
+func (l badgerLogger) Errorf(f string, a ...any)   { l.emit(slog.LevelError, f, a) }
+func (l badgerLogger) Warningf(f string, a ...any) { l.emit(slog.LevelWarn, f, a) }
+func (l badgerLogger) Infof(f string, a ...any)    { l.emit(slog.LevelDebug, f, a) }
+func (l badgerLogger) Debugf(f string, a ...any)   { l.emit(slog.LevelDebug, f, a) }
+
+func (l badgerLogger) emit(level slog.Level, format string, args []any) {
+	ctx := context.Background()
+	if !l.log.Enabled(ctx, level) {
+		return
+	}
+	l.log.Log(ctx, level, strings.TrimSpace(fmt.Sprintf(format, args...)))
+}

@@ -1,0 +1,53 @@
+// Package spill is the receivers' shard store (DESIGN.md §3.3 and §8): pieces of many
+// shuffles, held in memory up to a node-wide budget and spilled to badger on disk beyond it.
+//
+// The store is generic. A piece is a Value: an opaque object that reports its size, can
+// serialise itself when it must go to disk, and is released when the store is done with it.
+// Pieces are keyed by shuffle ID and Key (partition, task, attempt, seq); Scan returns the
+// pieces of one partition in Key order, each either as the in-memory Value or as the bytes
+// MarshalSpill produced, so the caller decodes spilled pieces itself.
+//
+// # Memory and disk
+//
+// Values in memory are charged Value.Size bytes against Config.MemoryLimit. A Put that takes
+// memory over the budget spills, before it returns, the oldest pieces of any shuffle (FIFO)
+// in batches of at least Config.SpillChunk bytes: back-pressure on the caller. Pieces of
+// Puts in progress and of partitions being scanned are not spillable, so memory can exceed
+// the budget by those. The budget counts Value.Size only: the piece index (about 150 bytes a
+// piece) and badger's own memory (about 60 MiB) come on top. Without a disk (Config.Dir and Config.Disk empty) a Put that does not
+// fit fails with ErrMemoryFull.
+//
+// On disk a piece's key is the shuffle ID prefixed with its 2-byte big-endian length,
+// followed by partition, task, attempt and seq in big endian, so badger's order is Key order
+// and a shuffle or a partition is a key prefix. DropShuffle is one badger DropPrefix (or
+// DropAll when no other shuffle has data on disk, which also frees the value-log files).
+//
+// Spill data does not survive a restart: Open wipes Config.Dir (refusing a non-empty
+// directory it did not mark as its own) and Close deletes it. There is no crash recovery.
+//
+// # Errors
+//
+// A failed spill (disk full, any write error) fails the Put that needed the room with an
+// error wrapping ErrDisk and the cause (for example syscall.ENOSPC), naming the shuffle and
+// node. The pieces that failed to spill stay in memory, in the queue, and a later spill
+// retries them; the failed Put did not take its value (the caller still owns it), so memory
+// stays within budget (give or take the last piece put) and nothing is lost silently. Puts that fit in memory keep working, and
+// so do other shuffles once room is freed (for example by dropping the failing shuffle).
+//
+// # Caller's duties
+//
+//   - Give each store its own Dir, and Close it.
+//   - After a successful Put, stop using the value: the store owns it. After a failed Put,
+//     the caller still owns it and must release it.
+//   - Use a Value passed to a Scan callback, and the disk bytes, only during the call.
+//   - Scan a shuffle after its barrier: Puts to a shuffle during its Scan may or may not be
+//     seen. Drop a shuffle once its outputs are served.
+//
+// # Concurrency
+//
+// Every method is safe for concurrent use. Puts to any shuffles run in parallel except while
+// one of them spills: spills are serialised, and a Put that needs room waits for the running
+// spill. Scan runs concurrently with Puts to other shuffles (their spills skip the pieces it
+// holds) and with DropShuffle (the partition's values are released when the Scan ends).
+// Close waits for Puts and Scans in progress.
+package spill

@@ -43,3 +43,14 @@ func (t Totals) IsZero() bool { return t == Totals{} }
 func (t Totals) String() string {
 	return fmt.Sprintf("{pieces=%d rows=%d bytes=%d checksum=%#x}", t.Pieces, t.Rows, t.Bytes, t.Checksum)
 }
+
+// Minus returns the field-wise difference a - b (with wrap-around, so
+// a.Plus(b).Minus(b) == a).
+func (a Totals) Minus(b Totals) Totals {
+	return Totals{
+		Pieces:   a.Pieces - b.Pieces,
+		Rows:     a.Rows - b.Rows,
+		Bytes:    a.Bytes - b.Bytes,
+		Checksum: a.Checksum - b.Checksum,
+	}
+}

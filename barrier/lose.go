@@ -1,0 +1,112 @@
+package barrier
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Lose records that receiver lost is gone and that epoch, with receivers
+// survivors, replaces the current epoch. What lost held is gone, so:
+//
+//   - every done task whose done attempt sent data (Pieces > 0) to lost is
+//     done no more: it is returned in replay, ascending, and its next
+//     attempt reported done (in the new epoch) becomes its done attempt;
+//   - every done task that sent lost nothing no longer waits for lost's
+//     commit (which may never come);
+//   - tasks not done yet run their next attempts against survivors.
+//
+// Lose may complete the barrier (Decision.Seal) when the last missing commit
+// was lost's and it held no data. The error wraps ErrStaleEpoch,
+// ErrUnknownReceiver (lost is not a receiver of the current epoch),
+// ErrInvalidConfig (bad survivors), ErrSealed or ErrFailed; on error nothing
+// changes. After the seal a loss cannot be repaired here: the caller fails
+// the shuffle or re-opens it some other way.
+func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uint64, d Decision, err error) {
+	if t.posByName(&t.epochs[len(t.epochs)-1], lost) < 0 {
+		return nil, Decision{}, fmt.Errorf("%w: shuffle %s: lost node %s is not a receiver of epoch %d",
+			ErrUnknownReceiver, t.shuffle, lost, t.epochs[len(t.epochs)-1].epoch)
+	}
+	if slices.Contains(survivors, lost) {
+		return nil, Decision{}, fmt.Errorf("%w: shuffle %s: lost node %s listed as a survivor", ErrInvalidConfig, t.shuffle, lost)
+	}
+	if err := t.SetReceivers(epoch, survivors); err != nil {
+		return nil, Decision{}, err
+	}
+	r := t.index[lost]
+	for task := range t.tasks {
+		if !t.tasks[task].done {
+			continue
+		}
+		switch t.loseFrom(uint64(task), r) {
+		case mustReplay:
+			replay = append(replay, uint64(task))
+		case excused:
+			if dd := t.checkComplete(uint64(task)); dd != (Decision{}) {
+				d = dd
+			}
+		}
+	}
+	return replay, d, nil
+}
+
+// lossEffect is what losing a receiver does to one done task.
+type lossEffect int
+
+const (
+	unaffected lossEffect = iota // the receiver was not awaited by the task
+	excused                      // it held no data of the task: its commit is no longer awaited
+	mustReplay                   // it held data of the task: the task runs again
+)
+
+// loseFrom applies the loss of receiver r to done task.
+func (t *Tracker) loseFrom(task uint64, r int32) lossEffect {
+	ts := &t.tasks[task]
+	p := t.epochs[ts.epoch].posOf(r)
+	switch {
+	case p < 0:
+		return unaffected
+	case ts.sent[p].Pieces > 0:
+		t.undo(task)
+		return mustReplay
+	case hasBit(ts.committed, int(p)):
+		return unaffected
+	}
+	setBit(ts.committed, int(p))
+	ts.ncommitted++
+	t.counts.commits++
+	return excused
+}
+
+// wasComplete reports whether task counted as committed everywhere.
+func (t *Tracker) wasComplete(task uint64) bool {
+	ts := &t.tasks[task]
+	return ts.done && int(ts.ncommitted) == len(ts.sent)
+}
+
+// undo forgets task's done attempt and its commits: the task counts as not
+// done again.
+func (t *Tracker) undo(task uint64) {
+	ts := &t.tasks[task]
+	if t.wasComplete(task) {
+		t.counts.committed--
+	}
+	t.counts.done--
+	t.counts.expectedDone -= len(ts.sent)
+	t.counts.commits -= int(ts.ncommitted)
+	for _, s := range ts.sent {
+		t.counts.totals = t.counts.totals.Minus(s)
+	}
+	*ts = taskState{}
+}
+
+// Pending returns the tasks that have no done attempt, ascending: with no
+// put in flight, these are the tasks a client must run (again).
+func (t *Tracker) Pending() []uint64 {
+	var out []uint64
+	for task := range t.tasks {
+		if !t.tasks[task].done {
+			out = append(out, uint64(task))
+		}
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package dht
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	kaddht "github.com/libp2p/go-libp2p-kad-dht"
+	record "github.com/libp2p/go-libp2p-record"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/pnet"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+)
+
+// Protocol names. They are part of the wire contract between nodes.
+const (
+	// PeerProtocol carries request/reply frames between nodes.
+	PeerProtocol = "/shufflenode/peer/1"
+	// dhtPrefix is kad-dht's private protocol prefix.
+	dhtPrefix = "/shufflenode"
+	// recordNamespace is the kad-dht key namespace of PutRecord/GetRecord.
+	recordNamespace = "shufflenode"
+	// protectTag marks members' peers in the connection manager.
+	protectTag = "shufflenode-member"
+)
+
+// newHost starts a libp2p host for a private cluster: TCP only, TLS 1.3,
+// yamux, no relay, no AutoNAT probing, no metrics; the resource manager
+// has no limits (the cluster is trusted and keeps many streams to every
+// peer); with a network key, a private network (PSK).
+func newHost(cfg Config, key crypto.PrivKey) (host.Host, error) {
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(rcmgr.InfiniteLimits), rcmgr.WithMetricsDisabled())
+	if err != nil {
+		return nil, fmt.Errorf("dht: node %s: resource manager: %w", cfg.Name, err)
+	}
+	cm, err := connmgr.NewConnManager(256, 1024, connmgr.WithGracePeriod(time.Minute))
+	if err != nil {
+		return nil, fmt.Errorf("dht: node %s: connection manager: %w", cfg.Name, err)
+	}
+	opts := []libp2p.Option{
+		libp2p.Identity(key),
+		libp2p.ListenAddrStrings(cfg.ListenAddrs...),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Security(libp2ptls.ID, libp2ptls.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.ResourceManager(rm),
+		libp2p.ConnectionManager(cm),
+		libp2p.DisableRelay(),
+		libp2p.ForceReachabilityPublic(),
+		libp2p.DisableMetrics(),
+	}
+	if len(cfg.NetworkKey) > 0 {
+		opts = append(opts, libp2p.PrivateNetwork(pnet.PSK(cfg.NetworkKey)))
+	}
+	h, err := libp2p.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("dht: node %s: libp2p host: %w", cfg.Name, err)
+	}
+	return h, nil
+}
+
+// newKad starts kad-dht in server mode under the private prefix, with no
+// bootstrap peers (members are connected as memberlist reports them), no
+// provider records, and our record validator.
+func newKad(h host.Host) (*kaddht.IpfsDHT, error) {
+	return kaddht.New(h,
+		kaddht.Mode(kaddht.ModeServer),
+		kaddht.ProtocolPrefix(dhtPrefix),
+		kaddht.Validator(record.NamespacedValidator{recordNamespace: recordValidator{}}),
+		kaddht.DisableProviders(),
+	)
+}

@@ -1,0 +1,275 @@
+package dht
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	kaddht "github.com/libp2p/go-libp2p-kad-dht"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Member is one node of the cluster as memberlist reports it.
+type Member struct {
+	// Name is the unique member name (Config.Name).
+	Name string
+	// PeerID is the node's libp2p peer ID (base58).
+	PeerID string
+	// Addrs are the node's libp2p multiaddrs.
+	Addrs []string
+	// APIAddr is the node's client-API address (may be empty).
+	APIAddr string
+	// GossipAddr is the node's memberlist address (host:port).
+	GossipAddr string
+}
+
+// Handler serves one request frame from a peer and returns the reply
+// frame's type (wire.TypeAck, wire.TypeBusy or wire.TypeRefused) and
+// payload. It is called on a per-stream goroutine and may block; the
+// sender's Request waits for it. req.Payload is valid only during the call.
+// from.Name is empty if the peer is not (yet) a known member. ctx is
+// cancelled when the Node closes.
+type Handler func(ctx context.Context, from Member, req wire.Frame) (replyType wire.Type, reply []byte)
+
+// Node is one member of the cluster: a libp2p host, a kad-dht instance and
+// a memberlist instance. All methods are safe for concurrent use.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	handler Handler
+	boot    uint64
+	host    host.Host
+	kad     *kaddht.IpfsDHT
+	ml      *memberlist.Memberlist
+	self    Member
+	stats   counters
+
+	recordVersion atomic.Uint64 // last version PutRecord used
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	lifeMu  sync.Mutex  // serialises Leave and Close around memberlist
+	leaving atomic.Bool // advertised in metadata once Leave starts
+
+	mu      sync.Mutex
+	closed  bool
+	members map[string]memberEntry // by name, excluding self
+	byPeer  map[peer.ID]string
+	subs    map[*subscriber]struct{}
+	wg      sync.WaitGroup // stream handlers, dials, subscriber pumps
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New starts a node: it loads (or creates) its identity, starts the libp2p
+// host, kad-dht and memberlist, and joins the seeds in cfg.Join. It fails
+// with ErrJoin if seeds are given and none can be contacted. h serves the
+// requests of other members (and this node's requests to itself).
+func New(ctx context.Context, cfg Config, h Handler) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, fmt.Errorf("%w: nil Handler for node %s", ErrConfig, cfg.Name)
+	}
+	n := &Node{
+		cfg: cfg.withDefaults(), handler: h, boot: randomUint64(),
+		members: map[string]memberEntry{}, byPeer: map[peer.ID]string{}, subs: map[*subscriber]struct{}{},
+	}
+	n.log = n.cfg.Logger.With("node", cfg.Name)
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	if err := n.start(ctx); err != nil {
+		return nil, errors.Join(err, n.Close())
+	}
+	return n, nil
+}
+
+// start brings up the parts in order; Close tears down whatever started.
+func (n *Node) start(ctx context.Context) error {
+	key, err := loadIdentity(n.cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", n.cfg.Name, err)
+	}
+	if n.host, err = newHost(n.cfg, key); err != nil {
+		return err
+	}
+	if n.kad, err = newKad(n.host); err != nil {
+		return fmt.Errorf("dht: node %s: kad-dht: %w", n.cfg.Name, err)
+	}
+	n.host.SetStreamHandler(PeerProtocol, n.serveStream)
+	if err := n.startMemberlist(); err != nil {
+		return err
+	}
+	return n.join(ctx)
+}
+
+func (n *Node) startMemberlist() error {
+	mc := n.cfg.memberlistConfig()
+	mc.Delegate = (*metaDelegate)(n)
+	mc.Events = (*eventDelegate)(n)
+	mc.Logger = newMemberlistLogger(n.log)
+	n.self = Member{
+		Name: n.cfg.Name, PeerID: n.host.ID().String(),
+		Addrs: addrStrings(n.host.Addrs()), APIAddr: n.cfg.APIAddr,
+	}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return fmt.Errorf("dht: node %s: memberlist: %w", n.cfg.Name, err)
+	}
+	n.mu.Lock()
+	n.ml = ml
+	n.self.GossipAddr = ml.LocalNode().Address()
+	n.mu.Unlock()
+	return nil
+}
+
+// join contacts the seeds; memberlist's Join blocks, so it runs on its own
+// goroutine and ctx can abandon it (Close then shuts memberlist down).
+func (n *Node) join(ctx context.Context) error {
+	if len(n.cfg.Join) == 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	n.goTracked(func() {
+		k, err := n.ml.Join(n.cfg.Join)
+		if k > 0 && err != nil {
+			n.log.Warn("some seeds unreachable", "seeds", n.cfg.Join, "err", err)
+			err = nil
+		}
+		done <- err
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%w: node %s, seeds %v: %v", ErrJoin, n.cfg.Name, n.cfg.Join, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: node %s: %w", ErrJoin, n.cfg.Name, ctx.Err())
+	}
+}
+
+// Self returns this node as a Member.
+func (n *Node) Self() Member {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.self.clone()
+}
+
+// Members returns the live members, this node included, sorted by Name. A
+// member listed here can be sent a Request at once: its addresses are in
+// the libp2p peerstore before it is listed.
+func (n *Node) Members() []Member {
+	n.mu.Lock()
+	out := make([]Member, 0, len(n.members)+1)
+	out = append(out, n.self.clone())
+	for _, e := range n.members {
+		out = append(out, e.member.clone())
+	}
+	n.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Leave tells the cluster that this node is leaving: it first gossips a
+// "leaving" flag in its metadata, then memberlist's leave message, waiting
+// up to timeout for each to go out. The others see MemberLeave at once
+// (MemberFail if they missed the flag) instead of MemberFail after the
+// failure detector's delay. The node keeps serving requests until Close.
+func (n *Node) Leave(timeout time.Duration) error {
+	n.lifeMu.Lock()
+	defer n.lifeMu.Unlock()
+	if n.isClosed() {
+		return fmt.Errorf("%w: node %s", ErrClosed, n.cfg.Name)
+	}
+	n.leaving.Store(true)
+	if err := n.ml.UpdateNode(timeout); err != nil {
+		n.log.Warn("leaving flag not broadcast", "err", err)
+	}
+	if err := n.ml.Leave(timeout); err != nil {
+		return fmt.Errorf("dht: node %s: leave: %w", n.cfg.Name, err)
+	}
+	return nil
+}
+
+// Close stops the node abruptly (memberlist shuts down without a leave
+// message, so the others detect a failure unless Leave was called first).
+// It closes every subscription channel and waits for the node's goroutines,
+// including running handlers, so handlers must return once their ctx is
+// cancelled. Close is idempotent.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() { n.closeErr = n.close() })
+	return n.closeErr
+}
+
+func (n *Node) close() error {
+	n.lifeMu.Lock()
+	defer n.lifeMu.Unlock()
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	n.cancel()
+	var errs []error
+	if n.ml != nil {
+		errs = append(errs, n.ml.Shutdown())
+	}
+	if n.kad != nil {
+		errs = append(errs, n.kad.Close())
+	}
+	if n.host != nil {
+		n.host.RemoveStreamHandler(PeerProtocol)
+		errs = append(errs, n.host.Close())
+	}
+	n.closeSubscribers()
+	n.wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("dht: close node %s: %w", n.cfg.Name, err)
+	}
+	return nil
+}
+
+func (n *Node) isClosed() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.closed
+}
+
+// goTracked runs f on a goroutine that Close waits for, unless the node is
+// closed (then it reports false and does not run f).
+func (n *Node) goTracked(f func()) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		f()
+	}()
+	return true
+}
+
+func (m Member) clone() Member {
+	m.Addrs = append([]string(nil), m.Addrs...)
+	return m
+}
+
+func randomUint64() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return binary.BigEndian.Uint64(b[:])
+}

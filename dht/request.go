@@ -1,0 +1,172 @@
+package dht
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Request sends one frame of type t to the member called to and returns its
+// reply frame. It opens a libp2p stream (PeerProtocol), writes the frame,
+// and reads exactly one reply. The error is:
+//   - nil for a TypeAck reply;
+//   - a *wire.BusyError (matches ErrBusy) or *wire.Refusal (matches
+//     ErrRefused) for a Busy or Refused reply, returned with the frame;
+//   - ErrUnknownMember if to is not a live member;
+//   - ErrTransport (with the cause) if the stream failed: the peer may or
+//     may not have handled the request;
+//   - wire.ErrUnexpectedReply or wire.ErrMalformed for a reply the peer
+//     should not have sent.
+//
+// Errors name the member. A request to this node (to == Self().Name) calls
+// the handler directly. A ctx without a deadline gets Config.RequestTimeout.
+// payload is only read during the call.
+func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error) {
+	if n.isClosed() {
+		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s", ErrClosed, t, to)
+	}
+	if to == n.cfg.Name {
+		return n.requestSelf(ctx, t, payload)
+	}
+	e, ok := n.lookup(to)
+	if !ok {
+		return wire.Frame{}, fmt.Errorf("%w: node %q (request %s)", ErrUnknownMember, to, t)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, n.cfg.RequestTimeout)
+		defer cancel()
+	}
+	f, err := n.roundTrip(ctx, e, t, payload)
+	if err != nil {
+		n.stats.requestFailed.Add(1)
+		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s: %w", ErrTransport, t, to, err)
+	}
+	return f, n.replyError(f, t, to)
+}
+
+// requestSelf runs the handler in place of a network round trip; the reply
+// frame's payload is the handler's slice, not a copy.
+func (n *Node) requestSelf(ctx context.Context, t wire.Type, payload []byte) (wire.Frame, error) {
+	rt, reply := n.handler(ctx, n.Self(), wire.Frame{Type: t, Payload: payload})
+	f := wire.Frame{Type: rt, Payload: reply}
+	n.stats.requestsSent.Add(1)
+	return f, n.replyError(f, t, n.cfg.Name)
+}
+
+func (n *Node) replyError(f wire.Frame, t wire.Type, to string) error {
+	err := wire.ReplyError(f)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, wire.ErrBusy):
+		n.stats.busy.Add(1)
+	case errors.Is(err, wire.ErrRefused):
+		n.stats.refused.Add(1)
+	}
+	return fmt.Errorf("dht: request %s to node %s: %w", t, to, err)
+}
+
+// roundTrip writes one frame on a new stream and reads one reply. The
+// stream is reset if ctx ends first.
+func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, payload []byte) (wire.Frame, error) {
+	s, err := n.host.NewStream(ctx, e.peer, PeerProtocol)
+	if err != nil {
+		return wire.Frame{}, err
+	}
+	// ctx's end resets the stream, which fails the pending read or write;
+	// by then ctx.Err() is set and joins the error.
+	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
+	defer stop()
+	f, err := exchange(s, t, payload, n.cfg.MaxPayload)
+	if err != nil {
+		_ = s.Reset()
+		return wire.Frame{}, errors.Join(err, ctx.Err())
+	}
+	n.stats.requestsSent.Add(1)
+	n.stats.bytesSent.Add(uint64(len(payload)))
+	_ = s.Close() // the reply is in: a close error changes nothing
+	return f, nil
+}
+
+// exchange writes the request, half-closes, and reads the reply.
+func exchange(s network.Stream, t wire.Type, payload []byte, maxPayload int) (wire.Frame, error) {
+	if err := wire.WriteFrame(s, t, payload); err != nil {
+		return wire.Frame{}, err
+	}
+	if err := s.CloseWrite(); err != nil {
+		return wire.Frame{}, err
+	}
+	f, err := wire.ReadFrame(s, maxPayload)
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF // the peer closed without a reply
+	}
+	return f, err
+}
+
+// serveStream answers the request frames of one inbound stream, one reply
+// per frame, until the sender half-closes. It runs on libp2p's goroutine
+// for the stream; Close waits for it.
+func (n *Node) serveStream(s network.Stream) {
+	if !n.trackStream() {
+		_ = s.Reset()
+		return
+	}
+	defer n.wg.Done()
+	from := n.memberByPeer(s.Conn().RemotePeer())
+	for {
+		if !n.serveOne(s, from) {
+			return
+		}
+	}
+}
+
+// serveOne handles one frame; it reports whether to read another.
+func (n *Node) serveOne(s network.Stream, from Member) bool {
+	_ = s.SetReadDeadline(time.Now().Add(n.cfg.RequestTimeout))
+	req, err := wire.ReadFrame(s, n.cfg.MaxPayload)
+	if errors.Is(err, io.EOF) {
+		_ = s.Close()
+		return false
+	}
+	if err != nil {
+		n.log.Warn("bad request stream", "peer", peerLabel(from), "err", err)
+		_ = s.Reset()
+		return false
+	}
+	n.stats.requestsServed.Add(1)
+	n.stats.bytesReceived.Add(uint64(len(req.Payload)))
+	rt, reply := n.handler(n.ctx, from, req)
+	_ = s.SetWriteDeadline(time.Now().Add(n.cfg.RequestTimeout))
+	if err := wire.WriteFrame(s, rt, reply); err != nil {
+		n.log.Debug("cannot write reply", "peer", peerLabel(from), "err", err)
+		_ = s.Reset()
+		return false
+	}
+	return true
+}
+
+// trackStream registers a stream handler with the WaitGroup unless the node
+// is closed.
+func (n *Node) trackStream() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	n.wg.Add(1)
+	return true
+}
+
+func peerLabel(m Member) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return m.PeerID
+}

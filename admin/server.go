@@ -1,0 +1,106 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server is a node's admin HTTP server.
+type Server struct {
+	src  Source
+	http *http.Server
+	lis  net.Listener
+	done chan error
+}
+
+// Listen binds addr and returns a server ready to Start.
+func Listen(addr string, src Source) (*Server, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("admin: listen %s: %w", addr, err)
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(newCollector(src)); err != nil {
+		lis.Close()
+		return nil, err
+	}
+	s := &Server{src: src, lis: lis, done: make(chan error, 1)}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /status", s.status)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+// Start serves in the background until Close.
+func (s *Server) Start() { go func() { s.done <- s.http.Serve(s.lis) }() }
+
+// Close stops the server.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	if e := <-s.done; e != nil && !errors.Is(e, http.ErrServerClosed) {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// StatusReply is the JSON of GET /status.
+type StatusReply struct {
+	Node     string          `json:"node"`
+	Members  []string        `json:"members"`
+	Shuffles []ShuffleStatus `json:"shuffles"`
+}
+
+// ShuffleStatus is one shuffle in StatusReply.
+type ShuffleStatus struct {
+	ID          string `json:"id"`
+	Phase       string `json:"phase"`
+	Coordinator string `json:"coordinator"`
+	Tasks       int    `json:"tasks"`
+	TasksDone   int    `json:"tasks_done,omitempty"`
+	Partitions  int    `json:"partitions"`
+	MemoryBytes int64  `json:"memory_bytes"`
+	SpillBytes  int64  `json:"spilled_bytes"`
+	Error       string `json:"error,omitempty"`
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	svc := s.src.Service
+	rep := StatusReply{Node: svc.Name(), Shuffles: []ShuffleStatus{}}
+	for _, m := range svc.Members() {
+		rep.Members = append(rep.Members, m.Name)
+	}
+	store := svc.Stats().Store.Shuffles
+	for _, id := range svc.Shuffles() {
+		in, err := svc.Info(id)
+		if err != nil {
+			continue // closed meanwhile
+		}
+		st := ShuffleStatus{ID: id, Phase: in.Phase.String(), Coordinator: in.Coordinator, Tasks: in.Tasks,
+			TasksDone: in.TasksDone, Partitions: in.Partitions,
+			MemoryBytes: store[id].MemoryBytes, SpillBytes: store[id].SpilledBytes}
+		if in.Err != nil {
+			st.Error = in.Err.Error()
+		}
+		rep.Shuffles = append(rep.Shuffles, st)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(rep)
+}

@@ -1,0 +1,22 @@
+// Package api is shufflenode's client API: an Arrow Flight (gRPC) server on
+// every node, and the message types a client sends it.
+//
+//   - DoAction "create": body is a spec.Spec as JSON; the node becomes the
+//     shuffle's coordinator.
+//   - DoAction "barrier": body ShuffleRef; returns when the shuffle is sealed
+//     on every member (or fails with Aborted if the shuffle failed).
+//   - DoAction "status": body ShuffleRef; returns a Status as JSON.
+//   - DoAction "close": body ShuffleRef; frees the shuffle on every member.
+//   - DoPut: the FlightDescriptor's Cmd is a PutCmd as JSON; the stream is
+//     one input task attempt's record batches. The PutResult's app metadata
+//     is a PutReply as JSON.
+//   - GetFlightInfo: the descriptor's Cmd is a ShuffleRef; one endpoint per
+//     output partition, in partition order, whose location is the owner.
+//   - DoGet: the ticket is a Ticket as JSON; any node answers (a non-owner
+//     proxies the owner's stream).
+//
+// Errors carry gRPC status codes a client acts on: NotFound (unknown
+// shuffle), InvalidArgument (bad spec or input), AlreadyExists,
+// FailedPrecondition (not sealed, sealed), Aborted (the shuffle failed),
+// Unavailable (a peer is unreachable: retry).
+package api

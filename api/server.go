@@ -1,0 +1,280 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/service"
+	"github.com/shufflenode/shufflenode/spec"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Server serves the Flight API of one node.
+type Server struct {
+	flight.BaseFlightServer
+	svc *service.Service
+	mem memory.Allocator
+	log *slog.Logger
+	srv flight.Server
+
+	once    sync.Once
+	started bool
+	done    chan error
+}
+
+// Listen binds addr (host:port, port 0 for any) and returns a server ready
+// to Serve.
+func Listen(addr string, svc *service.Service, log *slog.Logger) (*Server, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, done: make(chan error, 1)}
+	s.srv = flight.NewServerWithMiddleware(nil,
+		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
+	s.srv.RegisterFlightService(s)
+	s.srv.InitListener(lis)
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.srv.Addr().String() }
+
+// Start serves in the background until Close.
+func (s *Server) Start() {
+	s.started = true
+	go func() { s.done <- s.srv.Serve() }()
+}
+
+// Close stops the server, waiting for calls in progress. Idempotent.
+func (s *Server) Close() error {
+	var err error
+	s.once.Do(func() {
+		if !s.started {
+			return
+		}
+		s.srv.Shutdown()
+		if e := <-s.done; e != nil && !errors.Is(e, grpc.ErrServerStopped) {
+			err = e
+		}
+	})
+	return err
+}
+
+// DoAction runs create, barrier, status and close.
+func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
+	ctx := stream.Context()
+	var reply any
+	var err error
+	switch a.Type {
+	case ActionCreate:
+		reply, err = s.create(ctx, a.Body)
+	case ActionBarrier:
+		reply, err = s.withRef(a.Body, func(id string) (any, error) { return nil, s.svc.Barrier(ctx, id) })
+	case ActionStatus:
+		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.status(id) })
+	case ActionClose:
+		reply, err = s.withRef(a.Body, func(id string) (any, error) { return nil, s.svc.CloseShuffle(ctx, id) })
+	case ActionMembers:
+		reply = s.members()
+	default:
+		return status.Errorf(codes.Unimplemented, "unknown action %q", a.Type)
+	}
+	if err != nil {
+		return toStatus(err)
+	}
+	return sendJSON(stream, reply)
+}
+
+func (s *Server) create(ctx context.Context, body []byte) (any, error) {
+	var sp spec.Spec
+	if err := json.Unmarshal(body, &sp); err != nil {
+		return nil, fmt.Errorf("%w: create: %w", service.ErrBadInput, err)
+	}
+	return nil, s.svc.Create(ctx, &sp)
+}
+
+func (s *Server) withRef(body []byte, fn func(id string) (any, error)) (any, error) {
+	var ref ShuffleRef
+	if err := json.Unmarshal(body, &ref); err != nil {
+		return nil, fmt.Errorf("%w: %w", service.ErrBadInput, err)
+	}
+	return fn(ref.Shuffle)
+}
+
+func (s *Server) status(id string) (any, error) {
+	info, err := s.svc.Info(id)
+	if err != nil {
+		return nil, err
+	}
+	st := Status{Shuffle: id, Node: s.svc.Name(), Phase: info.Phase.String(), Coordinator: info.Coordinator,
+		Tasks: info.Tasks, Partitions: info.Partitions, TasksDone: info.TasksDone}
+	if info.Err != nil {
+		st.Error = info.Err.Error()
+	}
+	return st, nil
+}
+
+func (s *Server) members() []Member {
+	var ms []Member
+	for _, m := range s.svc.Members() {
+		ms = append(ms, Member{Name: m.Name, PeerID: m.PeerID, Addrs: m.Addrs, APIAddr: m.APIAddr, Gossip: m.GossipAddr})
+	}
+	return ms
+}
+
+func sendJSON(stream flight.FlightService_DoActionServer, v any) error {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	return stream.Send(&flight.Result{Body: b})
+}
+
+// DoPut runs one input task attempt.
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "put: reading the stream: %v", err)
+	}
+	defer rdr.Release()
+	var cmd PutCmd
+	if d := rdr.LatestFlightDescriptor(); d == nil || json.Unmarshal(d.Cmd, &cmd) != nil {
+		return status.Error(codes.InvalidArgument, "put: the descriptor's cmd must be a PutCmd as JSON")
+	}
+	next := func() (arrow.Record, error) {
+		if rdr.Next() {
+			return rdr.Record(), nil
+		}
+		if err := rdr.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	res, err := s.svc.Put(stream.Context(), cmd.Shuffle, cmd.Task, cmd.Attempt, rdr.Schema(), next)
+	if err != nil {
+		return toStatus(err)
+	}
+	b, _ := json.Marshal(PutReply{Rows: res.Rows, Bytes: res.Bytes, Skipped: res.Skipped})
+	return stream.Send(&flight.PutResult{AppMetadata: b})
+}
+
+// GetFlightInfo lists every output partition with its owner.
+func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	var ref ShuffleRef
+	if err := json.Unmarshal(d.Cmd, &ref); err != nil {
+		return nil, status.Error(codes.InvalidArgument, "descriptor cmd must be a ShuffleRef as JSON")
+	}
+	locs, err := s.svc.Locations(ref.Shuffle)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	schema, err := s.svc.Schema(ref.Shuffle)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	info := &flight.FlightInfo{Schema: flight.SerializeSchema(schema, s.mem), FlightDescriptor: d, TotalRecords: -1, TotalBytes: -1}
+	for _, l := range locs {
+		t, _ := json.Marshal(Ticket{Shuffle: ref.Shuffle, Partition: l.Partition})
+		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{
+			Ticket:   &flight.Ticket{Ticket: t},
+			Location: []*flight.Location{{Uri: "grpc+tcp://" + l.APIAddr}},
+		})
+	}
+	return info, nil
+}
+
+// DoGet streams one output partition, from the owner or through it.
+func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	var tk Ticket
+	if err := json.Unmarshal(t.Ticket, &tk); err != nil {
+		return status.Error(codes.InvalidArgument, "ticket must be a Ticket as JSON")
+	}
+	schema, err := s.svc.Schema(tk.Shuffle)
+	if err != nil {
+		return toStatus(err)
+	}
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	err = s.svc.Get(stream.Context(), tk.Shuffle, tk.Partition, func(rec arrow.Record) error {
+		defer rec.Release()
+		return w.Write(rec)
+	})
+	if errors.Is(err, service.ErrNotOwner) {
+		return s.proxy(t, tk, stream)
+	}
+	if err != nil {
+		return toStatus(err)
+	}
+	return w.Close()
+}
+
+// proxy relays the owner's DoGet stream.
+func (s *Server) proxy(t *flight.Ticket, tk Ticket, stream flight.FlightService_DoGetServer) error {
+	locs, err := s.svc.Locations(tk.Shuffle)
+	if err != nil {
+		return toStatus(err)
+	}
+	c, err := Dial(locs[tk.Partition].APIAddr)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "shuffle %s partition %d: owner %s: %v", tk.Shuffle, tk.Partition, locs[tk.Partition].Node, err)
+	}
+	defer c.Close()
+	in, err := c.DoGet(stream.Context(), t)
+	if err != nil {
+		return err
+	}
+	for {
+		fd, err := in.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(fd); err != nil {
+			return err
+		}
+	}
+}
+
+// toStatus maps service errors to gRPC status codes.
+func toStatus(err error) error {
+	code := codes.Internal
+	switch {
+	case errors.Is(err, service.ErrUnknownShuffle):
+		code = codes.NotFound
+	case errors.Is(err, service.ErrBadInput), errors.Is(err, spec.ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, service.ErrExists), errors.Is(err, service.ErrConflict):
+		code = codes.AlreadyExists
+	case errors.Is(err, service.ErrNotSealed), errors.Is(err, service.ErrSealed), errors.Is(err, service.ErrNotOwner):
+		code = codes.FailedPrecondition
+	case errors.Is(err, service.ErrFailed):
+		code = codes.Aborted
+	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed):
+		code = codes.Unavailable
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	}
+	return status.Error(code, err.Error())
+}

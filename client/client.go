@@ -1,0 +1,228 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/spec"
+)
+
+// Client is a connection to one node, plus a pool of connections to the
+// owners of output partitions.
+type Client struct {
+	addr string
+	fc   flight.Client
+
+	mu    sync.Mutex
+	peers map[string]flight.Client
+}
+
+// Dial connects to the node whose API listens at addr (host:port).
+func Dial(addr string) (*Client, error) {
+	fc, err := api.Dial(addr)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
+	}
+	return &Client{addr: addr, fc: fc, peers: map[string]flight.Client{addr: fc}}, nil
+}
+
+// Addr is the node's API address.
+func (c *Client) Addr() string { return c.addr }
+
+// Close closes every connection.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, p := range c.peers {
+		errs = append(errs, p.Close())
+	}
+	c.peers = map[string]flight.Client{}
+	return errors.Join(errs...)
+}
+
+// action runs a Flight action and decodes its first result into out (if
+// non-nil).
+func (c *Client) action(ctx context.Context, typ string, body any, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	stream, err := c.fc.DoAction(ctx, &flight.Action{Type: typ, Body: b})
+	if err != nil {
+		return err
+	}
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if out != nil {
+			if err := json.Unmarshal(r.Body, out); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Create creates a shuffle; the node becomes its coordinator.
+func (c *Client) Create(ctx context.Context, sp *spec.Spec) error {
+	return c.action(ctx, api.ActionCreate, sp, nil)
+}
+
+// Barrier waits until the shuffle is sealed on every member.
+func (c *Client) Barrier(ctx context.Context, shuffle string) error {
+	return c.action(ctx, api.ActionBarrier, api.ShuffleRef{Shuffle: shuffle}, nil)
+}
+
+// Status returns the node's view of a shuffle.
+func (c *Client) Status(ctx context.Context, shuffle string) (api.Status, error) {
+	var st api.Status
+	err := c.action(ctx, api.ActionStatus, api.ShuffleRef{Shuffle: shuffle}, &st)
+	return st, err
+}
+
+// Members lists the cluster's members as the node sees them.
+func (c *Client) Members(ctx context.Context) ([]api.Member, error) {
+	var ms []api.Member
+	err := c.action(ctx, api.ActionMembers, struct{}{}, &ms)
+	return ms, err
+}
+
+// CloseShuffle frees a shuffle on every member.
+func (c *Client) CloseShuffle(ctx context.Context, shuffle string) error {
+	return c.action(ctx, api.ActionClose, api.ShuffleRef{Shuffle: shuffle}, nil)
+}
+
+// Put sends one input task attempt: the records yielded by next until it
+// returns io.EOF (Put does not release them).
+func (c *Client) Put(ctx context.Context, cmd api.PutCmd, schema *arrow.Schema, next func() (arrow.Record, error)) (api.PutReply, error) {
+	stream, err := c.fc.DoPut(ctx)
+	if err != nil {
+		return api.PutReply{}, err
+	}
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema))
+	d, _ := json.Marshal(cmd)
+	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
+	if err := writeAll(w, next); err != nil {
+		_ = stream.CloseSend()
+		if errors.Is(err, io.EOF) {
+			return putReply(stream) // the server ended the call early: its reply or status says why
+		}
+		return api.PutReply{}, err
+	}
+	if err := stream.CloseSend(); err != nil {
+		return api.PutReply{}, err
+	}
+	return putReply(stream)
+}
+
+func writeAll(w *flight.Writer, next func() (arrow.Record, error)) error {
+	for {
+		rec, err := next()
+		if errors.Is(err, io.EOF) {
+			return w.Close()
+		}
+		if err != nil {
+			return err
+		}
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+}
+
+// putReply reads the server's reply (and its error) to a DoPut.
+func putReply(stream flight.FlightService_DoPutClient) (api.PutReply, error) {
+	var reply api.PutReply
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return reply, nil
+		}
+		if err != nil {
+			return reply, err
+		}
+		if err := json.Unmarshal(r.AppMetadata, &reply); err != nil {
+			return reply, err
+		}
+	}
+}
+
+// Endpoint is where one output partition is read.
+type Endpoint struct {
+	Partition int
+	Addr      string // owner's API address
+	Ticket    []byte
+}
+
+// Locations lists every output partition with its owner.
+func (c *Client) Locations(ctx context.Context, shuffle string) ([]Endpoint, error) {
+	d, _ := json.Marshal(api.ShuffleRef{Shuffle: shuffle})
+	info, err := c.fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
+	if err != nil {
+		return nil, err
+	}
+	eps := make([]Endpoint, len(info.Endpoint))
+	for i, e := range info.Endpoint {
+		eps[i] = Endpoint{Partition: i, Ticket: e.Ticket.Ticket}
+		if len(e.Location) > 0 {
+			eps[i].Addr = strings.TrimPrefix(e.Location[0].Uri, "grpc+tcp://")
+		}
+	}
+	return eps, nil
+}
+
+// Read streams the records of one output partition from its owner to fn,
+// which must not keep a record past its call without Retain.
+func (c *Client) Read(ctx context.Context, ep Endpoint, fn func(arrow.Record) error) error {
+	fc, err := c.peer(ep.Addr)
+	if err != nil {
+		return err
+	}
+	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: ep.Ticket})
+	if err != nil {
+		return err
+	}
+	rdr, err := flight.NewRecordReader(stream)
+	if err != nil {
+		return fmt.Errorf("client: partition %d from %s: %w", ep.Partition, ep.Addr, err)
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		if err := fn(rdr.Record()); err != nil {
+			return err
+		}
+	}
+	return rdr.Err()
+}
+
+// peer returns a pooled connection to addr.
+func (c *Client) peer(addr string) (flight.Client, error) {
+	if addr == "" {
+		addr = c.addr
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.peers[addr]; ok {
+		return p, nil
+	}
+	p, err := api.Dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	c.peers[addr] = p
+	return p, nil
+}

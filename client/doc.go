@@ -1,0 +1,10 @@
+// Package client is the Go client of shufflenode's Flight API.
+//
+// Client talks to one node (and dials owners to read outputs). Run drives a
+// whole shuffle: create it on the first node, put every input task on the
+// node where it lives (task i on node i mod N), retry a put that failed with
+// a new attempt number, wait at the barrier, and hand back a Result that
+// reads output partitions from their owners.
+//
+// A Client is safe for concurrent use.
+package client

@@ -1,0 +1,200 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// DemoConfig is a synthetic dataframe shuffle.
+type DemoConfig struct {
+	ID           string // shuffle ID; default "demo"
+	Rows         int64  // total rows
+	Tasks        int    // input tasks
+	Partitions   int    // output partitions
+	PayloadBytes int    // bytes of the name column per row
+	Seed         uint64
+	// Rule is "hash" (default) or "range" (on the key column, even
+	// divisions over KeyCardinality).
+	Rule           string
+	KeyCardinality int64 // default 1<<40
+	Parallel       int   // concurrent puts (default 2 per node)
+	ReadParallel   int   // concurrent partition reads (default 2 per node)
+	// Progress, if set, is told each finished input task and output read.
+	Progress func(phase string, done, total int)
+}
+
+func (c DemoConfig) withDefaults() DemoConfig {
+	if c.ID == "" {
+		c.ID = "demo"
+	}
+	if c.Rule == "" {
+		c.Rule = "hash"
+	}
+	if c.KeyCardinality == 0 {
+		c.KeyCardinality = 1 << 40
+	}
+	return c
+}
+
+// Report is what a demo run measured.
+type Report struct {
+	Rows, Bytes    int64
+	Tasks          int
+	Partitions     int
+	Attempts       int64
+	ShuffleSeconds float64 // create, puts and barrier
+	ReadSeconds    float64 // reading every partition back
+	TotalSeconds   float64
+}
+
+// MBps is input bytes over shuffle and read time, in 10^6 bytes per second.
+func (r Report) MBps() float64 { return float64(r.Bytes) / 1e6 / r.TotalSeconds }
+
+// Spec builds the shuffle spec of a demo.
+func (c DemoConfig) Spec() (*spec.Spec, error) {
+	c = c.withDefaults()
+	codec, err := table.NewCodec(table.GenSchema(), nil)
+	if err != nil {
+		return nil, err
+	}
+	rule := table.Rule{Kind: table.Hash, Columns: []string{"key"}}
+	if c.Rule == "range" {
+		rule = table.Rule{Kind: table.Range, Columns: []string{"key"}, Divisions: divisions(c.KeyCardinality, c.Partitions)}
+	} else if c.Rule != "hash" {
+		return nil, fmt.Errorf("job: rule %q: want hash or range", c.Rule)
+	}
+	return &spec.Spec{ID: c.ID, Kind: spec.Dataframe, Tasks: c.Tasks, Partitions: c.Partitions,
+		Schema: codec.SchemaBytes(), Rule: rule}, nil
+}
+
+// divisions splits [0, card) into p even ranges.
+func divisions(card int64, p int) []json.RawMessage {
+	d := make([]json.RawMessage, 0, p-1)
+	for i := 1; i < p; i++ {
+		d = append(d, json.RawMessage(strconv.FormatInt(card/int64(p)*int64(i), 10)))
+	}
+	return d
+}
+
+// RunDemo runs the demo shuffle on the cluster whose API addresses are
+// nodes, reads every partition back, verifies it, and closes the shuffle.
+func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) {
+	c = c.withDefaults()
+	sp, err := c.Spec()
+	if err != nil {
+		return Report{}, err
+	}
+	schema, _ := sp.ArrowSchema()
+	part, err := table.NewPartitioner(schema, sp.Rule, sp.Partitions)
+	if err != nil {
+		return Report{}, err
+	}
+	gen := table.GenConfig{Rows: c.Rows, Seed: c.Seed, KeyCardinality: c.KeyCardinality, PayloadBytes: c.PayloadBytes}
+	v := NewVerifier(part, c.Rows, 1, 0)
+	rep := Report{Rows: c.Rows, Tasks: c.Tasks, Partitions: c.Partitions}
+	if err := expect(v, gen, c.Tasks, &rep); err != nil {
+		return rep, err
+	}
+	start := time.Now()
+	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel,
+		Input: func(t int) ([]arrow.Record, error) {
+			return []arrow.Record{table.GenTask(memory.DefaultAllocator, gen, t, c.Tasks)}, nil
+		},
+		Progress: progress(c.Progress, "put")})
+	if err != nil {
+		return rep, err
+	}
+	defer res.Close(context.WithoutCancel(ctx))
+	rep.Attempts = res.Attempts()
+	rep.ShuffleSeconds = time.Since(start).Seconds()
+	readStart := time.Now()
+	if err := readAll(ctx, res, v, c, len(nodes)); err != nil {
+		return rep, err
+	}
+	rep.ReadSeconds = time.Since(readStart).Seconds()
+	rep.TotalSeconds = time.Since(start).Seconds()
+	return rep, v.Check()
+}
+
+// expect feeds every input task to the verifier and counts input bytes.
+func expect(v *Verifier, gen table.GenConfig, tasks int, rep *Report) error {
+	for t := range tasks {
+		rec := table.GenTask(memory.DefaultAllocator, gen, t, tasks)
+		rep.Bytes += recordBytes(rec)
+		err := v.Input(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordBytes is the size of a record's Arrow buffers.
+func recordBytes(rec arrow.Record) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		for _, b := range col.Data().Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+	}
+	return n
+}
+
+// readAll reads every partition with bounded parallelism into the verifier.
+func readAll(ctx context.Context, res *client.Result, v *Verifier, c DemoConfig, nodes int) error {
+	par := c.ReadParallel
+	if par <= 0 {
+		par = 2 * nodes
+	}
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	parts := make(chan int)
+	done := 0
+	report := progress(c.Progress, "read")
+	for range par {
+		wg.Go(func() {
+			for p := range parts {
+				err := res.Read(ctx, p, func(rec arrow.Record) error {
+					mu.Lock()
+					defer mu.Unlock()
+					return v.Output(p, rec)
+				})
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("job: reading partition %d: %w", p, err)
+				}
+				done++
+				report(done, c.Partitions)
+				mu.Unlock()
+			}
+		})
+	}
+	for p := range c.Partitions {
+		parts <- p
+	}
+	close(parts)
+	wg.Wait()
+	return firstErr
+}
+
+func progress(fn func(string, int, int), phase string) func(int, int) {
+	return func(done, total int) {
+		if fn != nil {
+			fn(phase, done, total)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package service
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// Config configures a Service. The zero value of a field means its default.
+type Config struct {
+	// MemoryLimit is the node's budget for shard data: a quarter goes to
+	// send buffers, the rest to the in-memory part of the spill store.
+	// Default 1 GiB.
+	MemoryLimit int64
+	// SpillDir is where the spill store keeps badger files. Empty means
+	// memory only: over budget, receiving fails.
+	SpillDir string
+	// BufferBytes is the size at which a send buffer is sent (default 4 MiB).
+	BufferBytes int64
+	// MaxInFlight is the number of messages in flight per peer and shuffle
+	// (default 2).
+	MaxInFlight int
+	// OutputBatchRows is the number of rows Get aims for in one output
+	// batch (default 65536).
+	OutputBatchRows int64
+	// Allocator for Arrow data; default memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the configuration with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		MemoryLimit: 1 << 30, BufferBytes: 4 << 20, MaxInFlight: 2,
+		OutputBatchRows: 1 << 16, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.MemoryLimit == 0 {
+		c.MemoryLimit = d.MemoryLimit
+	}
+	if c.BufferBytes == 0 {
+		c.BufferBytes = d.BufferBytes
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = d.MaxInFlight
+	}
+	if c.OutputBatchRows == 0 {
+		c.OutputBatchRows = d.OutputBatchRows
+	}
+	if c.Allocator == nil {
+		c.Allocator = d.Allocator
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if c.MemoryLimit < 0 || c.BufferBytes < 0 || c.MaxInFlight < 0 || c.OutputBatchRows < 0 {
+		return errors.New("service: negative size in config")
+	}
+	return nil
+}

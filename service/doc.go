@@ -1,0 +1,37 @@
+// Package service is one shufflenode node's shuffle engine: it ties the
+// cluster (a Network, normally *dht.Node), the splitter (send side), the spill
+// store (receive side), the dedup ledger (recovery.Ledger) and, on the node
+// that created a shuffle, the coordinator's barrier (barrier.Tracker).
+//
+// # A shuffle on one node
+//
+//  1. Create (any node; it becomes the coordinator): validate the spec, pin the
+//     live members, broadcast the spec. Every member computes the same
+//     ownership map from the spec's seed and the pinned members.
+//  2. Put (the node where an input task runs): register (task, attempt) with
+//     the coordinator, partition each record batch, gather its rows per
+//     destination node, encode them as Arrow IPC and hand them to the
+//     splitter. At the end send an end-of-task marker to every member, wait
+//     for their acknowledgements, then report the task done.
+//  3. Receive (every member): decode, slice per output partition, store the
+//     pieces under (partition, task, attempt, seq); a resent entry is
+//     dropped by seq. An attempt commits when its marker and all its pieces
+//     are in; the ledger decides which attempt serves each (task, partition),
+//     so each row is served exactly once. Commits are reported to the
+//     coordinator.
+//  4. Barrier: the coordinator's tracker seals the shuffle once every task is
+//     committed everywhere with the totals its sender reported; it then tells
+//     every member. A mismatch fails the shuffle on every member.
+//  5. Get (the owner of a partition, after the seal): pieces in (task,
+//     attempt, seq) order, filtered by the ledger, concatenated into batches.
+//  6. Close: every member frees the shuffle's memory and spill data.
+//
+// Node loss (epochs, replays) is not handled yet: a send that keeps failing
+// fails the put with an error naming the shuffle, task and peer.
+//
+// # Concurrency
+//
+// All exported methods are safe for concurrent use. Handle is called by the
+// network on one goroutine per request; it may block while the spill store
+// writes to disk (back-pressure on the sender).
+package service

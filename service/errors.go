@@ -1,0 +1,33 @@
+package service
+
+import "errors"
+
+// Sentinel errors. Errors returned by this package wrap one of these with %w
+// and name the shuffle and, where it applies, the task, attempt, partition
+// and node. The client API maps them to status codes.
+var (
+	// ErrUnknownShuffle: no shuffle of that ID on this node.
+	ErrUnknownShuffle = errors.New("service: unknown shuffle")
+	// ErrExists: a shuffle of that ID already exists.
+	ErrExists = errors.New("service: shuffle already exists")
+	// ErrBadInput: the request is invalid (task out of range, wrong schema,
+	// bad partition column values...).
+	ErrBadInput = errors.New("service: bad input")
+	// ErrTaskDone: the task already has a finished attempt; its data was
+	// not sent again.
+	ErrTaskDone = errors.New("service: task already done")
+	// ErrConflict: the same (task, attempt) is already being put.
+	ErrConflict = errors.New("service: task attempt already running")
+	// ErrNotSealed: outputs are read only after the barrier.
+	ErrNotSealed = errors.New("service: shuffle not sealed yet")
+	// ErrSealed: the shuffle is sealed and takes no more input.
+	ErrSealed = errors.New("service: shuffle sealed")
+	// ErrFailed: the shuffle failed; the error says why.
+	ErrFailed = errors.New("service: shuffle failed")
+	// ErrNotOwner: this node does not own the output partition.
+	ErrNotOwner = errors.New("service: partition owned by another node")
+	// ErrClosed: the service is closed.
+	ErrClosed = errors.New("service: closed")
+	// ErrUnavailable: a peer could not be reached.
+	ErrUnavailable = errors.New("service: peer unavailable")
+)

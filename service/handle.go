@@ -1,0 +1,124 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/splitter"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Handle serves one request frame from a peer (it is the cluster's
+// dht.Handler). It replies Ack, Busy, or Refused with a code the sender acts
+// on.
+func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (wire.Type, []byte) {
+	if err := s.attached(ctx); err != nil {
+		return wire.TypeBusy, wire.EncodeBusy(10 * time.Millisecond)
+	}
+	var reply []byte
+	var err error
+	switch req.Type {
+	case wire.TypeShards:
+		err = s.handleShards(ctx, req.Payload)
+	case wire.TypeControl:
+		reply, err = s.handleControl(ctx, req.Payload)
+	default:
+		err = refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
+	}
+	if err != nil {
+		s.log.Debug("request refused", "peer", from.Name, "type", req.Type, "err", err)
+		return wire.TypeRefused, wire.EncodeRefusal(wire.Refusal{Code: refusalCode(err), Reason: err.Error()})
+	}
+	return wire.TypeAck, reply
+}
+
+func (s *Service) handleShards(ctx context.Context, b []byte) error {
+	m, err := decodeShards(b)
+	if err != nil {
+		return refuse(wire.RefuseBadRequest, err)
+	}
+	return s.receive(ctx, m)
+}
+
+func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
+	c, err := decodeControl(b)
+	if err != nil {
+		return nil, refuse(wire.RefuseBadRequest, err)
+	}
+	if c.Op == opCreate {
+		return nil, s.install(c)
+	}
+	if c.Op == opClose {
+		return nil, s.drop(c.Shuffle)
+	}
+	sh, err := s.lookup(c.Shuffle)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.dispatch(sh, c)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
+}
+
+// dispatch runs a control operation on a known shuffle.
+func (s *Service) dispatch(sh *shuffle, c *control) (controlReply, error) {
+	switch c.Op {
+	case opBegin:
+		return s.begin(sh, c)
+	case opDone, opCommitted:
+		return controlReply{}, s.report(sh, c)
+	case opBarrier:
+		return s.barrierStatus(sh)
+	case opSeal:
+		sh.finish(Sealed, nil)
+		return controlReply{}, nil
+	case opFail:
+		sh.finish(Failed, errors.New(c.Reason))
+		s.split.Forget(sh.id())
+		return controlReply{}, nil
+	}
+	return controlReply{}, refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
+}
+
+// refusalCode maps an error to the code a sender acts on.
+func refusalCode(err error) wire.RefusalCode {
+	var r *refusal
+	switch {
+	case errors.As(err, &r):
+		return r.code
+	case errors.Is(err, ErrUnknownShuffle):
+		return wire.RefuseUnknownShuffle
+	case errors.Is(err, ErrSealed):
+		return wire.RefuseSealed
+	case errors.Is(err, ErrNotOwner):
+		return wire.RefuseNotOwner
+	case errors.Is(err, ErrBadInput), errors.Is(err, ErrConflict), errors.Is(err, ErrExists):
+		return wire.RefuseBadRequest
+	}
+	return wire.RefuseFailed
+}
+
+// sender delivers splitter batches as shards frames.
+type sender struct{ s *Service }
+
+// Send implements splitter.Sender: busy replies and transport errors are
+// retried (receivers drop resent entries by seq); refusals are final.
+func (x sender) Send(ctx context.Context, b *splitter.Batch) error {
+	_, err := x.s.net.Request(ctx, b.Dest, wire.TypeShards, encodeShards(nil, b))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, wire.ErrRefused):
+		return err
+	case errors.Is(err, wire.ErrBusy):
+		d, _ := wire.RetryAfterOf(err)
+		return splitter.Retryable(err, max(d, time.Millisecond))
+	}
+	return splitter.Retryable(err, 0)
+}

@@ -1,0 +1,76 @@
+package service
+
+import (
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/spill"
+	"github.com/shufflenode/shufflenode/splitter"
+)
+
+// Info is what one node knows of a shuffle.
+type Info struct {
+	Phase       Phase
+	Err         error
+	Coordinator string
+	Members     []string
+	Tasks       int
+	Partitions  int
+	// TasksDone is known on the coordinator only.
+	TasksDone int
+}
+
+// Info returns this node's view of shuffle id.
+func (s *Service) Info(id string) (Info, error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return Info{}, err
+	}
+	ph, ferr := sh.state()
+	in := Info{Phase: ph, Err: ferr, Coordinator: sh.coordinator, Members: sh.members,
+		Tasks: sh.spec.Tasks, Partitions: sh.spec.Partitions}
+	if sh.coord != nil {
+		sh.mu.Lock()
+		in.TasksDone = sh.coord.tracker.Progress().TasksDone
+		sh.mu.Unlock()
+	}
+	return in, nil
+}
+
+// Schema returns the Arrow schema of shuffle id.
+func (s *Service) Schema(id string) (*arrow.Schema, error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	return sh.schema, nil
+}
+
+// Members are the live cluster members as this node sees them.
+func (s *Service) Members() []dht.Member { return s.net.Members() }
+
+// Shuffles lists the IDs of the shuffles this node holds.
+func (s *Service) Shuffles() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.shuffles))
+	for id := range s.shuffles {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Stats is a snapshot of one node's shuffle engine.
+type Stats struct {
+	Node     string
+	Shuffles int
+	Send     splitter.Stats
+	Store    spill.Stats
+}
+
+// Stats returns a snapshot of the node's counters.
+func (s *Service) Stats() Stats {
+	s.mu.RLock()
+	n := len(s.shuffles)
+	s.mu.RUnlock()
+	return Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats()}
+}

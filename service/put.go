@@ -1,0 +1,234 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/splitter"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// PutResult says what a put did.
+type PutResult struct {
+	Rows, Bytes uint64
+	// Skipped: the task already had a done attempt; nothing was sent.
+	Skipped bool
+}
+
+// Put runs one input task attempt on this node: schema is the input's
+// schema (checked before anything is registered or sent), next yields its
+// record batches (io.EOF ends the input; the caller keeps ownership of each
+// record).
+// Put returns once every receiver acknowledged the task's data and the
+// coordinator recorded it done. A failed put leaves nothing committed: the
+// caller may retry with a higher attempt number.
+func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint32, schema *arrow.Schema, next func() (arrow.Record, error)) (PutResult, error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return PutResult{}, err
+	}
+	if err := sh.checkSchema(task, schema); err != nil {
+		return PutResult{}, err
+	}
+	if task >= uint64(sh.spec.Tasks) {
+		return PutResult{}, fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, id, task, sh.spec.Tasks-1)
+	}
+	if err := sh.openErr(); err != nil {
+		return PutResult{}, err
+	}
+	k := attemptKey{task, attempt}
+	if err := sh.startPut(k); err != nil {
+		return PutResult{}, err
+	}
+	res, err := s.put(ctx, sh, k, next)
+	sh.endPut(k, err == nil)
+	if err != nil {
+		s.log.Warn("put failed", "shuffle", id, "task", task, "attempt", attempt, "err", err)
+	}
+	return res, err
+}
+
+// checkSchema refuses input whose schema is not the shuffle's.
+func (sh *shuffle) checkSchema(task uint64, schema *arrow.Schema) error {
+	if schema != nil && !schema.Equal(sh.schema) {
+		return fmt.Errorf("%w: shuffle %s task %d: input schema %s does not match the shuffle's schema %s",
+			ErrBadInput, sh.id(), task, schema, sh.schema)
+	}
+	return nil
+}
+
+// startPut registers a local put of k, refusing a second concurrent one.
+func (sh *shuffle) startPut(k attemptKey) error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if done, ok := sh.puts[k]; ok {
+		state := "running"
+		if done {
+			state = "finished"
+		}
+		return fmt.Errorf("%w: shuffle %s task %d attempt %d is already %s on this node", ErrConflict, sh.id(), k.task, k.attempt, state)
+	}
+	sh.puts[k] = false
+	return nil
+}
+
+func (sh *shuffle) endPut(k attemptKey, ok bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if ok {
+		sh.puts[k] = true
+	} else {
+		delete(sh.puts, k)
+	}
+}
+
+// put registers with the coordinator, streams the input and reports done.
+func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, next func() (arrow.Record, error)) (PutResult, error) {
+	r, err := s.control(ctx, sh.coordinator, control{Op: opBegin, Shuffle: sh.id(), Node: s.Name(), Task: k.task, Attempt: k.attempt})
+	if err != nil {
+		return PutResult{}, err
+	}
+	switch r.Status {
+	case statusDone:
+		return PutResult{Skipped: true}, nil
+	case statusConflict:
+		return PutResult{}, fmt.Errorf("%w: %s", ErrConflict, r.Reason)
+	}
+	p := &putter{s: s, sh: sh, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members))}
+	if err := p.feed(ctx, next); err != nil {
+		return p.result(), err
+	}
+	if err := p.finish(ctx); err != nil {
+		return p.result(), err
+	}
+	return p.result(), nil
+}
+
+// putter cuts one task attempt into entries per destination.
+type putter struct {
+	s    *Service
+	sh   *shuffle
+	k    attemptKey
+	pids []uint32
+	seq  []uint32         // entries sent per destination
+	sent []barrier.Totals // totals per destination
+}
+
+// feed reads every record of the input and sends its rows.
+func (p *putter) feed(ctx context.Context, next func() (arrow.Record, error)) error {
+	for {
+		rec, err := next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("shuffle %s task %d attempt %d: reading input: %w", p.sh.id(), p.k.task, p.k.attempt, err)
+		}
+		if err := p.add(ctx, rec); err != nil {
+			return err
+		}
+	}
+}
+
+// add partitions one record and hands its groups to the splitter.
+func (p *putter) add(ctx context.Context, rec arrow.Record) error {
+	sh := p.sh
+	if err := sh.checkSchema(p.k.task, rec.Schema()); err != nil {
+		return err
+	}
+	var err error
+	if p.pids, err = sh.part.Partition(rec, p.pids); err != nil {
+		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, sh.id(), p.k.task, err)
+	}
+	groups, err := table.Split(p.s.cfg.Allocator, rec, p.pids, sh.groupOf, len(sh.members))
+	if err != nil {
+		return fmt.Errorf("shuffle %s task %d: %w", sh.id(), p.k.task, err)
+	}
+	defer releaseGroups(groups)
+	for dest, g := range groups {
+		if g.Rec == nil || g.Rec.NumRows() == 0 {
+			continue
+		}
+		if err := p.send(ctx, dest, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send encodes one group and adds it to the destination's buffer.
+func (p *putter) send(ctx context.Context, dest int, g table.Group) error {
+	data, err := p.sh.codec.AppendRecord(nil, g.Rec)
+	if err != nil {
+		return fmt.Errorf("shuffle %s task %d: encoding: %w", p.sh.id(), p.k.task, err)
+	}
+	runs := make([]splitter.Run, len(g.Runs))
+	for i, r := range g.Runs {
+		runs[i] = splitter.Run{Partition: r.Partition, Count: uint64(r.Rows)}
+	}
+	e := splitter.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
+	p.seq[dest]++
+	p.sent[dest].Add(uint64(g.Rec.NumRows()), uint64(len(data)), crc32.Checksum(data, castagnoli))
+	return p.s.split.Add(ctx, p.sh.id(), p.sh.epoch, p.sh.members[dest], e)
+}
+
+func releaseGroups(gs []table.Group) {
+	for _, g := range gs {
+		if g.Rec != nil {
+			g.Rec.Release()
+		}
+	}
+}
+
+// finish sends the end markers, waits for them, and reports the task done.
+func (p *putter) finish(ctx context.Context) error {
+	sh := p.sh
+	acks := make(chan error, len(sh.members))
+	for dest, node := range sh.members {
+		end := splitter.End{Task: p.k.task, Attempt: p.k.attempt, Pieces: p.seq[dest], Totals: p.sent[dest],
+			Done: func(err error) { acks <- err }}
+		if err := p.s.split.End(sh.id(), sh.epoch, node, end); err != nil {
+			acks <- err
+		}
+	}
+	var errs []error
+	for range sh.members {
+		select {
+		case err := <-acks:
+			errs = append(errs, err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("shuffle %s task %d attempt %d: %w", sh.id(), p.k.task, p.k.attempt, err)
+	}
+	return p.reportDone(ctx)
+}
+
+// reportDone tells the coordinator what the attempt sent to each receiver.
+func (p *putter) reportDone(ctx context.Context) error {
+	sent := make(map[string]barrier.Totals, len(p.sh.members))
+	for i, n := range p.sh.members {
+		sent[n] = p.sent[i]
+	}
+	c := control{Op: opDone, Shuffle: p.sh.id(), Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: sent}
+	return p.s.retry(ctx, 5, func() error { _, err := p.s.control(ctx, p.sh.coordinator, c); return err })
+}
+
+// result sums what was sent.
+func (p *putter) result() PutResult {
+	var r PutResult
+	for _, t := range p.sent {
+		r.Rows += t.Rows
+		r.Bytes += t.Bytes
+	}
+	return r
+}

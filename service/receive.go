@@ -1,0 +1,234 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/spill"
+	"github.com/shufflenode/shufflenode/splitter"
+	"github.com/shufflenode/shufflenode/table"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// recvState is a receiver's progress on one (task, attempt).
+type recvState struct {
+	seen      map[uint32]bool // entries stored or being stored, by seq
+	stored    uint32          // entries fully stored
+	held      barrier.Totals
+	end       *endMsg
+	committed bool
+}
+
+// receive handles a shards message: store its entries, then its end markers.
+func (s *Service) receive(ctx context.Context, m *shardsMsg) error {
+	sh, err := s.lookup(m.Shuffle)
+	if err != nil {
+		return refuse(wire.RefuseUnknownShuffle, err)
+	}
+	if m.Epoch != sh.epoch {
+		return refuse(wire.RefuseStaleEpoch, fmt.Errorf("shuffle %s: message of epoch %d, node %s is at epoch %d", sh.id(), m.Epoch, s.Name(), sh.epoch))
+	}
+	if err := sh.openErr(); err != nil {
+		return refuse(wire.RefuseSealed, err)
+	}
+	for i := range m.Entries {
+		if err := s.receiveEntry(sh, &m.Entries[i]); err != nil {
+			return err
+		}
+	}
+	for _, e := range m.Ends {
+		if err := s.receiveEnd(sh, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// receiveEntry stores one entry's pieces unless it was seen before.
+func (s *Service) receiveEntry(sh *shuffle, e *splitter.Entry) error {
+	if err := sh.checkEntry(e); err != nil {
+		return refuse(wire.RefuseBadRequest, err)
+	}
+	if !sh.claim(e) {
+		return nil // a resent entry: already stored
+	}
+	if err := s.storeEntry(sh, e); err != nil {
+		sh.unclaim(e)
+		return err
+	}
+	return s.stored(sh, e)
+}
+
+// checkEntry refuses an entry for a task out of range or a partition this
+// node does not own.
+func (sh *shuffle) checkEntry(e *splitter.Entry) error {
+	if e.Task >= uint64(sh.spec.Tasks) {
+		return fmt.Errorf("shuffle %s: task %d out of range", sh.id(), e.Task)
+	}
+	for _, r := range e.Runs {
+		if int(r.Partition) >= sh.spec.Partitions || !sh.owned.Has(int(r.Partition)) {
+			return fmt.Errorf("%w: shuffle %s task %d: partition %d", ErrNotOwner, sh.id(), e.Task, r.Partition)
+		}
+	}
+	return nil
+}
+
+// claim marks e as being stored; false if it was seen before.
+func (sh *shuffle) claim(e *splitter.Entry) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	rs := sh.recvState(attemptKey{e.Task, e.Attempt})
+	if rs.seen[e.Seq] {
+		return false
+	}
+	rs.seen[e.Seq] = true
+	return true
+}
+
+func (sh *shuffle) unclaim(e *splitter.Entry) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	delete(sh.recvState(attemptKey{e.Task, e.Attempt}).seen, e.Seq)
+}
+
+func (sh *shuffle) recvState(k attemptKey) *recvState {
+	rs, ok := sh.recv[k]
+	if !ok {
+		rs = &recvState{seen: map[uint32]bool{}}
+		sh.recv[k] = rs
+	}
+	return rs
+}
+
+// storeEntry decodes an entry and stores one piece per output partition.
+func (s *Service) storeEntry(sh *shuffle, e *splitter.Entry) error {
+	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
+	rec, err := sh.codec.Decode(data)
+	if err != nil {
+		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: %w", sh.id(), e.Task, err))
+	}
+	defer rec.Release()
+	if err := checkRuns(sh, e, rec); err != nil {
+		return refuse(wire.RefuseBadRequest, err)
+	}
+	var off int64
+	for _, r := range e.Runs {
+		v := &piece{rec: table.Slice(rec, off, int64(r.Count)), codec: sh.codec}
+		v.size = int64(len(data)) * int64(r.Count) / max(rec.NumRows(), 1)
+		off += int64(r.Count)
+		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
+		if err := s.store.Put(sh.id(), k, v); err != nil {
+			v.Release() // a failed Put leaves the value with us
+			if errors.Is(err, spill.ErrDuplicate) {
+				continue
+			}
+			return refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.id(), e.Task, s.Name(), err))
+		}
+	}
+	return nil
+}
+
+// checkRuns checks that the runs cover the record's rows exactly.
+func checkRuns(sh *shuffle, e *splitter.Entry, rec arrow.Record) error {
+	var n uint64
+	for _, r := range e.Runs {
+		n += r.Count
+	}
+	if n != uint64(rec.NumRows()) {
+		return fmt.Errorf("shuffle %s task %d: runs cover %d rows, record has %d", sh.id(), e.Task, n, rec.NumRows())
+	}
+	return nil
+}
+
+// stored counts a stored entry and commits if the attempt is complete.
+func (s *Service) stored(sh *shuffle, e *splitter.Entry) error {
+	var rows uint64
+	for _, r := range e.Runs {
+		rows += r.Count
+	}
+	sh.mu.Lock()
+	rs := sh.recvState(attemptKey{e.Task, e.Attempt})
+	rs.stored++
+	rs.held.Add(rows, uint64(len(e.Data)), crc32.Checksum(e.Data, castagnoli))
+	commit := sh.tryCommit(attemptKey{e.Task, e.Attempt}, rs)
+	sh.mu.Unlock()
+	return s.afterCommit(sh, commit)
+}
+
+// receiveEnd records an end marker and commits if the attempt is complete.
+func (s *Service) receiveEnd(sh *shuffle, e endMsg) error {
+	if e.Task >= uint64(sh.spec.Tasks) {
+		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: end of task %d out of range", sh.id(), e.Task))
+	}
+	k := attemptKey{e.Task, e.Attempt}
+	sh.mu.Lock()
+	rs := sh.recvState(k)
+	if rs.end == nil {
+		rs.end = &e
+	}
+	commit := sh.tryCommit(k, rs)
+	sh.mu.Unlock()
+	return s.afterCommit(sh, commit)
+}
+
+// commitNote is a commit to report to the coordinator.
+type commitNote struct {
+	k    attemptKey
+	held barrier.Totals
+}
+
+// tryCommit commits k if its marker and all its entries are in. Called with
+// sh.mu held.
+func (sh *shuffle) tryCommit(k attemptKey, rs *recvState) *commitNote {
+	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces {
+		return nil
+	}
+	if _, err := sh.ledger.Commit(k.task, k.attempt, sh.owned); err != nil {
+		return nil // unreachable: task range was checked
+	}
+	rs.committed = true
+	return &commitNote{k: k, held: rs.held}
+}
+
+// afterCommit reports a commit to the coordinator in the background.
+func (s *Service) afterCommit(sh *shuffle, n *commitNote) error {
+	if n == nil {
+		return nil
+	}
+	held := n.held
+	c := control{Op: opCommitted, Shuffle: sh.id(), Node: s.Name(), Task: n.k.task, Attempt: n.k.attempt, Held: &held}
+	s.background(func(ctx context.Context) {
+		err := s.retry(ctx, 8, func() error { _, err := s.control(ctx, sh.coordinator, c); return err })
+		if err != nil {
+			s.log.Error("reporting commit failed", "shuffle", sh.id(), "task", n.k.task, "attempt", n.k.attempt, "err", err)
+		}
+	})
+	return nil
+}
+
+// piece is one output partition's rows of one entry, held in memory: a
+// zero-copy slice of the decoded entry.
+type piece struct {
+	rec   arrow.Record
+	size  int64
+	codec *table.Codec
+}
+
+func (p *piece) Size() int64                   { return p.size }
+func (p *piece) MarshalSpill() ([]byte, error) { return p.codec.AppendRecord(nil, p.rec) }
+func (p *piece) Release()                      { p.rec.Release() }
+
+// refusal is an error that the handler turns into a TypeRefused reply.
+type refusal struct {
+	code wire.RefusalCode
+	err  error
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+func refuse(code wire.RefusalCode, err error) error { return &refusal{code: code, err: err} }

@@ -1,0 +1,200 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/spill"
+	"github.com/shufflenode/shufflenode/splitter"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Network is what the service needs of the cluster; *dht.Node implements it.
+type Network interface {
+	// Self is this node.
+	Self() dht.Member
+	// Members are the live members, self included, sorted by name.
+	Members() []dht.Member
+	// Request sends one frame to the member named to and returns its Ack.
+	// Busy and refused replies come back as errors (wire.ErrBusy,
+	// wire.ErrRefused with a *wire.Refusal).
+	Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error)
+}
+
+// Service is one node's shuffle engine. Create it with New, connect it to the
+// cluster with Attach (the cluster's handler is Handle), Close it when done.
+type Service struct {
+	cfg   Config
+	log   *slog.Logger
+	net   Network
+	store *spill.Store
+	split *splitter.Splitter
+	ready chan struct{}   // closed by Attach: net is set
+	ctx   context.Context // cancelled by Close; parent of background work
+	stop  context.CancelFunc
+	bg    sync.WaitGroup
+
+	mu       sync.RWMutex
+	shuffles map[string]*shuffle
+	closed   bool
+}
+
+// New opens the spill store and starts the splitter. The service handles no
+// request until Attach.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*shuffle), ready: make(chan struct{})}
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	send := cfg.MemoryLimit / 4
+	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.MemoryLimit - send, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("service: spill store: %w", err)
+	}
+	s.store = store
+	s.split, err = splitter.New(splitter.Config{
+		BufferBytes: min(cfg.BufferBytes, max(send/8, 1)), MemoryLimit: send,
+		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
+	}, sender{s})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Attach connects the service to its cluster. Call it exactly once;
+// requests that reach Handle earlier wait for it.
+func (s *Service) Attach(n Network) {
+	s.net = n
+	s.log = s.log.With("node", n.Self().Name)
+	close(s.ready)
+}
+
+// attached waits for Attach.
+func (s *Service) attached(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Name is this node's name.
+func (s *Service) Name() string { return s.net.Self().Name }
+
+// Close stops background work, the splitter and the spill store. It is
+// idempotent.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	s.bg.Wait()
+	err := s.split.Close()
+	return errors.Join(err, s.store.Close())
+}
+
+// lookup returns the shuffle named id.
+func (s *Service) lookup(id string) (*shuffle, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	sh, ok := s.shuffles[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, id, s.net.Self().Name)
+	}
+	return sh, nil
+}
+
+// control sends a control message to node and decodes its reply.
+func (s *Service) control(ctx context.Context, node string, c control) (controlReply, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return controlReply{}, err
+	}
+	f, err := s.net.Request(ctx, node, wire.TypeControl, body)
+	if err != nil {
+		return controlReply{}, peerError(c.Shuffle, node, err)
+	}
+	var r controlReply
+	if len(f.Payload) > 0 {
+		if err := json.Unmarshal(f.Payload, &r); err != nil {
+			return r, fmt.Errorf("service: shuffle %s: reply from %s: %w", c.Shuffle, node, err)
+		}
+	}
+	return r, nil
+}
+
+// broadcast sends c to every node in nodes, in parallel, and joins the errors.
+func (s *Service) broadcast(ctx context.Context, nodes []string, c control) error {
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { _, errs[i] = s.control(ctx, n, c) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// background runs fn on a goroutine that Close waits for.
+func (s *Service) background(fn func(ctx context.Context)) {
+	s.bg.Go(func() { fn(s.ctx) })
+}
+
+// retry calls fn until it succeeds, fails with a refusal, or tries run out.
+func (s *Service) retry(ctx context.Context, tries int, fn func() error) error {
+	var err error
+	for i := range tries {
+		if err = fn(); err == nil || errors.Is(err, wire.ErrRefused) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(20<<min(i, 6)) * time.Millisecond)
+	}
+	return err
+}
+
+// peerError wraps a failed request to node: a refusal becomes the sentinel
+// of its code, so callers (and client status codes) see what the peer meant;
+// anything else is ErrUnavailable.
+func peerError(shuffle, node string, err error) error {
+	if code, ok := wire.RefusalCodeOf(err); ok {
+		return fmt.Errorf("%w: shuffle %s: node %s: %w", refusalSentinel(code), shuffle, node, err)
+	}
+	if errors.Is(err, wire.ErrBusy) {
+		return fmt.Errorf("service: shuffle %s: node %s: %w", shuffle, node, err)
+	}
+	return fmt.Errorf("%w: shuffle %s: node %s: %w", ErrUnavailable, shuffle, node, err)
+}
+
+// refusalSentinel is the inverse of refusalCode.
+func refusalSentinel(code wire.RefusalCode) error {
+	switch code {
+	case wire.RefuseUnknownShuffle:
+		return ErrUnknownShuffle
+	case wire.RefuseSealed:
+		return ErrSealed
+	case wire.RefuseBadRequest:
+		return ErrBadInput
+	case wire.RefuseNotOwner:
+		return ErrNotOwner
+	case wire.RefuseClosing:
+		return ErrUnavailable
+	}
+	return ErrFailed
+}

@@ -1,0 +1,48 @@
+// Command shufflenode runs and drives shufflenode, the peer-to-peer shuffle
+// service. See README.md for every subcommand and flag.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: shufflenode COMMAND [flags]
+
+commands:
+  demo      run the main job: an in-process cluster shuffles a synthetic table and verifies it
+  bench     measure the demo workload at several settings (shuffle)
+  serve     run one node (sidecar) until SIGINT/SIGTERM
+  status    print the members a running node sees (--node API_ADDR)
+  plan      print a rechunk plan (plan rechunk --old JSON --new JSON)
+
+Run 'shufflenode COMMAND -h' for the flags of a command.
+`
+
+// commands maps subcommand names to their entry points; each returns the
+// process exit status.
+var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"demo":   cmdDemo,
+	"bench":  cmdBench,
+	"serve":  cmdServe,
+	"status": cmdStatus,
+	"plan":   cmdPlan,
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "shufflenode: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	return cmd(args[1:], stdout, stderr)
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/node"
+	"github.com/shufflenode/shufflenode/service"
+)
+
+// serveFlags are the flags of serve; they fill a node.Config.
+type serveFlags struct {
+	name, dataDir, listen, gossip, api, join string
+	admin                                    string
+	networkKey, gossipKey, profile, logLevel string
+	memLimit                                 byteSize
+}
+
+func (f *serveFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	host, _ := os.Hostname()
+	fs.StringVar(&f.name, "name", host, "unique node name in the cluster")
+	fs.StringVar(&f.dataDir, "data-dir", "shufflenode-data", "directory for the identity key and spill files")
+	fs.StringVar(&f.listen, "listen", "/ip4/127.0.0.1/tcp/0", "libp2p listen multiaddrs for peer streams, comma-separated")
+	fs.StringVar(&f.gossip, "gossip", "127.0.0.1:7946", "memberlist gossip address host:port (TCP and UDP)")
+	fs.StringVar(&f.api, "api", "127.0.0.1:7947", "client API (Arrow Flight) address host:port")
+	fs.StringVar(&f.admin, "admin", "127.0.0.1:7948", "admin HTTP address for /metrics, /status and /debug/pprof (empty: off)")
+	fs.StringVar(&f.join, "join", "", "gossip addresses of members to join, comma-separated")
+	fs.StringVar(&f.networkKey, "network-key", "", "file with a 32-byte libp2p private-network key (PSK)")
+	fs.StringVar(&f.gossipKey, "gossip-key", "", "file with a 16, 24 or 32-byte memberlist encryption key")
+	fs.StringVar(&f.profile, "profile", "lan", "memberlist timers: lan or local (fast, for loopback)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+// config turns the flags into a node.Config.
+func (f *serveFlags) config() (node.Config, error) {
+	log := newLogger(os.Stderr, f.logLevel)
+	c := node.Config{APIAddr: f.api, AdminAddr: f.admin, Logger: log,
+		Cluster: dht.Config{Name: f.name, DataDir: f.dataDir, GossipAddr: f.gossip, Profile: f.profile,
+			ListenAddrs: splitList(f.listen), Join: splitList(f.join), Logger: log},
+		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"), Logger: log},
+	}
+	var err error
+	if c.Cluster.NetworkKey, err = readKey(f.networkKey); err != nil {
+		return c, err
+	}
+	c.Cluster.GossipKey, err = readKey(f.gossipKey)
+	return c, err
+}
+
+func readKey(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading key: %w", err)
+	}
+	return []byte(strings.TrimSpace(string(b))), nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	var f serveFlags
+	fs := newFlags("serve", stderr)
+	f.register(fs)
+	f.memLimit = 1 << 30
+	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	cfg, err := f.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	n, err := node.Start(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
+		return 1
+	}
+	cfg.Logger.Info("serving", "node", n.Name(), "api", n.APIAddr(), "gossip", n.Cluster.Self().GossipAddr, "peer", n.Cluster.Self().PeerID)
+	<-ctx.Done()
+	cfg.Logger.Info("stopping", "node", n.Name())
+	_ = n.Cluster.Leave(5 * time.Second)
+	if err := n.Close(); err != nil {
+		fmt.Fprintf(stderr, "shufflenode serve: closing: %v\n", err)
+		return 1
+	}
+	return 0
+}

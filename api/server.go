@@ -85,7 +85,7 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 	case ActionCreate:
 		reply, err = s.create(ctx, a.Body)
 	case ActionBarrier:
-		reply, err = s.withRef(a.Body, func(id string) (any, error) { return nil, s.svc.Barrier(ctx, id) })
+		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.barrier(ctx, id) })
 	case ActionStatus:
 		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.status(id) })
 	case ActionClose:
@@ -107,6 +107,11 @@ func (s *Server) create(ctx context.Context, body []byte) (any, error) {
 		return nil, fmt.Errorf("%w: create: %w", service.ErrBadInput, err)
 	}
 	return nil, s.svc.Create(ctx, &sp)
+}
+
+func (s *Server) barrier(ctx context.Context, id string) (any, error) {
+	r, err := s.svc.Barrier(ctx, id)
+	return BarrierReply{Sealed: r.Sealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.ReplaySet}, err
 }
 
 func (s *Server) withRef(body []byte, fn func(id string) (any, error)) (any, error) {
@@ -269,7 +274,7 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, service.ErrFailed):
 		code = codes.Aborted
-	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed):
+	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed), errors.Is(err, service.ErrStaleEpoch):
 		code = codes.Unavailable
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled

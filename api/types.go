@@ -25,6 +25,17 @@ type ShuffleRef struct {
 	Shuffle string `json:"shuffle"`
 }
 
+// BarrierReply is the reply of the barrier action: either Sealed, or the
+// tasks that have no done attempt (a node was lost, or their puts failed),
+// which the client runs again with new attempt numbers before asking again.
+type BarrierReply struct {
+	Sealed bool     `json:"sealed"`
+	Replay []uint64 `json:"replay,omitempty"`
+	Epoch  uint64   `json:"epoch"`
+	// ReplaySet is how many finished tasks lost nodes took with them.
+	ReplaySet int `json:"replay_set,omitempty"`
+}
+
 // PutCmd tags a DoPut stream with the input task attempt it carries.
 type PutCmd struct {
 	Shuffle string `json:"shuffle"`

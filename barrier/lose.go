@@ -18,9 +18,11 @@ import (
 // Lose may complete the barrier (Decision.Seal) when the last missing commit
 // was lost's and it held no data. The error wraps ErrStaleEpoch,
 // ErrUnknownReceiver (lost is not a receiver of the current epoch),
-// ErrInvalidConfig (bad survivors), ErrSealed or ErrFailed; on error nothing
-// changes. After the seal a loss cannot be repaired here: the caller fails
-// the shuffle or re-opens it some other way.
+// ErrInvalidConfig (bad survivors) or ErrFailed; on error nothing
+// changes. A sealed tracker reopens (Running): the seal is undone if the
+// lost node held data of any task, and Seal is decided again once the
+// replays commit; the caller decides whether a loss after the seal can
+// still be repaired (no output read yet) or must fail the shuffle.
 func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uint64, d Decision, err error) {
 	if t.posByName(&t.epochs[len(t.epochs)-1], lost) < 0 {
 		return nil, Decision{}, fmt.Errorf("%w: shuffle %s: lost node %s is not a receiver of epoch %d",
@@ -29,7 +31,14 @@ func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uin
 	if slices.Contains(survivors, lost) {
 		return nil, Decision{}, fmt.Errorf("%w: shuffle %s: lost node %s listed as a survivor", ErrInvalidConfig, t.shuffle, lost)
 	}
+	sealed := t.phase == Sealed
+	if sealed {
+		t.phase = Running // reopened: what lost held must be rebuilt
+	}
 	if err := t.SetReceivers(epoch, survivors); err != nil {
+		if sealed {
+			t.phase = Sealed
+		}
 		return nil, Decision{}, err
 	}
 	r := t.index[lost]

@@ -74,6 +74,22 @@ func TestLose(t *testing.T) {
 			t.Fatalf("Lose = %v %+v %v, want a seal and no replay", replay, d, err)
 		}
 	})
+	t.Run("a sealed tracker reopens", func(t *testing.T) {
+		tr, _ := New(Config{Shuffle: "s", Tasks: 1, Receivers: []string{"a", "b"}})
+		must(t)(tr.TaskDone(0, 0, "a", map[string]Totals{"a": data, "b": data}))
+		must(t)(tr.Committed("a", 0, 0, data))
+		if d, _ := tr.Committed("b", 0, 0, data); !d.Seal {
+			t.Fatal("not sealed")
+		}
+		replay, d, err := tr.Lose(1, "b", []string{"a"})
+		if err != nil || !slices.Equal(replay, []uint64{0}) || d.Seal || tr.Phase() != Running {
+			t.Fatalf("Lose after seal = %v %+v %v, phase %v", replay, d, err, tr.Phase())
+		}
+		must(t)(tr.TaskDone(0, 1, "a", map[string]Totals{"a": data}))
+		if d, _ := tr.Committed("a", 0, 1, data); !d.Seal {
+			t.Fatal("the replay did not seal again")
+		}
+	})
 	t.Run("refusals", func(t *testing.T) {
 		tr := setup(t)
 		if _, _, err := tr.Lose(1, "z", []string{"a"}); !errors.Is(err, ErrUnknownReceiver) {

@@ -82,9 +82,13 @@ func (c *Client) Create(ctx context.Context, sp *spec.Spec) error {
 	return c.action(ctx, api.ActionCreate, sp, nil)
 }
 
-// Barrier waits until the shuffle is sealed on every member.
-func (c *Client) Barrier(ctx context.Context, shuffle string) error {
-	return c.action(ctx, api.ActionBarrier, api.ShuffleRef{Shuffle: shuffle}, nil)
+// Barrier waits until the shuffle is sealed on every member, or until some
+// tasks must run again (a node was lost, or their puts failed): then Replay
+// lists them. Call it when no put is in flight.
+func (c *Client) Barrier(ctx context.Context, shuffle string) (api.BarrierReply, error) {
+	var r api.BarrierReply
+	err := c.action(ctx, api.ActionBarrier, api.ShuffleRef{Shuffle: shuffle}, &r)
+	return r, err
 }
 
 // Status returns the node's view of a shuffle.

@@ -1,12 +1,14 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/api"
@@ -17,18 +19,24 @@ import (
 
 // Job is a whole shuffle for Run.
 type Job struct {
-	// Spec of the shuffle; it is created on Nodes[0].
+	// Spec of the shuffle; it is created on Nodes[0], its coordinator.
 	Spec *spec.Spec
-	// Nodes are API addresses; input task i is put on Nodes[i % len(Nodes)].
+	// Nodes are API addresses; attempt a of input task i is put on
+	// Nodes[(i+a) % len(Nodes)], so a task whose node died runs elsewhere.
 	Nodes []string
 	// Input produces input task i's records; Run releases them after the put.
 	Input func(task int) ([]arrow.Record, error)
 	// Parallel puts at once (default 2 per node).
 	Parallel int
-	// MaxAttempts per task (default 3): a put that fails with a retryable
-	// code is run again with the next attempt number.
+	// MaxAttempts per task and round (default 3): a put that fails with a
+	// retryable code runs again at once with the next attempt number; after
+	// that the task is left to the next barrier round.
 	MaxAttempts int
-	// Progress, if set, is called after each task with the tasks done.
+	// MaxRounds bounds the barrier rounds (default 30): after each round the
+	// coordinator names the tasks to run again (a node was lost, or their
+	// puts failed) until the shuffle seals.
+	MaxRounds int
+	// Progress, if set, is called after each successful put.
 	Progress func(done, total int)
 }
 
@@ -36,12 +44,25 @@ type Job struct {
 type Result struct {
 	Shuffle   string
 	Endpoints []Endpoint
+	// Epoch is the shuffle's final epoch: the number of nodes lost.
+	Epoch uint64
+	// ReplaySet is how many finished tasks the lost nodes took with them
+	// (the coordinator's replay sets; Replayed also counts failed puts).
+	ReplaySet int
 	clients   []*Client
 	attempts  atomic.Int64
+	replayed  atomic.Int64
+
+	mu   sync.Mutex
+	next map[int]uint32 // next attempt number per task
 }
 
 // Attempts is the number of puts made (>= tasks; more if some were retried).
 func (r *Result) Attempts() int64 { return r.attempts.Load() }
+
+// Replayed is the number of task runs the coordinator asked for after the
+// first round (the replay set of lost nodes, and failed puts).
+func (r *Result) Replayed() int64 { return r.replayed.Load() }
 
 // Read streams output partition p to fn.
 func (r *Result) Read(ctx context.Context, p int, fn func(arrow.Record) error) error {
@@ -57,6 +78,15 @@ func (r *Result) Close(ctx context.Context) error {
 	return err
 }
 
+// attempt returns a fresh attempt number for task t.
+func (r *Result) attempt(t int) uint32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.next[t]
+	r.next[t] = a + 1
+	return a
+}
+
 // Run runs a whole shuffle and returns it sealed.
 func Run(ctx context.Context, job Job) (*Result, error) {
 	if len(job.Nodes) == 0 || job.Spec == nil || job.Input == nil {
@@ -66,7 +96,7 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Shuffle: job.Spec.ID, clients: clients}
+	res := &Result{Shuffle: job.Spec.ID, clients: clients, next: map[int]uint32{}}
 	if err := run(ctx, job, res); err != nil {
 		for _, c := range clients {
 			c.Close()
@@ -76,75 +106,98 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 	return res, nil
 }
 
+// run creates the shuffle, then puts tasks and waits at the barrier in
+// rounds until it seals.
 func run(ctx context.Context, job Job, res *Result) error {
 	schema, err := job.Spec.ArrowSchema()
 	if err != nil {
 		return err
 	}
-	if err := res.clients[0].Create(ctx, job.Spec); err != nil {
+	coord := res.clients[0]
+	if err := coord.Create(ctx, job.Spec); err != nil {
 		return fmt.Errorf("client: create %s: %w", job.Spec.ID, err)
 	}
-	if err := putAll(ctx, job, res, schema); err != nil {
-		return err
+	tasks := make([]uint64, job.Spec.Tasks)
+	for i := range tasks {
+		tasks[i] = uint64(i)
 	}
-	if err := res.clients[0].Barrier(ctx, job.Spec.ID); err != nil {
-		return fmt.Errorf("client: barrier of %s: %w", job.Spec.ID, err)
+	rounds := cmp.Or(job.MaxRounds, 30)
+	for round := 0; ; round++ {
+		if err := putAll(ctx, job, res, schema, tasks); err != nil {
+			return err
+		}
+		b, err := coord.Barrier(ctx, job.Spec.ID)
+		if err != nil {
+			return fmt.Errorf("client: barrier of %s: %w", job.Spec.ID, err)
+		}
+		res.Epoch, res.ReplaySet = b.Epoch, b.ReplaySet
+		if b.Sealed {
+			break
+		}
+		if round+1 >= rounds {
+			return fmt.Errorf("client: shuffle %s not sealed after %d rounds; %d tasks still pending", job.Spec.ID, rounds, len(b.Replay))
+		}
+		tasks = b.Replay
+		res.replayed.Add(int64(len(tasks)))
+		if !sleep(ctx, min(50*time.Millisecond<<round, 2*time.Second)) {
+			return ctx.Err()
+		}
 	}
-	res.Endpoints, err = res.clients[0].Locations(ctx, job.Spec.ID)
+	res.Endpoints, err = coord.Locations(ctx, job.Spec.ID)
 	return err
 }
 
-// putAll puts every task with bounded parallelism; the first error stops it.
-func putAll(ctx context.Context, job Job, res *Result, schema *arrow.Schema) error {
+// putAll puts tasks with bounded parallelism. A put that keeps failing with
+// a retryable code is left for the barrier to hand back; any other error
+// stops everything.
+func putAll(ctx context.Context, job Job, res *Result, schema *arrow.Schema, tasks []uint64) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	par := job.Parallel
-	if par <= 0 {
-		par = 2 * len(job.Nodes)
-	}
-	tasks := make(chan int)
+	ch := make(chan int)
 	var wg sync.WaitGroup
 	var done atomic.Int64
-	for range par {
+	for range cmp.Or(job.Parallel, 2*len(job.Nodes)) {
 		wg.Go(func() {
-			for t := range tasks {
-				if err := putTask(ctx, job, res, schema, t); err != nil {
+			for t := range ch {
+				err := putTask(ctx, job, res, schema, t)
+				switch {
+				case err == nil:
+					if n := done.Add(1); job.Progress != nil {
+						job.Progress(min(int(n), len(tasks)), len(tasks))
+					}
+				case ctx.Err() != nil:
+				case !retryable(err):
 					cancel(err)
-					continue
-				}
-				if n := done.Add(1); job.Progress != nil {
-					job.Progress(int(n), job.Spec.Tasks)
 				}
 			}
 		})
 	}
-	feed(ctx, tasks, job.Spec.Tasks)
+	feed(ctx, ch, tasks)
 	wg.Wait()
 	return context.Cause(ctx)
 }
 
-func feed(ctx context.Context, tasks chan<- int, n int) {
-	defer close(tasks)
-	for t := range n {
+func feed(ctx context.Context, ch chan<- int, tasks []uint64) {
+	defer close(ch)
+	for _, t := range tasks {
 		select {
-		case tasks <- t:
+		case ch <- int(t):
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// putTask puts task t on its node, retrying with new attempts.
+// putTask puts task t, retrying retryable failures with new attempts on
+// the next node.
 func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t int) error {
-	c := res.clients[t%len(res.clients)]
-	attempts := max(job.MaxAttempts, 1)
-	if job.MaxAttempts == 0 {
-		attempts = 3
-	}
 	var err error
-	for a := range attempts {
+	var c *Client
+	for range cmp.Or(job.MaxAttempts, 3) {
+		a := res.attempt(t)
+		c = res.clients[(t+int(a))%len(res.clients)]
 		res.attempts.Add(1)
-		if err = putOnce(ctx, job, c, schema, t, uint32(a)); err == nil || !retryable(err) {
+		if err = putOnce(ctx, job, c, schema, t, a); err == nil || !retryable(err) || ctx.Err() != nil {
 			break
 		}
 	}
@@ -152,6 +205,17 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 		return fmt.Errorf("client: shuffle %s task %d on %s: %w", job.Spec.ID, t, c.Addr(), err)
 	}
 	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func putOnce(ctx context.Context, job Job, c *Client, schema *arrow.Schema, t int, attempt uint32) error {
@@ -176,10 +240,12 @@ func putOnce(ctx context.Context, job Job, c *Client, schema *arrow.Schema, t in
 	return err
 }
 
-// retryable says whether a failed put may be run again as a new attempt.
+// retryable says whether a failed put may be run again as a new attempt:
+// the node or a peer was unreachable, the epoch moved, or the node went away
+// mid-call (Canceled from the server while our own context is alive).
 func retryable(err error) bool {
 	switch status.Code(err) {
-	case codes.Unavailable, codes.Internal, codes.Unknown, codes.DeadlineExceeded:
+	case codes.Unavailable, codes.Internal, codes.Unknown, codes.DeadlineExceeded, codes.Canceled:
 		return true
 	}
 	return false

@@ -192,8 +192,8 @@ func TestBadInput(t *testing.T) {
 	if _, err := f.put(ctx, 1, 3, 0, f.task(3)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c0.Barrier(ctx, f.sp.ID); err != nil {
-		t.Fatal(err)
+	if r, err := c0.Barrier(ctx, f.sp.ID); err != nil || !r.Sealed {
+		t.Fatalf("barrier: %+v %v (tasks 1 and 2 each have one finished attempt)", r, err)
 	}
 	t.Run("put after seal", func(t *testing.T) {
 		_, err := f.put(ctx, 1, 3, 5, f.task(3))

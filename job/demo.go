@@ -31,6 +31,9 @@ type DemoConfig struct {
 	ReadParallel   int   // concurrent partition reads (default 2 per node)
 	// Progress, if set, is told each finished input task and output read.
 	Progress func(phase string, done, total int)
+	// BeforeInput, if set, is called before input task t is produced (each
+	// attempt): fault-injection tests kill nodes from here.
+	BeforeInput func(task int)
 }
 
 func (c DemoConfig) withDefaults() DemoConfig {
@@ -52,6 +55,9 @@ type Report struct {
 	Tasks          int
 	Partitions     int
 	Attempts       int64
+	Replayed       int64   // task runs the coordinator asked for again
+	Epoch          uint64  // nodes lost during the shuffle
+	ReplaySet      int     // finished tasks the lost nodes took with them
 	ShuffleSeconds float64 // create, puts and barrier
 	ReadSeconds    float64 // reading every partition back
 	TotalSeconds   float64
@@ -108,6 +114,9 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 	start := time.Now()
 	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel,
 		Input: func(t int) ([]arrow.Record, error) {
+			if c.BeforeInput != nil {
+				c.BeforeInput(t)
+			}
 			return []arrow.Record{table.GenTask(memory.DefaultAllocator, gen, t, c.Tasks)}, nil
 		},
 		Progress: progress(c.Progress, "put")})
@@ -115,7 +124,7 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 		return rep, err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
-	rep.Attempts = res.Attempts()
+	rep.Attempts, rep.Replayed, rep.Epoch, rep.ReplaySet = res.Attempts(), res.Replayed(), res.Epoch, res.ReplaySet
 	rep.ShuffleSeconds = time.Since(start).Seconds()
 	readStart := time.Now()
 	if err := readAll(ctx, res, v, c, len(nodes)); err != nil {

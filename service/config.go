@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
@@ -24,6 +25,10 @@ type Config struct {
 	// OutputBatchRows is the number of rows Get aims for in one output
 	// batch (default 65536).
 	OutputBatchRows int64
+	// LossWait is how long the coordinator waits for the failure detector
+	// when a member does not take the seal, before failing the shuffle
+	// (default 30 s).
+	LossWait time.Duration
 	// Allocator for Arrow data; default memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger; default slog.Default().
@@ -34,7 +39,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		MemoryLimit: 1 << 30, BufferBytes: 4 << 20, MaxInFlight: 2,
-		OutputBatchRows: 1 << 16, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
+		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
 	}
 }
 
@@ -51,6 +56,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OutputBatchRows == 0 {
 		c.OutputBatchRows = d.OutputBatchRows
+	}
+	if c.LossWait == 0 {
+		c.LossWait = d.LossWait
 	}
 	if c.Allocator == nil {
 		c.Allocator = d.Allocator

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // Replies of the coordinator to begin and barrier requests.
@@ -14,6 +15,7 @@ const (
 	statusOK       = "ok"
 	statusDone     = "done"     // begin: the task already has a done attempt
 	statusConflict = "conflict" // begin: the attempt runs on another node
+	statusStale    = "stale"    // begin: the sender is at an older epoch
 	statusRunning  = "running"  // barrier: not reached yet
 	statusSealed   = "sealed"   // barrier: reached
 )
@@ -38,6 +40,10 @@ func (s *Service) begin(sh *shuffle, c *control) (controlReply, error) {
 	if _, _, ok := co.tracker.DoneAttempt(c.Task); ok {
 		return controlReply{Status: statusDone}, nil
 	}
+	if c.Epoch != sh.route.epoch {
+		reason := fmt.Sprintf("shuffle %s task %d attempt %d: node %s is at epoch %d, the coordinator at %d", sh.id(), c.Task, c.Attempt, c.Node, c.Epoch, sh.route.epoch)
+		return controlReply{Status: statusStale, Reason: reason}, nil
+	}
 	k := attemptKey{c.Task, c.Attempt}
 	if n, ok := co.begun[k]; ok && n != c.Node {
 		reason := fmt.Sprintf("shuffle %s task %d attempt %d was started on node %s; use a new attempt number", sh.id(), c.Task, c.Attempt, n)
@@ -56,7 +62,12 @@ func (s *Service) report(sh *shuffle, c *control) error {
 	}
 	sh.mu.Lock()
 	var d barrier.Decision
-	if c.Op == opDone {
+	if c.Op == opDone && c.Epoch != sh.route.epoch {
+		// The attempt ran against an older ownership: it may have sent data to
+		// a lost node. It does not count; its task runs again.
+		err = refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s task %d attempt %d ran in epoch %d, now %d",
+			ErrStaleEpoch, sh.id(), c.Task, c.Attempt, c.Epoch, sh.route.epoch))
+	} else if c.Op == opDone {
 		d, err = co.tracker.TaskDone(c.Task, c.Attempt, c.Node, c.Sent)
 	} else if c.Held != nil {
 		d, err = co.tracker.Committed(c.Node, c.Task, c.Attempt, *c.Held)
@@ -86,68 +97,103 @@ func (s *Service) decide(sh *shuffle, d barrier.Decision) {
 
 // conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
 func (s *Service) conclude(ctx context.Context, sh *shuffle, c control, failure error) {
-	err := s.retry(ctx, 5, func() error { return s.broadcast(ctx, sh.members, c) })
+	rt := sh.routing()
+	err := s.retry(ctx, 5, func() error { return s.broadcast(ctx, rt.live, c) })
 	if err != nil && failure == nil {
+		if s.awaitEpoch(ctx, sh, rt.epoch) {
+			return // a member was lost meanwhile: the shuffle reopened and will seal again
+		}
 		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.id(), err)
-		_ = s.broadcast(ctx, sh.members, control{Op: opFail, Shuffle: sh.id(), Reason: failure.Error()})
+		_ = s.broadcast(ctx, rt.live, control{Op: opFail, Shuffle: sh.id(), Reason: failure.Error()})
 	}
-	sh.coord.err = failure
-	close(sh.coord.final)
+	sh.mu.Lock()
+	if failure == nil && sh.route.epoch != rt.epoch {
+		sh.mu.Unlock()
+		return // sealed an epoch that is gone: the new one seals again
+	}
+	if failure != nil {
+		sh.coord.err = failure
+	} else {
+		sh.coord.announced = true
+	}
+	sh.mu.Unlock()
+	sh.coord.once.Do(func() { close(sh.coord.final) })
 }
 
-// barrierStatus handles opBarrier: the current outcome, without waiting.
+// awaitEpoch waits (up to the failure detector's reach) for sh to leave
+// epoch: a member that did not take the seal is usually dying.
+func (s *Service) awaitEpoch(ctx context.Context, sh *shuffle, epoch uint64) bool {
+	deadline := time.Now().Add(s.cfg.LossWait)
+	for time.Now().Before(deadline) {
+		if sh.routing().epoch != epoch {
+			return true
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return false
+}
+
+// barrierStatus handles opBarrier: the current outcome, without waiting:
+// sealed, failed, or running with the tasks that have no done attempt.
 func (s *Service) barrierStatus(sh *shuffle) (controlReply, error) {
 	co, err := s.coordinator(sh)
 	if err != nil {
 		return controlReply{}, err
 	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	select {
 	case <-co.final:
 		if co.err != nil {
 			return controlReply{}, fmt.Errorf("%w: %s: %w", ErrFailed, sh.id(), co.err)
 		}
-		return controlReply{Status: statusSealed}, nil
+		return controlReply{Status: statusSealed, Epoch: sh.route.epoch, Replayed: co.replayed}, nil
 	default:
-		return controlReply{Status: statusRunning}, nil
 	}
+	return controlReply{Status: statusRunning, Epoch: sh.route.epoch, Replayed: co.replayed, Replay: co.tracker.Pending()}, nil
 }
 
-// Barrier waits until the shuffle is sealed on every member, or failed.
-// Any member may be asked; it polls the coordinator.
-func (s *Service) Barrier(ctx context.Context, id string) error {
+// BarrierResult is the outcome of a barrier wait that did not fail.
+type BarrierResult struct {
+	// Sealed: every member holds every task's data; outputs can be read.
+	Sealed bool
+	// Replay lists tasks without a done attempt (not sealed): with no put in
+	// flight, the caller runs each of them again with a new attempt number.
+	Replay []uint64
+	// Epoch is the shuffle's current epoch (how many nodes were lost).
+	Epoch uint64
+	// ReplaySet is the number of done tasks that lost nodes took with them
+	// (summed over losses): what recovery had to run again.
+	ReplaySet int
+}
+
+// Barrier waits until the shuffle is sealed on every member, or failed, or
+// some task has no done attempt (Replay). Call it once every put has
+// returned: a task still being put also counts as pending. Any member may be
+// asked; it polls the coordinator.
+func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error) {
 	sh, err := s.lookup(id)
 	if err != nil {
-		return err
+		return BarrierResult{}, err
 	}
-	if sh.coord != nil {
-		select {
-		case <-sh.coord.final:
-			return s.barrierOutcome(sh)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return s.pollBarrier(ctx, sh)
-}
-
-func (s *Service) barrierOutcome(sh *shuffle) error {
-	if sh.coord.err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrFailed, sh.id(), sh.coord.err)
-	}
-	return nil
-}
-
-// pollBarrier asks the coordinator for the outcome until there is one.
-func (s *Service) pollBarrier(ctx context.Context, sh *shuffle) error {
 	for {
-		r, err := s.control(ctx, sh.coordinator, control{Op: opBarrier, Shuffle: sh.id()})
-		if err != nil || r.Status == statusSealed {
-			return err
+		var r controlReply
+		if sh.coord != nil {
+			r, err = s.barrierStatus(sh)
+		} else {
+			r, err = s.control(ctx, sh.coordinator, control{Op: opBarrier, Shuffle: sh.id()})
+		}
+		if err != nil || r.Status == statusSealed || len(r.Replay) > 0 {
+			return BarrierResult{Sealed: r.Status == statusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
 		}
 		select {
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
-			return ctx.Err()
+			return BarrierResult{}, ctx.Err()
 		}
 	}
 }

@@ -28,6 +28,9 @@ var (
 	ErrNotOwner = errors.New("service: partition owned by another node")
 	// ErrClosed: the service is closed.
 	ErrClosed = errors.New("service: closed")
+	// ErrStaleEpoch: the shuffle's ownership changed (a node was lost)
+	// while the attempt ran; run the task again with a new attempt.
+	ErrStaleEpoch = errors.New("service: stale epoch")
 	// ErrUnavailable: a peer could not be reached.
 	ErrUnavailable = errors.New("service: peer unavailable")
 )

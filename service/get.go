@@ -27,9 +27,10 @@ func (s *Service) Locations(id string) ([]Location, error) {
 	for _, m := range s.net.Members() {
 		addrs[m.Name] = m.APIAddr
 	}
+	r := sh.routing()
 	locs := make([]Location, sh.spec.Partitions)
 	for p := range locs {
-		n := sh.members[sh.groupOf[p]]
+		n := sh.members[r.groupOf[p]]
 		locs[p] = Location{Partition: p, Node: n, APIAddr: addrs[n]}
 	}
 	return locs, nil
@@ -100,8 +101,8 @@ func (s *Service) readable(id string, p int) (*shuffle, error) {
 	if p < 0 || p >= sh.spec.Partitions {
 		return nil, fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", ErrBadInput, id, p, sh.spec.Partitions-1)
 	}
-	if !sh.owned.Has(p) {
-		return nil, fmt.Errorf("%w: shuffle %s partition %d is on node %s, not %s", ErrNotOwner, id, p, sh.members[sh.groupOf[p]], s.Name())
+	if r := sh.routing(); !r.owned.Has(p) {
+		return nil, fmt.Errorf("%w: shuffle %s partition %d is on node %s, not %s", ErrNotOwner, id, p, sh.members[r.groupOf[p]], s.Name())
 	}
 	switch ph, err := sh.state(); ph {
 	case Open:

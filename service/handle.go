@@ -29,6 +29,10 @@ func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (
 	default:
 		err = refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
+	var b *busy
+	if errors.As(err, &b) {
+		return wire.TypeBusy, wire.EncodeBusy(b.after)
+	}
 	if err != nil {
 		s.log.Debug("request refused", "peer", from.Name, "type", req.Type, "err", err)
 		return wire.TypeRefused, wire.EncodeRefusal(wire.Refusal{Code: refusalCode(err), Reason: err.Error()})
@@ -75,6 +79,8 @@ func (s *Service) dispatch(sh *shuffle, c *control) (controlReply, error) {
 		return controlReply{}, s.report(sh, c)
 	case opBarrier:
 		return s.barrierStatus(sh)
+	case opEpoch:
+		return controlReply{}, s.applyEpoch(sh, c)
 	case opSeal:
 		sh.finish(Sealed, nil)
 		return controlReply{}, nil

@@ -136,6 +136,7 @@ const (
 	opFail      = "fail"      // coordinator -> members: shuffle failed
 	opClose     = "close"     // any node -> members: free the shuffle
 	opBarrier   = "barrier"   // any node -> coordinator: wait for the barrier
+	opEpoch     = "epoch"     // coordinator -> members: nodes were lost, new ownership
 )
 
 // control is the JSON body of a wire.TypeControl frame. Fields are used by
@@ -143,6 +144,8 @@ const (
 type control struct {
 	Op          string                    `json:"op"`
 	Shuffle     string                    `json:"shuffle"`
+	Epoch       uint64                    `json:"epoch,omitempty"`
+	Lost        []string                  `json:"lost,omitempty"`
 	Spec        *spec.Spec                `json:"spec,omitempty"`
 	Coordinator string                    `json:"coordinator,omitempty"`
 	Members     []string                  `json:"members,omitempty"`
@@ -156,8 +159,12 @@ type control struct {
 
 // controlReply is the JSON body of the Ack of a control message.
 type controlReply struct {
-	Status string `json:"status,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	Status string   `json:"status,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	Epoch  uint64   `json:"epoch,omitempty"`
+	Replay []uint64 `json:"replay,omitempty"`
+	// Replayed: the coordinator's replay-set size so far.
+	Replayed int `json:"replayed,omitempty"`
 }
 
 // decodeControl decodes and checks a control body.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/table"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -90,35 +92,53 @@ func (sh *shuffle) endPut(k attemptKey, ok bool) {
 }
 
 // put registers with the coordinator, streams the input and reports done.
+// The whole attempt runs in one epoch: if the epoch moves meanwhile, the
+// attempt fails with ErrStaleEpoch and the caller runs a new one.
 func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, next func() (arrow.Record, error)) (PutResult, error) {
-	r, err := s.control(ctx, sh.coordinator, control{Op: opBegin, Shuffle: sh.id(), Node: s.Name(), Task: k.task, Attempt: k.attempt})
+	rt := sh.routing()
+	r, err := s.control(ctx, sh.coordinator, control{Op: opBegin, Shuffle: sh.id(), Epoch: rt.epoch, Node: s.Name(), Task: k.task, Attempt: k.attempt})
 	if err != nil {
-		return PutResult{}, err
+		return PutResult{}, staleOr(err)
 	}
 	switch r.Status {
 	case statusDone:
 		return PutResult{Skipped: true}, nil
 	case statusConflict:
 		return PutResult{}, fmt.Errorf("%w: %s", ErrConflict, r.Reason)
+	case statusStale:
+		return PutResult{}, fmt.Errorf("%w: %s", ErrStaleEpoch, r.Reason)
 	}
-	p := &putter{s: s, sh: sh, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members))}
+	p := &putter{s: s, sh: sh, rt: rt, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members))}
 	if err := p.feed(ctx, next); err != nil {
-		return p.result(), err
+		return p.result(), staleOr(err)
 	}
 	if err := p.finish(ctx); err != nil {
-		return p.result(), err
+		return p.result(), staleOr(err)
 	}
 	return p.result(), nil
+}
+
+// staleOr marks err as ErrStaleEpoch if it was caused by an epoch change
+// (the splitter's queues were forgotten, or a peer refused a stale epoch).
+func staleOr(err error) error {
+	code, _ := wire.RefusalCodeOf(err)
+	if errors.Is(err, splitter.ErrForgotten) || code == wire.RefuseStaleEpoch {
+		if !errors.Is(err, ErrStaleEpoch) {
+			return fmt.Errorf("%w: %w", ErrStaleEpoch, err)
+		}
+	}
+	return err
 }
 
 // putter cuts one task attempt into entries per destination.
 type putter struct {
 	s    *Service
 	sh   *shuffle
+	rt   *route // the epoch the attempt runs in
 	k    attemptKey
 	pids []uint32
-	seq  []uint32         // entries sent per destination
-	sent []barrier.Totals // totals per destination
+	seq  []uint32         // entries sent, per member index
+	sent []barrier.Totals // totals sent, per member index
 }
 
 // feed reads every record of the input and sends its rows.
@@ -147,7 +167,7 @@ func (p *putter) add(ctx context.Context, rec arrow.Record) error {
 	if p.pids, err = sh.part.Partition(rec, p.pids); err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, sh.id(), p.k.task, err)
 	}
-	groups, err := table.Split(p.s.cfg.Allocator, rec, p.pids, sh.groupOf, len(sh.members))
+	groups, err := table.Split(p.s.cfg.Allocator, rec, p.pids, p.rt.groupOf, len(sh.members))
 	if err != nil {
 		return fmt.Errorf("shuffle %s task %d: %w", sh.id(), p.k.task, err)
 	}
@@ -176,7 +196,7 @@ func (p *putter) send(ctx context.Context, dest int, g table.Group) error {
 	e := splitter.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
 	p.seq[dest]++
 	p.sent[dest].Add(uint64(g.Rec.NumRows()), uint64(len(data)), crc32.Checksum(data, castagnoli))
-	return p.s.split.Add(ctx, p.sh.id(), p.sh.epoch, p.sh.members[dest], e)
+	return p.s.split.Add(ctx, p.sh.id(), p.rt.epoch, p.sh.members[dest], e)
 }
 
 func releaseGroups(gs []table.Group) {
@@ -187,19 +207,23 @@ func releaseGroups(gs []table.Group) {
 	}
 }
 
-// finish sends the end markers, waits for them, and reports the task done.
+// finish sends the end markers to every live member, waits for them, and
+// reports the task done.
 func (p *putter) finish(ctx context.Context) error {
 	sh := p.sh
 	acks := make(chan error, len(sh.members))
 	for dest, node := range sh.members {
+		if !slices.Contains(p.rt.live, node) {
+			continue
+		}
 		end := splitter.End{Task: p.k.task, Attempt: p.k.attempt, Pieces: p.seq[dest], Totals: p.sent[dest],
 			Done: func(err error) { acks <- err }}
-		if err := p.s.split.End(sh.id(), sh.epoch, node, end); err != nil {
+		if err := p.s.split.End(sh.id(), p.rt.epoch, node, end); err != nil {
 			acks <- err
 		}
 	}
 	var errs []error
-	for range sh.members {
+	for range p.rt.live {
 		select {
 		case err := <-acks:
 			errs = append(errs, err)
@@ -215,11 +239,13 @@ func (p *putter) finish(ctx context.Context) error {
 
 // reportDone tells the coordinator what the attempt sent to each receiver.
 func (p *putter) reportDone(ctx context.Context) error {
-	sent := make(map[string]barrier.Totals, len(p.sh.members))
+	sent := make(map[string]barrier.Totals, len(p.rt.live))
 	for i, n := range p.sh.members {
-		sent[n] = p.sent[i]
+		if slices.Contains(p.rt.live, n) {
+			sent[n] = p.sent[i]
+		}
 	}
-	c := control{Op: opDone, Shuffle: p.sh.id(), Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: sent}
+	c := control{Op: opDone, Shuffle: p.sh.id(), Epoch: p.rt.epoch, Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: sent}
 	return p.s.retry(ctx, 5, func() error { _, err := p.s.control(ctx, p.sh.coordinator, c); return err })
 }
 

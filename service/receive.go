@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
@@ -16,6 +17,7 @@ import (
 
 // recvState is a receiver's progress on one (task, attempt).
 type recvState struct {
+	epoch     uint64          // epoch of the attempt's messages
 	seen      map[uint32]bool // entries stored or being stored, by seq
 	stored    uint32          // entries fully stored
 	held      barrier.Totals
@@ -29,31 +31,44 @@ func (s *Service) receive(ctx context.Context, m *shardsMsg) error {
 	if err != nil {
 		return refuse(wire.RefuseUnknownShuffle, err)
 	}
-	if m.Epoch != sh.epoch {
-		return refuse(wire.RefuseStaleEpoch, fmt.Errorf("shuffle %s: message of epoch %d, node %s is at epoch %d", sh.id(), m.Epoch, s.Name(), sh.epoch))
+	rt := sh.routing()
+	if err := s.checkEpoch(sh, rt, m.Epoch); err != nil {
+		return err
 	}
 	if err := sh.openErr(); err != nil {
 		return refuse(wire.RefuseSealed, err)
 	}
 	for i := range m.Entries {
-		if err := s.receiveEntry(sh, &m.Entries[i]); err != nil {
+		if err := s.receiveEntry(sh, rt, &m.Entries[i]); err != nil {
 			return err
 		}
 	}
 	for _, e := range m.Ends {
-		if err := s.receiveEnd(sh, e); err != nil {
+		if err := s.receiveEnd(sh, rt, e); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// checkEpoch refuses a message of an older epoch for good and asks a sender
+// that is ahead of this node (it applied a newer epoch first) to retry.
+func (s *Service) checkEpoch(sh *shuffle, rt *route, epoch uint64) error {
+	switch {
+	case epoch < rt.epoch:
+		return refuse(wire.RefuseStaleEpoch, fmt.Errorf("shuffle %s: message of epoch %d, node %s is at epoch %d", sh.id(), epoch, s.Name(), rt.epoch))
+	case epoch > rt.epoch:
+		return &busy{after: 20 * time.Millisecond, err: fmt.Errorf("shuffle %s: node %s is still at epoch %d (message of %d)", sh.id(), s.Name(), rt.epoch, epoch)}
+	}
+	return nil
+}
+
 // receiveEntry stores one entry's pieces unless it was seen before.
-func (s *Service) receiveEntry(sh *shuffle, e *splitter.Entry) error {
-	if err := sh.checkEntry(e); err != nil {
+func (s *Service) receiveEntry(sh *shuffle, rt *route, e *splitter.Entry) error {
+	if err := sh.checkEntry(rt, e); err != nil {
 		return refuse(wire.RefuseBadRequest, err)
 	}
-	if !sh.claim(e) {
+	if !sh.claim(e, rt.epoch) {
 		return nil // a resent entry: already stored
 	}
 	if err := s.storeEntry(sh, e); err != nil {
@@ -64,21 +79,22 @@ func (s *Service) receiveEntry(sh *shuffle, e *splitter.Entry) error {
 }
 
 // checkEntry refuses an entry for a task out of range or a partition this
-// node does not own.
-func (sh *shuffle) checkEntry(e *splitter.Entry) error {
+// node does not own in the entry's epoch.
+func (sh *shuffle) checkEntry(rt *route, e *splitter.Entry) error {
 	if e.Task >= uint64(sh.spec.Tasks) {
 		return fmt.Errorf("shuffle %s: task %d out of range", sh.id(), e.Task)
 	}
 	for _, r := range e.Runs {
-		if int(r.Partition) >= sh.spec.Partitions || !sh.owned.Has(int(r.Partition)) {
+		if int(r.Partition) >= sh.spec.Partitions || !rt.owned.Has(int(r.Partition)) {
 			return fmt.Errorf("%w: shuffle %s task %d: partition %d", ErrNotOwner, sh.id(), e.Task, r.Partition)
 		}
 	}
 	return nil
 }
 
-// claim marks e as being stored; false if it was seen before.
-func (sh *shuffle) claim(e *splitter.Entry) bool {
+// claim marks e (of an attempt running in epoch) as being stored; false
+// if it was seen before.
+func (sh *shuffle) claim(e *splitter.Entry, epoch uint64) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	rs := sh.recvState(attemptKey{e.Task, e.Attempt})
@@ -86,6 +102,7 @@ func (sh *shuffle) claim(e *splitter.Entry) bool {
 		return false
 	}
 	rs.seen[e.Seq] = true
+	rs.epoch = epoch
 	return true
 }
 
@@ -160,7 +177,7 @@ func (s *Service) stored(sh *shuffle, e *splitter.Entry) error {
 }
 
 // receiveEnd records an end marker and commits if the attempt is complete.
-func (s *Service) receiveEnd(sh *shuffle, e endMsg) error {
+func (s *Service) receiveEnd(sh *shuffle, rt *route, e endMsg) error {
 	if e.Task >= uint64(sh.spec.Tasks) {
 		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: end of task %d out of range", sh.id(), e.Task))
 	}
@@ -169,6 +186,7 @@ func (s *Service) receiveEnd(sh *shuffle, e endMsg) error {
 	rs := sh.recvState(k)
 	if rs.end == nil {
 		rs.end = &e
+		rs.epoch = rt.epoch
 	}
 	commit := sh.tryCommit(k, rs)
 	sh.mu.Unlock()
@@ -177,21 +195,24 @@ func (s *Service) receiveEnd(sh *shuffle, e endMsg) error {
 
 // commitNote is a commit to report to the coordinator.
 type commitNote struct {
-	k    attemptKey
-	held barrier.Totals
+	k     attemptKey
+	epoch uint64
+	held  barrier.Totals
 }
 
-// tryCommit commits k if its marker and all its entries are in. Called with
-// sh.mu held.
+// tryCommit commits k if its marker and all its entries are in, for the
+// partitions this node owns in the attempt's epoch. An attempt of an older
+// epoch never commits: it may lack partitions that moved here since, and
+// its task runs again. Called with sh.mu held.
 func (sh *shuffle) tryCommit(k attemptKey, rs *recvState) *commitNote {
-	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces {
+	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces || rs.epoch != sh.route.epoch {
 		return nil
 	}
-	if _, err := sh.ledger.Commit(k.task, k.attempt, sh.owned); err != nil {
+	if _, err := sh.ledger.Commit(k.task, k.attempt, sh.route.owned); err != nil {
 		return nil // unreachable: task range was checked
 	}
 	rs.committed = true
-	return &commitNote{k: k, held: rs.held}
+	return &commitNote{k: k, epoch: rs.epoch, held: rs.held}
 }
 
 // afterCommit reports a commit to the coordinator in the background.
@@ -200,7 +221,7 @@ func (s *Service) afterCommit(sh *shuffle, n *commitNote) error {
 		return nil
 	}
 	held := n.held
-	c := control{Op: opCommitted, Shuffle: sh.id(), Node: s.Name(), Task: n.k.task, Attempt: n.k.attempt, Held: &held}
+	c := control{Op: opCommitted, Shuffle: sh.id(), Epoch: n.epoch, Node: s.Name(), Task: n.k.task, Attempt: n.k.attempt, Held: &held}
 	s.background(func(ctx context.Context) {
 		err := s.retry(ctx, 8, func() error { _, err := s.control(ctx, sh.coordinator, c); return err })
 		if err != nil {
@@ -221,6 +242,15 @@ type piece struct {
 func (p *piece) Size() int64                   { return p.size }
 func (p *piece) MarshalSpill() ([]byte, error) { return p.codec.AppendRecord(nil, p.rec) }
 func (p *piece) Release()                      { p.rec.Release() }
+
+// busy is an error that the handler turns into a TypeBusy reply.
+type busy struct {
+	after time.Duration
+	err   error
+}
+
+func (b *busy) Error() string { return b.err.Error() }
+func (b *busy) Unwrap() error { return b.err }
 
 // refusal is an error that the handler turns into a TypeRefused reply.
 type refusal struct {

@@ -25,6 +25,9 @@ type Network interface {
 	// Busy and refused replies come back as errors (wire.ErrBusy,
 	// wire.ErrRefused with a *wire.Refusal).
 	Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error)
+	// Subscribe returns membership events from now on, and a func that
+	// stops them.
+	Subscribe(buf int) (<-chan dht.Event, func())
 }
 
 // Service is one node's shuffle engine. Create it with New, connect it to the
@@ -76,6 +79,7 @@ func New(cfg Config) (*Service, error) {
 func (s *Service) Attach(n Network) {
 	s.net = n
 	s.log = s.log.With("node", n.Self().Name)
+	s.watch(n.Subscribe(16))
 	close(s.ready)
 }
 

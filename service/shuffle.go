@@ -43,13 +43,12 @@ type shuffle struct {
 	codec       *table.Codec
 	part        *table.Partitioner
 	coordinator string
-	members     []string // pinned at create, sorted
-	owners      *ownership.Map
-	groupOf     []int // output partition -> index in members
-	owned       *recovery.Bitset
-	epoch       uint64
+	members     []string       // pinned at create, sorted
+	self        string         // this node's name
+	owners0     *ownership.Map // epoch 0's ownership
 
 	mu     sync.Mutex
+	route  *route // the current epoch's routing; replaced, never mutated
 	phase  Phase
 	err    error
 	done   chan struct{} // closed when sealed or failed
@@ -59,12 +58,35 @@ type shuffle struct {
 	coord  *coordState         // only on the coordinator
 }
 
+// route is one epoch's routing of a shuffle, as every member computes it:
+// epoch 0's map with the lost members removed in the order they were lost.
+type route struct {
+	epoch   uint64
+	lost    []string // members lost so far, in order
+	owners  *ownership.Map
+	groupOf []int            // output partition -> index in shuffle.members
+	owned   *recovery.Bitset // partitions this node owns
+	live    []string         // members not lost, sorted
+}
+
+// barrierDecision is what the tracker asks the coordinator to do.
+type barrierDecision = barrier.Decision
+
+var nilDecision barrierDecision
+
 // coordState is the coordinator's part of a shuffle.
 type coordState struct {
-	tracker *barrier.Tracker
-	begun   map[attemptKey]string // attempt -> node running it
-	final   chan struct{}         // closed once every member knows the outcome
-	err     error                 // the failure, if the shuffle failed
+	recovering sync.Mutex      // serialises losses
+	afterLoss  barrierDecision // decision of the last Lose, acted on after the broadcast
+	tracker    *barrier.Tracker
+	begun      map[attemptKey]string // attempt -> node running it
+	final      chan struct{}         // closed once every member knows the outcome
+	once       sync.Once             // closes final
+	err        error                 // the failure, if the shuffle failed
+	// announced: every live member took the seal (final is closed without
+	// err); a client may be reading, so a later loss fails the shuffle.
+	announced bool
+	replayed  int // tasks in the replay sets of all losses so far
 }
 
 // newShuffle builds a shuffle's state from its spec and pinned members.
@@ -74,50 +96,77 @@ func newShuffle(sp *spec.Spec, coordinator string, members []string, self string
 		return nil, err
 	}
 	sh := &shuffle{spec: sp, schema: schema, coordinator: coordinator, members: slices.Sorted(slices.Values(members)),
-		done: make(chan struct{}), recv: map[attemptKey]*recvState{}, puts: map[attemptKey]bool{}}
+		self: self, done: make(chan struct{}), recv: map[attemptKey]*recvState{}, puts: map[attemptKey]bool{}}
 	if sh.codec, err = table.NewCodec(schema, nil); err != nil {
 		return nil, err
 	}
 	if sh.part, err = table.NewPartitioner(schema, sp.Rule, sp.Partitions); err != nil {
 		return nil, err
 	}
-	if sh.owners, err = ownership.New(sp.Seed(), sh.members, sp.Partitions); err != nil {
+	if sh.owners0, err = ownership.New(sp.Seed(), sh.members, sp.Partitions); err != nil {
 		return nil, fmt.Errorf("service: shuffle %s: %w", sp.ID, err)
 	}
-	sh.layout(self)
+	sh.route = sh.layout(0, nil, sh.owners0)
 	sh.ledger = recovery.NewLedger(sp.Tasks, sp.Partitions)
 	return sh, nil
 }
 
-// layout computes groupOf and the partitions self owns.
-func (sh *shuffle) layout(self string) {
+// routeFor computes the routing of the epoch in which lost (in order) are
+// gone.
+func (sh *shuffle) routeFor(lost []string) (*route, error) {
+	owners := sh.owners0
+	for _, l := range lost {
+		var err error
+		if owners, err = owners.Without(l); err != nil {
+			return nil, fmt.Errorf("service: shuffle %s: epoch %d: %w", sh.id(), len(lost), err)
+		}
+	}
+	return sh.layout(uint64(len(lost)), lost, owners), nil
+}
+
+// layout derives a route from an ownership map.
+func (sh *shuffle) layout(epoch uint64, lost []string, owners *ownership.Map) *route {
+	r := &route{epoch: epoch, lost: lost, owners: owners, groupOf: make([]int, sh.spec.Partitions),
+		owned: recovery.NewBitset(sh.spec.Partitions)}
 	idx := make(map[string]int, len(sh.members))
 	for i, m := range sh.members {
 		idx[m] = i
-	}
-	sh.groupOf = make([]int, sh.spec.Partitions)
-	sh.owned = recovery.NewBitset(sh.spec.Partitions)
-	for p := range sh.groupOf {
-		o := sh.owners.Owner(p)
-		sh.groupOf[p] = idx[o]
-		if o == self {
-			sh.owned.Set(p)
+		if !slices.Contains(lost, m) {
+			r.live = append(r.live, m)
 		}
 	}
+	for p := range r.groupOf {
+		o := owners.Owner(p)
+		r.groupOf[p] = idx[o]
+		if o == sh.self {
+			r.owned.Set(p)
+		}
+	}
+	return r
+}
+
+// routing returns the current epoch's routing.
+func (sh *shuffle) routing() *route {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.route
 }
 
 // id is the shuffle ID.
 func (sh *shuffle) id() string { return sh.spec.ID }
 
-// finish moves the shuffle to Sealed or Failed once.
+// finish moves the shuffle to Sealed or Failed. Open may become either;
+// Sealed may still fail (a node holding outputs was lost); Failed is final.
 func (sh *shuffle) finish(p Phase, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.phase != Open {
+	if sh.phase == Failed || sh.phase == p {
 		return
 	}
+	if sh.phase == Open {
+		close(sh.done)
+	}
 	sh.phase, sh.err = p, err
-	close(sh.done)
 }
 
 // state returns the phase and error.

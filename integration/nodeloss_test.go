@@ -1,0 +1,61 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shufflenode/shufflenode/job"
+)
+
+// lossSeeds is how many seeded kill moments TestNodeLoss tries: a few by
+// default, SHUFFLENODE_SOAK=N for a longer soak.
+func lossSeeds() int {
+	if n, err := strconv.Atoi(os.Getenv("SHUFFLENODE_SOAK")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}
+
+// TestNodeLoss crashes one node (not the coordinator) at a seeded moment
+// while input is being put, and checks with the independent verifier that
+// every row still arrives exactly once, after replaying only what the node
+// took with it.
+func TestNodeLoss(t *testing.T) {
+	const tasks = 24
+	for seed := range lossSeeds() {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 99))
+			victim, killAt := 1+rng.IntN(3), rng.IntN(tasks)
+			nodes := startCluster(t, 4, 64<<20)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			var once sync.Once
+			kill := func(task int) {
+				if task == killAt {
+					once.Do(func() { go nodes[victim].Close() })
+				}
+			}
+			rep, err := job.RunDemo(ctx, apiAddrs(nodes), job.DemoConfig{
+				ID: fmt.Sprintf("loss-%d", seed), Rows: 60_000, Tasks: tasks, Partitions: 30,
+				PayloadBytes: 8, Seed: uint64(seed), BeforeInput: kill, Parallel: 4,
+			})
+			if err != nil {
+				t.Fatalf("node-%d killed before task %d: %v", victim, killAt, err)
+			}
+			if rep.Epoch != 1 {
+				t.Errorf("final epoch %d, want 1 (one node lost)", rep.Epoch)
+			}
+			if rep.ReplaySet > tasks {
+				t.Errorf("replay set of %d tasks out of %d", rep.ReplaySet, tasks)
+			}
+			t.Logf("node-%d killed before task %d: %d puts for %d tasks; replay set %d, re-runs %d",
+				victim, killAt, rep.Attempts, tasks, rep.ReplaySet, rep.Replayed)
+		})
+	}
+}

@@ -1,0 +1,74 @@
+package parquetio
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/parquet/compress"
+)
+
+// Compression names the codec of written column chunks.
+type Compression string
+
+// The compressions a Writer can use.
+const (
+	Snappy       Compression = "snappy"
+	Zstd         Compression = "zstd"
+	Uncompressed Compression = "none"
+)
+
+// WriteConfig configures a Writer. The zero value is the default.
+type WriteConfig struct {
+	// Compression of column chunks: Snappy (default), Zstd or Uncompressed.
+	Compression Compression
+	// RowGroupRows is the most rows in one row group (default 1 Mi). A row
+	// group is buffered (encoded and compressed) in memory until it is full.
+	RowGroupRows int64
+	// NoDictionary turns dictionary encoding off. It is on by default, as in
+	// other Parquet writers: it shrinks columns with few distinct values but
+	// costs time on columns with many (it falls back to plain encoding once a
+	// column chunk's dictionary passes 1 MiB).
+	NoDictionary bool
+}
+
+// DefaultWriteConfig returns the default configuration: Snappy, row groups of
+// at most 1 Mi rows.
+func DefaultWriteConfig() WriteConfig {
+	return WriteConfig{Compression: Snappy, RowGroupRows: 1 << 20}
+}
+
+// withDefaults fills zero fields with their defaults.
+func (c WriteConfig) withDefaults() WriteConfig {
+	d := DefaultWriteConfig()
+	if c.Compression == "" {
+		c.Compression = d.Compression
+	}
+	if c.RowGroupRows == 0 {
+		c.RowGroupRows = d.RowGroupRows
+	}
+	return c
+}
+
+// Validate checks the configuration.
+func (c WriteConfig) Validate() error {
+	c = c.withDefaults()
+	if _, err := c.codec(); err != nil {
+		return err
+	}
+	if c.RowGroupRows < 0 {
+		return fmt.Errorf("parquetio: RowGroupRows %d: want > 0", c.RowGroupRows)
+	}
+	return nil
+}
+
+// codec maps Compression to the Parquet codec.
+func (c WriteConfig) codec() (compress.Compression, error) {
+	switch c.Compression {
+	case Snappy:
+		return compress.Codecs.Snappy, nil
+	case Zstd:
+		return compress.Codecs.Zstd, nil
+	case Uncompressed:
+		return compress.Codecs.Uncompressed, nil
+	}
+	return 0, fmt.Errorf("parquetio: compression %q: want snappy, zstd or none", c.Compression)
+}

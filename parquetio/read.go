@@ -1,0 +1,222 @@
+package parquetio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// DefaultBatchRows is the batch size ReadFile uses when given 0.
+const DefaultBatchRows = 64 << 10
+
+// Inputs describes a checked set of input files.
+type Inputs struct {
+	// Files are the paths, in the order given (one input task each).
+	Files []string
+	// Schema has the columns every file has (names and types in order), each
+	// nullable if it is in any file, without metadata: the schema of the
+	// shuffle and of its output files.
+	Schema *arrow.Schema
+	// Rows is the total rows of the files, from their footers.
+	Rows int64
+	// Bytes is the total size of the files on disk.
+	Bytes int64
+}
+
+// Glob returns the regular files matching pattern (see filepath.Match),
+// sorted. No match gives an error wrapping ErrNoFiles.
+func Glob(pattern string) ([]string, error) {
+	matches, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("parquetio: pattern %q: %w", pattern, err)
+	}
+	files := matches[:0]
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
+			files = append(files, m)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: %q matches no file", ErrNoFiles, pattern)
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// ReadSchema returns the Arrow schema of a Parquet file (from its footer).
+func ReadSchema(path string) (*arrow.Schema, error) {
+	info, err := inspect(path)
+	return info.schema, err
+}
+
+// CheckInputs checks that every file is a readable Parquet file with the
+// first file's schema (same column names and types in order; nullability is
+// merged) and that the shuffle supports every column type. A difference
+// gives ErrSchemaMismatch naming the file and the column; an unsupported
+// column ErrUnsupportedType naming the file, column and type.
+func CheckInputs(paths []string) (Inputs, error) {
+	if len(paths) == 0 {
+		return Inputs{}, fmt.Errorf("%w: empty list", ErrNoFiles)
+	}
+	in := Inputs{Files: paths}
+	for i, p := range paths {
+		info, err := inspect(p)
+		if err != nil {
+			return Inputs{}, err
+		}
+		if i == 0 {
+			if err := checkSupported(p, info.schema); err != nil {
+				return Inputs{}, err
+			}
+			in.Schema = plain(info.schema)
+		} else if err := table.CheckSchema(in.Schema, info.schema); err != nil {
+			return Inputs{}, fmt.Errorf("%w: %s differs from %s: %w", ErrSchemaMismatch, p, paths[0], err)
+		}
+		in.Schema = mergeNullable(in.Schema, info.schema)
+		in.Rows += info.rows
+		in.Bytes += info.bytes
+	}
+	return in, nil
+}
+
+// plain returns schema without schema or field metadata.
+func plain(schema *arrow.Schema) *arrow.Schema {
+	fields := slices.Clone(schema.Fields())
+	for i := range fields {
+		fields[i].Metadata = arrow.Metadata{}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// mergeNullable returns base with every field nullable that is in base or
+// other (which has base's columns).
+func mergeNullable(base, other *arrow.Schema) *arrow.Schema {
+	fields := slices.Clone(base.Fields())
+	changed := false
+	for i := range fields {
+		if !fields[i].Nullable && other.Field(i).Nullable {
+			fields[i].Nullable, changed = true, true
+		}
+	}
+	if !changed {
+		return base
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// checkSupported refuses schemas with a column the shuffle cannot move.
+func checkSupported(path string, schema *arrow.Schema) error {
+	if _, err := table.NewCodec(schema, nil); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrUnsupportedType, path, err)
+	}
+	return nil
+}
+
+// fileInfo is what a file's footer says.
+type fileInfo struct {
+	schema *arrow.Schema
+	rows   int64
+	bytes  int64
+}
+
+// inspect reads a file's footer.
+func inspect(path string) (info fileInfo, err error) {
+	defer recoverRead(path, &err)
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return info, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return info, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+	}
+	if info.schema, err = fr.Schema(); err != nil {
+		return info, fmt.Errorf("%w: %s: schema: %w", ErrRead, path, err)
+	}
+	info.rows = rdr.NumRows()
+	if st, err := os.Stat(path); err == nil {
+		info.bytes = st.Size()
+	}
+	return info, nil
+}
+
+// ReadFile reads every row of a Parquet file as records of at most
+// batchRows rows (DefaultBatchRows when 0), allocated from mem
+// (memory.DefaultAllocator when nil). The caller must Release them. A file
+// with no rows gives no records. ctx is checked between batches.
+func ReadFile(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (recs []arrow.Record, err error) {
+	defer func() {
+		if err != nil {
+			releaseAll(recs)
+			recs = nil
+		}
+	}()
+	defer recoverRead(path, &err)
+	rr, closeFile, err := openRecords(ctx, path, mem, batchRows)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFile()
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return recs, err
+		}
+		rec := rr.Record()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return recs, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+	}
+	return recs, nil
+}
+
+// openRecords opens a record reader over every column and row group.
+func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (pqarrow.RecordReader, func(), error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	if batchRows <= 0 {
+		batchRows = DefaultBatchRows
+	}
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, mem)
+	if err != nil {
+		rdr.Close()
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		rdr.Close()
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+	}
+	return rr, func() { rr.Release(); rdr.Close() }, nil
+}
+
+// recoverRead turns a panic of the Parquet decoder on a malformed file into
+// an error wrapping ErrRead naming the file.
+func recoverRead(path string, err *error) {
+	if r := recover(); r != nil {
+		*err = errors.Join(*err, fmt.Errorf("%w: %s: malformed file: %v", ErrRead, path, r))
+	}
+}
+
+func releaseAll(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}

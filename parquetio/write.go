@@ -1,0 +1,155 @@
+package parquetio
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// Writer streams records into one Parquet file. The file appears at its
+// path only on Commit: until then the rows go to a hidden temporary file in
+// the same directory.
+type Writer struct {
+	path   string
+	schema *arrow.Schema
+	tmp    *os.File
+	buf    *bufio.Writer
+	fw     *pqarrow.FileWriter
+	rows   int64
+	closed bool
+}
+
+// Create starts a Parquet file at path with schema (stored in the file, so
+// readers get the exact Arrow types back). The directory must exist.
+func Create(path string, schema *arrow.Schema, cfg WriteConfig) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	codec, _ := cfg.codec()
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrWrite, path, err)
+	}
+	w := &Writer{path: path, schema: schema, tmp: tmp, buf: bufio.NewWriterSize(tmp, 1<<20)}
+	props := parquet.NewWriterProperties(parquet.WithCompression(codec),
+		parquet.WithMaxRowGroupLength(cfg.RowGroupRows), parquet.WithDictionaryDefault(!cfg.NoDictionary))
+	w.fw, err = pqarrow.NewFileWriter(schema, w.buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		w.removeTemp()
+		return nil, fmt.Errorf("%w: %s: %w", ErrWrite, path, err)
+	}
+	return w, nil
+}
+
+// Write appends the rows of rec, whose columns must have the writer's names
+// and types (nullability and metadata may differ). rec is not retained.
+func (w *Writer) Write(rec arrow.Record) error {
+	if w.closed {
+		return fmt.Errorf("%w: %s", ErrClosed, w.path)
+	}
+	if !rec.Schema().Equal(w.schema) {
+		if err := table.CheckSchema(w.schema, rec.Schema()); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrSchemaMismatch, w.path, err)
+		}
+		rec = array.NewRecord(w.schema, rec.Columns(), rec.NumRows())
+		defer rec.Release()
+	}
+	if err := w.fw.WriteBuffered(rec); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
+	}
+	w.rows += rec.NumRows()
+	return nil
+}
+
+// Rows is the number of rows written so far.
+func (w *Writer) Rows() int64 { return w.rows }
+
+// Commit writes the footer, syncs the file and renames it to its path
+// (replacing any file there). After an error the temporary file is removed
+// and nothing appears at the path.
+func (w *Writer) Commit() error {
+	if w.closed {
+		return fmt.Errorf("%w: %s", ErrClosed, w.path)
+	}
+	w.closed = true
+	if err := w.finish(); err != nil {
+		w.removeTemp()
+		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
+	}
+	if err := os.Rename(w.tmp.Name(), w.path); err != nil {
+		w.removeTemp()
+		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
+	}
+	return syncDir(filepath.Dir(w.path))
+}
+
+// finish closes the Parquet writer and makes the temporary file durable.
+func (w *Writer) finish() error {
+	err := w.fw.Close()
+	if err == nil {
+		err = w.buf.Flush()
+	}
+	if err == nil {
+		err = w.tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = w.tmp.Sync()
+	}
+	return errors.Join(err, w.tmp.Close())
+}
+
+// Abort discards the file. It is idempotent and does nothing after Commit.
+func (w *Writer) Abort() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	_ = w.fw.Close()
+	w.removeTemp()
+	return nil
+}
+
+// removeTemp closes and deletes the temporary file.
+func (w *Writer) removeTemp() {
+	_ = w.tmp.Close()
+	_ = os.Remove(w.tmp.Name())
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrWrite, dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("%w: sync %s: %w", ErrWrite, dir, err)
+	}
+	return nil
+}
+
+// WriteFile writes recs (none is fine: a file with the schema and no rows)
+// to a Parquet file at path with DefaultWriteConfig, atomically. recs are
+// not retained.
+func WriteFile(path string, schema *arrow.Schema, recs []arrow.Record) error {
+	w, err := Create(path, schema, WriteConfig{})
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.Commit()
+}

@@ -47,27 +47,16 @@ func (s *Service) Member(name string) (dht.Member, bool) {
 }
 
 // Get reads output partition p of shuffle id from this node, which must own
-// it, after the barrier. emit receives record batches in (task, attempt, seq)
-// order and must Release them; an error from emit stops the read.
+// it, after the barrier. emit receives record batches of about
+// OutputBatchRows rows, in (task, attempt, seq) order, and must Release
+// them; an error from emit stops the read.
 func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
 	sh, err := s.readable(id, p)
 	if err != nil {
 		return err
 	}
-	var batch []arrow.Record
-	var rows int64
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		rec, err := table.Concat(s.cfg.Allocator, batch)
-		releaseAll(batch)
-		batch, rows = batch[:0], 0
-		if err != nil {
-			return err
-		}
-		return emit(rec)
-	}
+	b := &outBatch{s: s, sh: sh, emit: emit}
+	defer b.release()
 	err = s.store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -75,21 +64,74 @@ func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Rec
 		if !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
 			return nil
 		}
-		rec, err := sh.pieceRecord(mem, disk)
-		if err != nil {
+		if err := b.add(mem, disk); err != nil {
 			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", id, p, k.Task, s.Name(), err)
-		}
-		batch, rows = append(batch, rec), rows+rec.NumRows()
-		if rows >= s.cfg.OutputBatchRows {
-			return flush()
 		}
 		return nil
 	})
 	if err != nil {
-		releaseAll(batch)
 		return err
 	}
-	return flush()
+	return b.flush()
+}
+
+// outBatch gathers the pieces of one output batch.
+type outBatch struct {
+	s      *Service
+	sh     *shuffle
+	emit   func(arrow.Record) error
+	ranges []table.RowRange
+	owned  []arrow.Record // references held until the flush
+	rows   int64
+}
+
+// add appends one piece (in memory or spilled) and flushes a full batch.
+func (b *outBatch) add(mem spill.Value, disk []byte) error {
+	r, err := b.rangeOf(mem, disk)
+	if err != nil {
+		return err
+	}
+	b.ranges = append(b.ranges, r)
+	if b.rows += r.Rows; b.rows >= b.s.cfg.OutputBatchRows {
+		return b.flush()
+	}
+	return nil
+}
+
+// rangeOf returns a piece's rows, holding a reference to its record until
+// the batch is flushed (a spill.Value is only lent for one callback).
+func (b *outBatch) rangeOf(mem spill.Value, disk []byte) (table.RowRange, error) {
+	if mem != nil {
+		p := mem.(*piece)
+		p.rec.Retain()
+		b.owned = append(b.owned, p.rec)
+		return table.RowRange{Rec: p.rec, Off: p.off, Rows: p.rows}, nil
+	}
+	rec, err := b.sh.codec.Decode(append([]byte(nil), disk...))
+	if err != nil {
+		return table.RowRange{}, err
+	}
+	b.owned = append(b.owned, rec)
+	return table.RowRange{Rec: rec, Rows: rec.NumRows()}, nil
+}
+
+// flush emits the gathered rows as one record.
+func (b *outBatch) flush() error {
+	if len(b.ranges) == 0 {
+		return nil
+	}
+	rec, err := table.ConcatRanges(b.s.cfg.Allocator, b.sh.schema, b.ranges)
+	b.release()
+	if err != nil {
+		return err
+	}
+	return b.emit(rec)
+}
+
+// release drops the batch's ranges and decoded records.
+func (b *outBatch) release() {
+	releaseAll(b.owned)
+	b.ranges, b.owned, b.rows = b.ranges[:0], b.owned[:0], 0
 }
 
 // readable checks that partition p of id can be read here.
@@ -111,16 +153,6 @@ func (s *Service) readable(id string, p int) (*shuffle, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrFailed, id, err)
 	}
 	return sh, nil
-}
-
-// pieceRecord returns a piece as a record the caller releases.
-func (sh *shuffle) pieceRecord(mem spill.Value, disk []byte) (arrow.Record, error) {
-	if mem != nil {
-		p := mem.(*piece)
-		p.rec.Retain()
-		return p.rec, nil
-	}
-	return sh.codec.Decode(append([]byte(nil), disk...))
 }
 
 func releaseAll(recs []arrow.Record) {

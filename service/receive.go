@@ -134,7 +134,8 @@ func (s *Service) storeEntry(sh *shuffle, e *splitter.Entry) error {
 	}
 	var off int64
 	for _, r := range e.Runs {
-		v := &piece{rec: table.Slice(rec, off, int64(r.Count)), codec: sh.codec}
+		rec.Retain()
+		v := &piece{rec: rec, off: off, rows: int64(r.Count), codec: sh.codec}
 		v.size = int64(len(data)) * int64(r.Count) / max(rec.NumRows(), 1)
 		off += int64(r.Count)
 		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
@@ -231,17 +232,29 @@ func (s *Service) afterCommit(sh *shuffle, n *commitNote) error {
 	return nil
 }
 
-// piece is one output partition's rows of one entry, held in memory: a
-// zero-copy slice of the decoded entry.
+// piece is one output partition's rows of one entry, held in memory: rows
+// [off, off+rows) of the decoded entry, which every piece of the entry
+// shares (one reference each). Reads gather pieces straight into output
+// batches; only spilling cuts a piece out.
 type piece struct {
-	rec   arrow.Record
-	size  int64
-	codec *table.Codec
+	rec       arrow.Record
+	off, rows int64
+	size      int64
+	codec     *table.Codec
 }
 
-func (p *piece) Size() int64                   { return p.size }
-func (p *piece) MarshalSpill() ([]byte, error) { return p.codec.AppendRecord(nil, p.rec) }
-func (p *piece) Release()                      { p.rec.Release() }
+// Size implements spill.Value.
+func (p *piece) Size() int64 { return p.size }
+
+// MarshalSpill implements spill.Value: the piece's rows as Arrow IPC.
+func (p *piece) MarshalSpill() ([]byte, error) {
+	s := table.Slice(p.rec, p.off, p.rows)
+	defer s.Release()
+	return p.codec.AppendRecord(nil, s)
+}
+
+// Release implements spill.Value.
+func (p *piece) Release() { p.rec.Release() }
 
 // busy is an error that the handler turns into a TypeBusy reply.
 type busy struct {

@@ -1,0 +1,198 @@
+package table
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// RowRange names rows [Off, Off+Rows) of Rec.
+type RowRange struct {
+	Rec       arrow.Record
+	Off, Rows int64
+}
+
+// ConcatRanges builds one record of schema holding the given row ranges, in
+// order. It copies each column's buffers once, straight into the output
+// (no slice per range, no intermediate arrays): the receiver's way of
+// turning many small pieces of one output partition into one batch. Every
+// range's record must have schema's column types (checked); the records are
+// not retained. The caller releases the result.
+func ConcatRanges(mem memory.Allocator, schema *arrow.Schema, ranges []RowRange) (arrow.Record, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	var rows int64
+	for i, r := range ranges {
+		if err := checkRowRange(schema, r); err != nil {
+			return nil, fmt.Errorf("table: range %d: %w", i, err)
+		}
+		rows += r.Rows
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for c, f := range schema.Fields() {
+		col, err := gatherColumn(mem, f.Type, c, ranges, int(rows))
+		if err != nil {
+			return nil, fmt.Errorf("table: column %q: %w", f.Name, err)
+		}
+		cols[c] = col
+	}
+	return array.NewRecord(schema, cols, rows), nil
+}
+
+// checkRowRange refuses a range outside its record or of another layout.
+func checkRowRange(schema *arrow.Schema, r RowRange) error {
+	if r.Off < 0 || r.Rows < 0 || r.Off+r.Rows > r.Rec.NumRows() {
+		return fmt.Errorf("%w: rows [%d, %d) of a record of %d", ErrBadInput, r.Off, r.Off+r.Rows, r.Rec.NumRows())
+	}
+	if int(r.Rec.NumCols()) != schema.NumFields() {
+		return fmt.Errorf("%w: %d columns, want %d", ErrSchemaMismatch, r.Rec.NumCols(), schema.NumFields())
+	}
+	for c, f := range schema.Fields() {
+		if !arrow.TypeEqual(r.Rec.Column(c).DataType(), f.Type) {
+			return fmt.Errorf("%w: column %q is %s, want %s", ErrSchemaMismatch, f.Name, r.Rec.Column(c).DataType(), f.Type)
+		}
+	}
+	return nil
+}
+
+// gatherColumn copies column c of every range into one array of n rows.
+func gatherColumn(mem memory.Allocator, dt arrow.DataType, c int, ranges []RowRange, n int) (arrow.Array, error) {
+	ct, ok := typeOf(dt)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnsupportedType, dt)
+	}
+	valid, nulls := gatherValidity(mem, c, ranges, n)
+	var values []*memory.Buffer
+	var err error
+	switch ct.class {
+	case classBool:
+		values = []*memory.Buffer{gatherBits(mem, c, ranges, n)}
+	case classVar32:
+		values, err = gatherVar(mem, c, ranges, n, 4, math.MaxInt32, var32, asI32)
+	case classVar64:
+		values, err = gatherVar(mem, c, ranges, n, 8, math.MaxInt64, var64, asI64)
+	default:
+		values = []*memory.Buffer{gatherFixed(mem, c, ranges, n, ct.width)}
+	}
+	if err != nil {
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, err
+	}
+	bufs := append([]*memory.Buffer{valid}, values...)
+	data := array.NewData(dt, n, bufs, nil, nulls, 0)
+	defer data.Release()
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
+	return array.MakeFromData(data), nil
+}
+
+// gatherValidity builds the output bitmap, or nil when no range has nulls.
+func gatherValidity(mem memory.Allocator, c int, ranges []RowRange, n int) (*memory.Buffer, int) {
+	any := false
+	for _, r := range ranges {
+		if r.Rows > 0 && r.Rec.Column(c).NullN() > 0 {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil, 0
+	}
+	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+	dst := buf.Bytes()
+	var at int64
+	for _, r := range ranges {
+		arr := r.Rec.Column(c)
+		if bits, off := validity(arr); bits != nil {
+			bitutil.CopyBitmap(bits, off+int(r.Off), int(r.Rows), dst, int(at))
+		} else {
+			bitutil.SetBitsTo(dst, at, r.Rows, true)
+		}
+		at += r.Rows
+	}
+	return buf, n - bitutil.CountSetBits(dst, 0, n)
+}
+
+// gatherBits copies the value bits of a bool column.
+func gatherBits(mem memory.Allocator, c int, ranges []RowRange, n int) *memory.Buffer {
+	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+	dst := buf.Bytes()
+	clear(dst)
+	var at int
+	for _, r := range ranges {
+		if r.Rows > 0 {
+			bits, off := boolBits(r.Rec.Column(c))
+			bitutil.CopyBitmap(bits, off+int(r.Off), int(r.Rows), dst, at)
+		}
+		at += int(r.Rows)
+	}
+	return buf
+}
+
+// gatherFixed copies the values of a fixed-width column.
+func gatherFixed(mem memory.Allocator, c int, ranges []RowRange, n, width int) *memory.Buffer {
+	buf := newBuffer(mem, n*width)
+	dst := buf.Bytes()
+	at := 0
+	for _, r := range ranges {
+		if r.Rows == 0 {
+			continue
+		}
+		src := fixedBytes(r.Rec.Column(c), width)
+		at += copy(dst[at:], src[int(r.Off)*width:int(r.Off+r.Rows)*width])
+	}
+	return buf
+}
+
+// gatherVar copies the offsets (rebased) and data of a variable-width
+// column with offsets of width bytes; limit is the largest data size its
+// offsets can address.
+func gatherVar[O int32 | int64](mem memory.Allocator, c int, ranges []RowRange, n, width int, limit int64,
+	view func(arrow.Array) ([]O, []byte), cast func([]byte) []O) ([]*memory.Buffer, error) {
+	var size int64
+	for _, r := range ranges {
+		if r.Rows > 0 {
+			offs, _ := view(r.Rec.Column(c))
+			size += int64(offs[r.Off+r.Rows] - offs[r.Off])
+		}
+	}
+	if size > limit {
+		return nil, fmt.Errorf("%w: %d bytes of values do not fit the column's offsets", ErrBadInput, size)
+	}
+	offBuf := newBuffer(mem, (n+1)*width)
+	dataBuf := newBuffer(mem, int(size))
+	dstOffs, dst := cast(offBuf.Bytes()), dataBuf.Bytes()
+	row, at := 0, O(0)
+	dstOffs[0] = 0
+	for _, r := range ranges {
+		if r.Rows == 0 {
+			continue
+		}
+		offs, data := view(r.Rec.Column(c))
+		src := offs[r.Off : r.Off+r.Rows+1]
+		base := at - src[0]
+		for i := 1; i < len(src); i++ {
+			dstOffs[row+i] = src[i] + base
+		}
+		at += O(copy(dst[at:], data[src[0]:src[len(src)-1]]))
+		row += int(r.Rows)
+	}
+	return []*memory.Buffer{offBuf, dataBuf}, nil
+}

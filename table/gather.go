@@ -56,6 +56,9 @@ func checkRowRange(schema *arrow.Schema, r RowRange) error {
 	if r.Off < 0 || r.Rows < 0 || r.Off+r.Rows > r.Rec.NumRows() {
 		return fmt.Errorf("%w: rows [%d, %d) of a record of %d", ErrBadInput, r.Off, r.Off+r.Rows, r.Rec.NumRows())
 	}
+	if r.Rec.Schema() == schema {
+		return nil // records from this shuffle's codec share its schema
+	}
 	if int(r.Rec.NumCols()) != schema.NumFields() {
 		return fmt.Errorf("%w: %d columns, want %d", ErrSchemaMismatch, r.Rec.NumCols(), schema.NumFields())
 	}

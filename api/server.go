@@ -92,6 +92,8 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 		reply, err = s.withRef(a.Body, func(id string) (any, error) { return nil, s.svc.CloseShuffle(ctx, id) })
 	case ActionMembers:
 		reply = s.members()
+	case ActionLayout:
+		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.svc.Layout(id) })
 	default:
 		return status.Errorf(codes.Unimplemented, "unknown action %q", a.Type)
 	}
@@ -174,7 +176,12 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 		}
 		return nil, io.EOF
 	}
-	res, err := s.svc.Put(stream.Context(), cmd.Shuffle, cmd.Task, cmd.Attempt, rdr.Schema(), next)
+	var res service.PutResult
+	if s.isArray(cmd.Shuffle) {
+		res, err = s.putChunk(stream.Context(), cmd, next)
+	} else {
+		res, err = s.svc.Put(stream.Context(), cmd.Shuffle, cmd.Task, cmd.Attempt, rdr.Schema(), next)
+	}
 	if err != nil {
 		return toStatus(err)
 	}
@@ -192,7 +199,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	schema, err := s.svc.Schema(ref.Shuffle)
+	schema, err := s.outputSchema(ref.Shuffle)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -213,15 +220,19 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if err := json.Unmarshal(t.Ticket, &tk); err != nil {
 		return status.Error(codes.InvalidArgument, "ticket must be a Ticket as JSON")
 	}
-	schema, err := s.svc.Schema(tk.Shuffle)
+	schema, err := s.outputSchema(tk.Shuffle)
 	if err != nil {
 		return toStatus(err)
 	}
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
-	err = s.svc.Get(stream.Context(), tk.Shuffle, tk.Partition, func(rec arrow.Record) error {
-		defer rec.Release()
-		return w.Write(rec)
-	})
+	if s.isArray(tk.Shuffle) {
+		err = s.getChunk(stream.Context(), tk, w)
+	} else {
+		err = s.svc.Get(stream.Context(), tk.Shuffle, tk.Partition, func(rec arrow.Record) error {
+			defer rec.Release()
+			return w.Write(rec)
+		})
+	}
 	if errors.Is(err, service.ErrNotOwner) {
 		return s.proxy(t, tk, stream)
 	}
@@ -229,6 +240,44 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 		return toStatus(err)
 	}
 	return w.Close()
+}
+
+// isArray reports whether id names an array shuffle on this node.
+func (s *Server) isArray(id string) bool {
+	in, err := s.svc.Info(id)
+	return err == nil && in.Spec.Kind == spec.Array
+}
+
+// outputSchema is the schema of a shuffle's DoGet streams.
+func (s *Server) outputSchema(id string) (*arrow.Schema, error) {
+	in, err := s.svc.Info(id)
+	if err != nil {
+		return nil, err
+	}
+	if in.Spec.Kind == spec.Array {
+		return ArraySchema(in.Spec.DType), nil
+	}
+	return s.svc.Schema(id)
+}
+
+// putChunk reads the one chunk of an array put and runs it.
+func (s *Server) putChunk(ctx context.Context, cmd PutCmd, next func() (arrow.Record, error)) (service.PutResult, error) {
+	c, err := ChunkFromRecords(next)
+	if err != nil {
+		return service.PutResult{}, fmt.Errorf("%w: shuffle %s task %d: %w", service.ErrBadInput, cmd.Shuffle, cmd.Task, err)
+	}
+	return s.svc.PutChunk(ctx, cmd.Shuffle, cmd.Task, cmd.Attempt, c)
+}
+
+// getChunk writes one assembled new chunk as one record.
+func (s *Server) getChunk(ctx context.Context, tk Ticket, w *flight.Writer) error {
+	c, err := s.svc.GetChunk(ctx, tk.Shuffle, tk.Partition)
+	if err != nil {
+		return err
+	}
+	rec := ChunkRecord(c)
+	defer rec.Release()
+	return w.Write(rec)
 }
 
 // proxy relays the owner's DoGet stream.

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -211,6 +213,39 @@ func (c *Client) Read(ctx context.Context, ep Endpoint, fn func(arrow.Record) er
 		}
 	}
 	return rdr.Err()
+}
+
+// ReadChunk reads one new chunk of an array shuffle from its owner.
+func (c *Client) ReadChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, error) {
+	var recs []arrow.Record
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	err := c.Read(ctx, ep, func(r arrow.Record) error {
+		r.Retain()
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return rechunk.Chunk{}, err
+	}
+	i := 0
+	return api.ChunkFromRecords(func() (arrow.Record, error) {
+		if i == len(recs) {
+			return nil, io.EOF
+		}
+		i++
+		return recs[i-1], nil
+	})
+}
+
+// Layout returns an array shuffle's layout (the __partitioned__ form).
+func (c *Client) Layout(ctx context.Context, shuffle string) (service.Layout, error) {
+	var l service.Layout
+	err := c.action(ctx, api.ActionLayout, api.ShuffleRef{Shuffle: shuffle}, &l)
+	return l, err
 }
 
 // peer returns a pooled connection to addr.

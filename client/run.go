@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -64,6 +66,16 @@ func (r *Result) Attempts() int64 { return r.attempts.Load() }
 // first round (the replay set of lost nodes, and failed puts).
 func (r *Result) Replayed() int64 { return r.replayed.Load() }
 
+// ReadChunk reads new chunk p of an array shuffle.
+func (r *Result) ReadChunk(ctx context.Context, p int) (rechunk.Chunk, error) {
+	return r.clients[p%len(r.clients)].ReadChunk(ctx, r.Endpoints[p])
+}
+
+// Layout returns the layout of an array shuffle (the __partitioned__ form).
+func (r *Result) Layout(ctx context.Context) (service.Layout, error) {
+	return r.clients[0].Layout(ctx, r.Shuffle)
+}
+
 // Read streams output partition p to fn.
 func (r *Result) Read(ctx context.Context, p int, fn func(arrow.Record) error) error {
 	return r.clients[p%len(r.clients)].Read(ctx, r.Endpoints[p], fn)
@@ -109,7 +121,7 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 // run creates the shuffle, then puts tasks and waits at the barrier in
 // rounds until it seals.
 func run(ctx context.Context, job Job, res *Result) error {
-	schema, err := job.Spec.ArrowSchema()
+	schema, err := inputSchema(job.Spec)
 	if err != nil {
 		return err
 	}
@@ -205,6 +217,16 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 		return fmt.Errorf("client: shuffle %s task %d on %s: %w", job.Spec.ID, t, c.Addr(), err)
 	}
 	return nil
+}
+
+// inputSchema is the schema of a shuffle's put streams: the table's for
+// dataframes, api.ArraySchema for arrays (one chunk per put, see
+// api.ChunkRecord).
+func inputSchema(sp *spec.Spec) (*arrow.Schema, error) {
+	if sp.Kind == spec.Array {
+		return api.ArraySchema(sp.DType), nil
+	}
+	return sp.ArrowSchema()
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

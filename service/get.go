@@ -55,6 +55,9 @@ func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Rec
 	if err != nil {
 		return err
 	}
+	if sh.array != nil {
+		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", ErrBadInput, id)
+	}
 	b := &outBatch{s: s, sh: sh, emit: emit}
 	defer b.release()
 	err = s.store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {

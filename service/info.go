@@ -1,8 +1,11 @@
 package service
 
 import (
+	"fmt"
+
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
 )
@@ -17,6 +20,8 @@ type Info struct {
 	Partitions  int
 	// TasksDone is known on the coordinator only.
 	TasksDone int
+	// Spec is the shuffle's spec (do not modify).
+	Spec *spec.Spec
 }
 
 // Info returns this node's view of shuffle id.
@@ -27,7 +32,7 @@ func (s *Service) Info(id string) (Info, error) {
 	}
 	ph, ferr := sh.state()
 	in := Info{Phase: ph, Err: ferr, Coordinator: sh.coordinator, Members: sh.members,
-		Tasks: sh.spec.Tasks, Partitions: sh.spec.Partitions}
+		Tasks: sh.spec.Tasks, Partitions: sh.spec.Partitions, Spec: sh.spec}
 	if sh.coord != nil {
 		sh.mu.Lock()
 		in.TasksDone = sh.coord.tracker.Progress().TasksDone
@@ -36,11 +41,14 @@ func (s *Service) Info(id string) (Info, error) {
 	return in, nil
 }
 
-// Schema returns the Arrow schema of shuffle id.
+// Schema returns the Arrow schema of dataframe shuffle id.
 func (s *Service) Schema(id string) (*arrow.Schema, error) {
 	sh, err := s.lookup(id)
 	if err != nil {
 		return nil, err
+	}
+	if sh.schema == nil {
+		return nil, fmt.Errorf("%w: shuffle %s is an array rechunk: it has no table schema", ErrBadInput, id)
 	}
 	return sh.schema, nil
 }

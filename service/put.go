@@ -36,12 +36,21 @@ func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint3
 	if err != nil {
 		return PutResult{}, err
 	}
-	if err := sh.checkSchema(task, schema); err != nil {
-		return PutResult{}, err
+	if sh.array != nil {
+		return PutResult{}, fmt.Errorf("%w: shuffle %s is an array rechunk: put chunks, not record batches", ErrBadInput, id)
 	}
 	if task >= uint64(sh.spec.Tasks) {
 		return PutResult{}, fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, id, task, sh.spec.Tasks-1)
 	}
+	if err := sh.checkSchema(task, schema); err != nil {
+		return PutResult{}, err
+	}
+	return s.putWith(ctx, sh, task, attempt, func(p *putter) error { return p.feed(ctx, next) })
+}
+
+// putWith runs one attempt of any kind: feed cuts the input and hands its
+// entries to the splitter.
+func (s *Service) putWith(ctx context.Context, sh *shuffle, task uint64, attempt uint32, feed func(*putter) error) (PutResult, error) {
 	if err := sh.openErr(); err != nil {
 		return PutResult{}, err
 	}
@@ -49,10 +58,10 @@ func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint3
 	if err := sh.startPut(k); err != nil {
 		return PutResult{}, err
 	}
-	res, err := s.put(ctx, sh, k, next)
+	res, err := s.put(ctx, sh, k, feed)
 	sh.endPut(k, err == nil)
 	if err != nil {
-		s.log.Warn("put failed", "shuffle", id, "task", task, "attempt", attempt, "err", err)
+		s.log.Warn("put failed", "shuffle", sh.id(), "task", task, "attempt", attempt, "err", err)
 	}
 	return res, err
 }
@@ -94,7 +103,7 @@ func (sh *shuffle) endPut(k attemptKey, ok bool) {
 // put registers with the coordinator, streams the input and reports done.
 // The whole attempt runs in one epoch: if the epoch moves meanwhile, the
 // attempt fails with ErrStaleEpoch and the caller runs a new one.
-func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, next func() (arrow.Record, error)) (PutResult, error) {
+func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(*putter) error) (PutResult, error) {
 	rt := sh.routing()
 	r, err := s.control(ctx, sh.coordinator, control{Op: opBegin, Shuffle: sh.id(), Epoch: rt.epoch, Node: s.Name(), Task: k.task, Attempt: k.attempt})
 	if err != nil {
@@ -109,7 +118,7 @@ func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, next func(
 		return PutResult{}, fmt.Errorf("%w: %s", ErrStaleEpoch, r.Reason)
 	}
 	p := &putter{s: s, sh: sh, rt: rt, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members))}
-	if err := p.feed(ctx, next); err != nil {
+	if err := feed(p); err != nil {
 		return p.result(), staleOr(err)
 	}
 	if err := p.finish(ctx); err != nil {

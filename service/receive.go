@@ -71,7 +71,11 @@ func (s *Service) receiveEntry(sh *shuffle, rt *route, e *splitter.Entry) error 
 	if !sh.claim(e, rt.epoch) {
 		return nil // a resent entry: already stored
 	}
-	if err := s.storeEntry(sh, e); err != nil {
+	store := s.storeEntry
+	if sh.array != nil {
+		store = s.storeArrayEntry
+	}
+	if err := store(sh, e); err != nil {
 		sh.unclaim(e)
 		return err
 	}

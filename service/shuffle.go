@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/ownership"
+	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
@@ -40,8 +41,9 @@ type attemptKey struct {
 type shuffle struct {
 	spec        *spec.Spec
 	schema      *arrow.Schema
-	codec       *table.Codec
-	part        *table.Partitioner
+	codec       *table.Codec       // dataframes
+	part        *table.Partitioner // dataframes
+	array       *arrayKind         // arrays
 	coordinator string
 	members     []string       // pinned at create, sorted
 	self        string         // this node's name
@@ -97,10 +99,7 @@ func newShuffle(sp *spec.Spec, coordinator string, members []string, self string
 	}
 	sh := &shuffle{spec: sp, schema: schema, coordinator: coordinator, members: slices.Sorted(slices.Values(members)),
 		self: self, done: make(chan struct{}), recv: map[attemptKey]*recvState{}, puts: map[attemptKey]bool{}}
-	if sh.codec, err = table.NewCodec(schema, nil); err != nil {
-		return nil, err
-	}
-	if sh.part, err = table.NewPartitioner(schema, sp.Rule, sp.Partitions); err != nil {
+	if err := sh.setupKind(); err != nil {
 		return nil, err
 	}
 	if sh.owners0, err = ownership.New(sp.Seed(), sh.members, sp.Partitions); err != nil {
@@ -109,6 +108,25 @@ func newShuffle(sp *spec.Spec, coordinator string, members []string, self string
 	sh.route = sh.layout(0, nil, sh.owners0)
 	sh.ledger = recovery.NewLedger(sp.Tasks, sp.Partitions)
 	return sh, nil
+}
+
+// setupKind prepares what the shuffle's kind needs: codec and partitioner
+// for dataframes, the rechunk plan and dtype for arrays.
+func (sh *shuffle) setupKind() error {
+	var err error
+	if sh.spec.Kind == spec.Array {
+		sh.array = &arrayKind{}
+		if sh.array.plan, err = sh.spec.Plan(); err != nil {
+			return err
+		}
+		sh.array.dtype, err = rechunk.ParseDType(sh.spec.DType)
+		return err
+	}
+	if sh.codec, err = table.NewCodec(sh.schema, nil); err != nil {
+		return err
+	}
+	sh.part, err = table.NewPartitioner(sh.schema, sh.spec.Rule, sh.spec.Partitions)
+	return err
 }
 
 // routeFor computes the routing of the epoch in which lost (in order) are

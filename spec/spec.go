@@ -14,7 +14,8 @@ type Kind string
 const (
 	// Dataframe shuffles route rows of Arrow record batches by a Rule.
 	Dataframe Kind = "dataframe"
-	// Array shuffles rechunk an n-d array (not served yet).
+	// Array shuffles rechunk an n-d array: input task i is old chunk i and
+	// output partition j new chunk j, both numbered in C order of the grid.
 	Array Kind = "array"
 )
 
@@ -33,7 +34,7 @@ var ErrInvalid = errors.New("spec: invalid shuffle spec")
 type Spec struct {
 	// ID names the shuffle on every node: 1..128 of [A-Za-z0-9._-].
 	ID string `json:"id"`
-	// Kind is Dataframe (Array is reserved).
+	// Kind is Dataframe or Array.
 	Kind Kind `json:"kind"`
 	// Tasks is the number of input tasks, named 0..Tasks-1.
 	Tasks int `json:"tasks"`
@@ -43,6 +44,11 @@ type Spec struct {
 	Schema []byte `json:"schema"`
 	// Rule maps rows to output partitions.
 	Rule table.Rule `json:"rule"`
+	// DType is an array's NumPy dtype string ("<f8", "|u1", ...).
+	DType string `json:"dtype,omitempty"`
+	// OldChunks and NewChunks are an array's chunk sizes per axis.
+	OldChunks Chunks `json:"old_chunks,omitempty"`
+	NewChunks Chunks `json:"new_chunks,omitempty"`
 	// OwnershipSeed, when set, replaces ID as the seed of the ownership map:
 	// two shuffles with the same seed and members are co-partitioned.
 	OwnershipSeed string `json:"ownership_seed,omitempty"`
@@ -65,7 +71,7 @@ func (s *Spec) ArrowSchema() (*arrow.Schema, error) {
 	return sc, nil
 }
 
-// Validate checks the spec and returns its decoded schema.
+// Validate checks the spec and returns its decoded schema (nil for arrays).
 func (s *Spec) Validate() (*arrow.Schema, error) {
 	if err := ValidateID(s.ID); err != nil {
 		return nil, err
@@ -73,8 +79,12 @@ func (s *Spec) Validate() (*arrow.Schema, error) {
 	if err := s.validateCounts(); err != nil {
 		return nil, err
 	}
-	if s.Kind != Dataframe {
-		return nil, fmt.Errorf("%w: shuffle %s: kind %q is not supported (only %q is served yet)", ErrInvalid, s.ID, s.Kind, Dataframe)
+	switch s.Kind {
+	case Array:
+		return nil, s.validateArray()
+	case Dataframe:
+	default:
+		return nil, fmt.Errorf("%w: shuffle %s: kind %q, want %q or %q", ErrInvalid, s.ID, s.Kind, Dataframe, Array)
 	}
 	sc, err := s.ArrowSchema()
 	if err != nil {

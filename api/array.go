@@ -1,0 +1,92 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/rechunk"
+)
+
+// ActionLayout returns an array shuffle's layout in the form of the
+// __partitioned__ protocol (body ShuffleRef; reply service.Layout as JSON).
+const ActionLayout = "layout"
+
+// ArraySchema is how array chunks travel in DoPut and DoGet: one row per
+// chunk, "data" its C-order bytes and "shape" its extents as a JSON list;
+// the dtype is the schema's "dtype" metadata.
+func ArraySchema(dtype string) *arrow.Schema {
+	md := arrow.NewMetadata([]string{"dtype"}, []string{dtype})
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "data", Type: arrow.BinaryTypes.LargeBinary},
+		{Name: "shape", Type: arrow.BinaryTypes.String},
+	}, &md)
+}
+
+// ChunkRecord encodes one chunk as a one-row record of ArraySchema. The
+// record references c.Data.
+func ChunkRecord(c rechunk.Chunk) arrow.Record {
+	shape, _ := json.Marshal(c.Shape)
+	schema := ArraySchema(c.DType.String())
+	data := array.NewData(arrow.BinaryTypes.LargeBinary, 1, []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int64Traits.CastToBytes([]int64{0, int64(len(c.Data))})),
+		memory.NewBufferBytes(c.Data)}, nil, 0, 0)
+	defer data.Release()
+	col := array.NewLargeBinaryData(data)
+	defer col.Release()
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer sb.Release()
+	sb.Append(string(shape))
+	shapes := sb.NewArray()
+	defer shapes.Release()
+	return array.NewRecord(schema, []arrow.Array{col, shapes}, 1)
+}
+
+// ChunkFromRecords decodes the one chunk that a stream of ArraySchema
+// records carries (next yields records until io.EOF); the bytes are copied.
+func ChunkFromRecords(next func() (arrow.Record, error)) (rechunk.Chunk, error) {
+	var c rechunk.Chunk
+	rows := 0
+	for {
+		rec, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return c, err
+		}
+		if rows += int(rec.NumRows()); rows > 1 || rec.NumRows() == 0 {
+			continue
+		}
+		if c, err = chunkFromRecord(rec); err != nil {
+			return c, err
+		}
+	}
+	if rows != 1 {
+		return c, fmt.Errorf("an array chunk travels as exactly one row, got %d", rows)
+	}
+	return c, nil
+}
+
+func chunkFromRecord(rec arrow.Record) (rechunk.Chunk, error) {
+	schema := rec.Schema()
+	data, ok1 := rec.Column(0).(*array.LargeBinary)
+	shapes, ok2 := rec.Column(1).(*array.String)
+	if rec.NumCols() != 2 || !ok1 || !ok2 {
+		return rechunk.Chunk{}, fmt.Errorf("array chunk record must have columns data (large_binary) and shape (string), got %s", schema)
+	}
+	dts, _ := schema.Metadata().GetValue("dtype")
+	dt, err := rechunk.ParseDType(dts)
+	if err != nil {
+		return rechunk.Chunk{}, fmt.Errorf("array chunk record: dtype metadata: %w", err)
+	}
+	var shape []int64
+	if err := json.Unmarshal([]byte(shapes.Value(0)), &shape); err != nil {
+		return rechunk.Chunk{}, fmt.Errorf("array chunk record: shape %q: %w", shapes.Value(0), err)
+	}
+	return rechunk.Chunk{DType: dt, Shape: shape, Data: append([]byte(nil), data.Value(0)...)}, nil
+}

@@ -1,0 +1,282 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/job"
+)
+
+// Shape of every process test's shuffle: small, so that 20 seeds stay
+// short; each seed's cost is mostly memberlist noticing the crash (~5 s).
+const (
+	procRows       = 20_000
+	procTasks      = 24
+	procPartitions = 30
+	procParallel   = 4 // concurrent puts: bounds how many tasks run at a kill
+)
+
+// processSeeds is how many seeded kill moments TestProcessKillDuringPuts
+// tries: 20 by default, SHUFFLENODE_SOAK=N for a longer soak.
+func processSeeds() int {
+	if n, err := strconv.Atoi(os.Getenv("SHUFFLENODE_SOAK")); err == nil && n > 0 {
+		return n
+	}
+	return 20
+}
+
+// procDemo is the demo shuffle of the process tests.
+func procDemo(id string, seed uint64) job.DemoConfig {
+	return job.DemoConfig{ID: id, Rows: procRows, Tasks: procTasks, Partitions: procPartitions,
+		PayloadBytes: 8, Seed: seed, Parallel: procParallel}
+}
+
+// runDemo runs cfg on nodes, bounded so that a hang fails the test.
+func runDemo(t *testing.T, nodes []string, cfg job.DemoConfig) (job.Report, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	rep, err := job.RunDemo(ctx, nodes, cfg)
+	t.Logf("shuffle %s: %.1f s; %d puts for %d tasks, epoch %d, replay set %d, re-runs %d",
+		cfg.ID, time.Since(start).Seconds(), rep.Attempts, cfg.Tasks, rep.Epoch, rep.ReplaySet, rep.Replayed)
+	return rep, err
+}
+
+// killAt returns a BeforeInput hook that SIGKILLs victim (and waits until it
+// is gone) before input task at is produced, once.
+func killAt(victim *proc, at int) func(int) {
+	var once sync.Once
+	return func(task int) {
+		if task == at {
+			once.Do(victim.kill)
+		}
+	}
+}
+
+// replayBounds is what a kill before input task at allows of the replay
+// set: every task done at the kill sent data to the victim (it owns
+// partitions of every task's rows) and is replayed; at most parallel-1
+// tasks after at had started, and any task before at-parallel+1 was done.
+func replayBounds(at, parallel, tasks int) (lo, hi int) {
+	return max(0, at-parallel+1), min(tasks, at+parallel-1)
+}
+
+// checkRecovered fails t unless the shuffle finished (RunDemo verified
+// every row exactly once) in epoch killed, with a replay set in [lo, hi].
+func checkRecovered(t *testing.T, rep job.Report, err error, killed, lo, hi int) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("shuffle with %d node(s) killed: %v", killed, err)
+	}
+	if rep.Epoch != uint64(killed) {
+		t.Errorf("final epoch %d, want %d (nodes killed)", rep.Epoch, killed)
+	}
+	if rep.ReplaySet < lo || rep.ReplaySet > hi {
+		t.Errorf("replay set of %d tasks, want %d..%d of %d", rep.ReplaySet, lo, hi, rep.Tasks)
+	}
+	if rep.Replayed < int64(rep.ReplaySet) {
+		t.Errorf("%d task re-runs, fewer than the replay set %d", rep.Replayed, rep.ReplaySet)
+	}
+}
+
+// TestProcessKillDuringPuts SIGKILLs one serve process (not the
+// coordinator) before a seeded input task and checks that the shuffle
+// finishes with every row exactly once, one epoch later, having replayed
+// only the tasks done before the kill.
+func TestProcessKillDuringPuts(t *testing.T) {
+	for seed := range processSeeds() {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 6))
+			victim, at := 1+rng.IntN(3), rng.IntN(procTasks)
+			c := startProcs(t, 4)
+			cfg := procDemo(fmt.Sprintf("puts-%d", seed), uint64(seed))
+			cfg.BeforeInput = killAt(c.procs[victim], at)
+			rep, err := runDemo(t, c.apis(), cfg)
+			t.Logf("seed %d: %s killed before task %d", seed, c.procs[victim].name, at)
+			lo, hi := replayBounds(at, procParallel, procTasks)
+			checkRecovered(t, rep, err, 1, lo, hi)
+		})
+	}
+}
+
+// TestProcessKillInputOnly SIGKILLs a process that owns no output
+// partition (3 partitions over 5 nodes) and only ran input tasks: the
+// tasks it finished sent their rows to the survivors, so nothing is
+// replayed; only its unfinished puts run again elsewhere.
+func TestProcessKillInputOnly(t *testing.T) {
+	c := startProcs(t, 5)
+	rng := rand.New(rand.NewPCG(7, 6))
+	cfg := procDemo("input-only", 7)
+	cfg.Partitions = 3
+	at := len(c.procs) + rng.IntN(procTasks-len(c.procs)) // after its first tasks
+	var victim atomic.Pointer[proc]
+	var pick, once sync.Once
+	cfg.BeforeInput = func(task int) {
+		pick.Do(func() { victim.Store(nonOwner(t, c, cfg.ID, rng)) })
+		if v := victim.Load(); task == at && v != nil {
+			once.Do(v.kill)
+		}
+	}
+	rep, err := runDemo(t, c.apis(), cfg)
+	if victim.Load() == nil {
+		t.Fatal("no process without output partitions")
+	}
+	t.Logf("%s (input only) killed before task %d", victim.Load().name, at)
+	checkRecovered(t, rep, err, 1, 0, 0)
+}
+
+// nonOwner picks a process other than the coordinator (proc-0) that owns
+// no output partition of shuffle id, or nil.
+func nonOwner(t *testing.T, c *procCluster, id string, rng *rand.Rand) *proc {
+	cl, err := client.Dial(c.procs[0].api)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	defer cl.Close()
+	eps, err := cl.Locations(context.Background(), id)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	owns := make([]bool, len(c.procs))
+	owns[0] = true
+	for _, ep := range eps {
+		if i := c.byAPI(ep.Addr); i >= 0 {
+			owns[i] = true
+		}
+	}
+	var free []*proc
+	for i, o := range owns {
+		if !o {
+			free = append(free, c.procs[i])
+		}
+	}
+	if len(free) == 0 {
+		return nil
+	}
+	return free[rng.IntN(len(free))]
+}
+
+// TestProcessKillOutputOnly SIGKILLs a process that owns output partitions
+// but runs no input task (the client puts through the others only): the
+// tasks done before the kill sent it rows and are replayed, no more.
+func TestProcessKillOutputOnly(t *testing.T) {
+	c := startProcs(t, 4)
+	rng := rand.New(rand.NewPCG(8, 6))
+	victim, at := 1+rng.IntN(3), rng.IntN(procTasks)
+	var others []int
+	for i := range c.procs {
+		if i != victim {
+			others = append(others, i)
+		}
+	}
+	cfg := procDemo("output-only", 8)
+	cfg.BeforeInput = killAt(c.procs[victim], at)
+	rep, err := runDemo(t, c.apis(others...), cfg)
+	t.Logf("%s (outputs only) killed before task %d", c.procs[victim].name, at)
+	lo, hi := replayBounds(at, procParallel, procTasks)
+	checkRecovered(t, rep, err, 1, lo, hi)
+}
+
+// TestProcessKillTwo SIGKILLs one process during the puts and, once the
+// coordinator saw it go and the replays started, a second one: two epochs,
+// every row exactly once.
+func TestProcessKillTwo(t *testing.T) {
+	c := startProcs(t, 5)
+	rng := rand.New(rand.NewPCG(9, 6))
+	first, at := 1+rng.IntN(4), rng.IntN(procTasks)
+	second := 1 + (first-1+1+rng.IntN(3))%4
+	cfg := procDemo("two", 9)
+	var secondOnce sync.Once
+	var firstGone atomic.Bool
+	killFirst := killAt(c.procs[first], at)
+	cfg.BeforeInput = func(task int) {
+		killFirst(task)
+		if firstGone.Load() {
+			secondOnce.Do(c.procs[second].kill)
+		}
+	}
+	go func() { // a replay put starts only after the coordinator lost first
+		if waitGone(c.procs[0], c.procs[first], time.Minute) {
+			firstGone.Store(true)
+		}
+	}()
+	rep, err := runDemo(t, c.apis(), cfg)
+	t.Logf("%s killed before task %d, %s killed at the first put after that", c.procs[first].name, at, c.procs[second].name)
+	if c.procs[second].alive() {
+		t.Fatalf("%s was never killed (the shuffle finished without a put after the first loss): %v", c.procs[second].name, err)
+	}
+	lo, _ := replayBounds(at, procParallel, procTasks)
+	checkRecovered(t, rep, err, 2, lo, 2*procTasks)
+}
+
+// waitGone polls observer's member list until victim leaves it.
+func waitGone(observer, victim *proc, limit time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cl, err := client.Dial(observer.api)
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	for ctx.Err() == nil {
+		ms, err := cl.Members(ctx)
+		if err == nil && !hasMember(ms, victim.name) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// TestProcessKillCoordinator SIGKILLs the coordinator during the puts: the
+// shuffle must fail promptly with an error that says the coordinator was
+// lost, not hang.
+func TestProcessKillCoordinator(t *testing.T) {
+	c := startProcs(t, 4)
+	at := rand.New(rand.NewPCG(10, 6)).IntN(procTasks)
+	cfg := procDemo("coordinator", 10)
+	cfg.BeforeInput = killAt(c.procs[0], at)
+	_, err := runDemo(t, c.apis(), cfg)
+	t.Logf("coordinator killed before task %d: %v", at, err)
+	if err == nil {
+		t.Fatal("shuffle finished although its coordinator was killed")
+	}
+	if !strings.Contains(err.Error(), "coordinator") {
+		t.Errorf("error %q does not say the coordinator was lost", err)
+	}
+}
+
+// TestProcessKillAtBarrier SIGKILLs a process right after the last put
+// returned, when the client is about to wait at the barrier. Two outcomes
+// are right: the coordinator had not announced the seal yet (it moves to a
+// new epoch and the client replays), or it had (the shuffle fails with a
+// message that names the loss after the barrier: a documented limitation).
+func TestProcessKillAtBarrier(t *testing.T) {
+	c := startProcs(t, 4)
+	victim := c.procs[1+rand.New(rand.NewPCG(11, 6)).IntN(3)]
+	cfg := procDemo("barrier", 11)
+	var once sync.Once
+	cfg.Progress = func(phase string, done, total int) {
+		if phase == "put" && done == total {
+			once.Do(victim.kill)
+		}
+	}
+	rep, err := runDemo(t, c.apis(), cfg)
+	t.Logf("%s killed after the last put: %v", victim.name, err)
+	if err != nil && strings.Contains(err.Error(), "after the barrier") {
+		return
+	}
+	checkRecovered(t, rep, err, 1, 0, procTasks)
+}

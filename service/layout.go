@@ -1,0 +1,102 @@
+package service
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/shufflenode/shufflenode/splitaxes"
+)
+
+// Layout is a finished rechunk in the form of the __partitioned__ protocol:
+// the array's shape, its partition tiling (new chunks per axis) and, for
+// every new chunk keyed by its grid position ("i,j"), where it starts, its
+// shape, where it lives and the ticket that fetches it.
+type Layout struct {
+	Shape      []*int64             `json:"shape"` // null: unknown size
+	Tiling     []int                `json:"partition_tiling"`
+	Partitions map[string]Partition `json:"partitions"`
+}
+
+// Partition is one new chunk of a Layout.
+type Partition struct {
+	Start    []*int64 `json:"start"` // null past an unknown size
+	Shape    []*int64 `json:"shape"`
+	Location []string `json:"location"` // owner: [node name, API address]
+	Data     Ticket   `json:"data"`
+}
+
+// Ticket fetches one output partition (DoGet).
+type Ticket struct {
+	Shuffle   string `json:"shuffle"`
+	Partition int    `json:"partition"`
+}
+
+// Layout returns the layout of array shuffle id as this node sees it.
+func (s *Service) Layout(id string) (Layout, error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return Layout{}, err
+	}
+	if sh.array == nil {
+		return Layout{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", ErrBadInput, id)
+	}
+	locs, err := s.Locations(id)
+	if err != nil {
+		return Layout{}, err
+	}
+	nc := sh.spec.NewChunks
+	l := Layout{Shape: known(nc.Shape()), Tiling: nc.Grid(), Partitions: make(map[string]Partition, len(locs))}
+	starts := axisStarts(nc)
+	for p, loc := range locs {
+		idx := unravel(p, l.Tiling)
+		part := Partition{Location: []string{loc.Node, loc.APIAddr}, Data: Ticket{Shuffle: id, Partition: p}}
+		for a, i := range idx {
+			part.Start = append(part.Start, known1(starts[a][i]))
+			part.Shape = append(part.Shape, known1(nc[a][i]))
+		}
+		l.Partitions[gridKey(idx)] = part
+	}
+	return l, nil
+}
+
+// axisStarts returns, per axis, where each chunk starts (Unknown after an
+// unknown size).
+func axisStarts(c [][]int64) [][]int64 {
+	out := make([][]int64, len(c))
+	for a, axis := range c {
+		at := int64(0)
+		for _, n := range axis {
+			out[a] = append(out[a], at)
+			if at != splitaxes.Unknown && n != splitaxes.Unknown {
+				at += n
+			} else {
+				at = splitaxes.Unknown
+			}
+		}
+	}
+	return out
+}
+
+func gridKey(idx []int) string {
+	parts := make([]string, len(idx))
+	for a, i := range idx {
+		parts[a] = strconv.Itoa(i)
+	}
+	return strings.Join(parts, ",")
+}
+
+func known(v []int64) []*int64 {
+	out := make([]*int64, len(v))
+	for i := range v {
+		out[i] = known1(v[i])
+	}
+	return out
+}
+
+func known1(n int64) *int64 {
+	if n == splitaxes.Unknown {
+		return nil
+	}
+	return &n
+}

@@ -1,0 +1,119 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/splitaxes"
+)
+
+// Chunks are chunk sizes per axis. In JSON an unknown size (NaN in Dask) is
+// null; in Go it is splitaxes.Unknown.
+type Chunks [][]int64
+
+// MarshalJSON writes unknown sizes as null.
+func (c Chunks) MarshalJSON() ([]byte, error) {
+	out := make([][]*int64, len(c))
+	for a, axis := range c {
+		out[a] = make([]*int64, len(axis))
+		for i, n := range axis {
+			if n != splitaxes.Unknown {
+				out[a][i] = &axis[i]
+			}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads null as an unknown size.
+func (c *Chunks) UnmarshalJSON(b []byte) error {
+	var in [][]*int64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*c = make(Chunks, len(in))
+	for a, axis := range in {
+		(*c)[a] = make([]int64, len(axis))
+		for i, n := range axis {
+			(*c)[a][i] = splitaxes.Unknown
+			if n != nil {
+				(*c)[a][i] = *n
+			}
+		}
+	}
+	return nil
+}
+
+// Grid returns the number of chunks per axis.
+func (c Chunks) Grid() []int {
+	g := make([]int, len(c))
+	for a, axis := range c {
+		g[a] = len(axis)
+	}
+	return g
+}
+
+// Shape returns the total size per axis (splitaxes.Unknown where any chunk
+// of the axis is unknown).
+func (c Chunks) Shape() []int64 {
+	s := make([]int64, len(c))
+	for a, axis := range c {
+		for _, n := range axis {
+			if n == splitaxes.Unknown {
+				s[a] = splitaxes.Unknown
+				break
+			}
+			s[a] += n
+		}
+	}
+	return s
+}
+
+// count is the number of chunks (the product of the grid), or -1 past max.
+func (c Chunks) count(limit int) int {
+	n := 1
+	for _, g := range c.Grid() {
+		if g != 0 && n > limit/g {
+			return -1
+		}
+		n *= g
+	}
+	return n
+}
+
+// Plan returns the rechunk plan of an array spec.
+func (s *Spec) Plan() (*splitaxes.Plan, error) {
+	p, err := splitaxes.New(s.OldChunks, s.NewChunks)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shuffle %s: %w", ErrInvalid, s.ID, err)
+	}
+	return p, nil
+}
+
+// validateArray checks an array spec: dtype, chunkings, and that tasks and
+// partitions match the grids.
+func (s *Spec) validateArray() error {
+	if _, err := rechunk.ParseDType(s.DType); err != nil {
+		return fmt.Errorf("%w: shuffle %s: dtype: %w", ErrInvalid, s.ID, err)
+	}
+	if _, err := s.Plan(); err != nil {
+		return err
+	}
+	tasks, parts := s.OldChunks.count(MaxTasks), s.NewChunks.count(MaxPartitions)
+	if tasks < 0 || parts < 0 {
+		return fmt.Errorf("%w: shuffle %s: too many chunks (at most %d old and %d new)", ErrInvalid, s.ID, MaxTasks, MaxPartitions)
+	}
+	if s.Tasks != tasks || s.Partitions != parts {
+		return fmt.Errorf("%w: shuffle %s: tasks = %d and partitions = %d, but the chunk grids have %d old and %d new chunks",
+			ErrInvalid, s.ID, s.Tasks, s.Partitions, tasks, parts)
+	}
+	return nil
+}
+
+// ArraySpec builds the spec of rechunking an array of dtype from old to new
+// chunks; Tasks and Partitions are the chunk counts.
+func ArraySpec(id, dtype string, old, new Chunks) *Spec {
+	return &Spec{ID: id, Kind: Array, DType: dtype, OldChunks: old, NewChunks: new,
+		Tasks: max(old.count(MaxTasks), 0), Partitions: max(new.count(MaxPartitions), 0)}
+}

@@ -264,4 +264,3 @@ func equalShape(a, b []int64) bool {
 	}
 	return true
 }
-

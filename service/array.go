@@ -46,7 +46,7 @@ func (sh *shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
 	if task >= uint64(sh.spec.Tasks) {
 		return fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, sh.id(), task, sh.spec.Tasks-1)
 	}
-	idx := unravel(int(task), sh.array.plan.OldGrid())
+	idx := splitaxes.Unravel(int(task), sh.array.plan.OldGrid())
 	want := make([]int64, len(idx))
 	for a, i := range idx {
 		want[a] = sh.spec.OldChunks[a][i]
@@ -67,14 +67,14 @@ func (sh *shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
 // C-order bytes.
 func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
 	plan := p.sh.array.plan
-	splits, err := plan.NDSplits(unravel(int(p.k.task), plan.OldGrid()))
+	splits, err := plan.NDSplits(splitaxes.Unravel(int(p.k.task), plan.OldGrid()))
 	if err != nil {
 		return err
 	}
 	bufs := make([][]byte, len(p.sh.members))
 	runs := make([][]splitter.Run, len(p.sh.members))
 	for nd := range splits {
-		part := ravel(nd.NewChunk, plan.NewGrid())
+		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
 		dest := p.rt.groupOf[part]
 		start := len(bufs[dest])
 		bufs[dest] = appendShape(bufs[dest], pieceShape(nd.Slices, c.Shape))
@@ -198,7 +198,7 @@ func (s *Service) GetChunk(ctx context.Context, id string, p int) (rechunk.Chunk
 		return rechunk.Chunk{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", ErrBadInput, id)
 	}
 	plan := sh.array.plan
-	newIdx := unravel(p, plan.NewGrid())
+	newIdx := splitaxes.Unravel(p, plan.NewGrid())
 	asm, err := rechunk.NewAssembler(plan, newIdx, sh.array.dtype, rechunk.Config{})
 	if err != nil {
 		return rechunk.Chunk{}, err
@@ -229,28 +229,7 @@ func placePiece(asm *rechunk.Assembler, sh *shuffle, k spill.Key, b []byte, plan
 	if err != nil {
 		return err
 	}
-	return asm.PlaceOld(unravel(int(k.Task), plan.OldGrid()), c)
-}
-
-// unravel turns a C-order linear index into an n-d index of grid.
-func unravel(i int, grid []int) []int {
-	idx := make([]int, len(grid))
-	for a := len(grid) - 1; a >= 0; a-- {
-		if grid[a] > 0 {
-			idx[a] = i % grid[a]
-			i /= grid[a]
-		}
-	}
-	return idx
-}
-
-// ravel turns an n-d index of grid into its C-order linear index.
-func ravel(idx []int, grid []int) int {
-	i := 0
-	for a, g := range grid {
-		i = i*g + idx[a]
-	}
-	return i
+	return asm.PlaceOld(splitaxes.Unravel(int(k.Task), plan.OldGrid()), c)
 }
 
 func equalShape(a, b []int64) bool {

@@ -49,7 +49,7 @@ func (s *Service) Layout(id string) (Layout, error) {
 	l := Layout{Shape: known(nc.Shape()), Tiling: nc.Grid(), Partitions: make(map[string]Partition, len(locs))}
 	starts := axisStarts(nc)
 	for p, loc := range locs {
-		idx := unravel(p, l.Tiling)
+		idx := splitaxes.Unravel(p, l.Tiling)
 		part := Partition{Location: []string{loc.Node, loc.APIAddr}, Data: Ticket{Shuffle: id, Partition: p}}
 		for a, i := range idx {
 			part.Start = append(part.Start, known1(starts[a][i]))

@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/job"
-	"github.com/shufflenode/shufflenode/node"
-	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -30,6 +28,10 @@ type demoFlags struct {
 	seed       uint64
 	logLevel   string
 	cpuProfile string
+	// --array: rechunk a synthetic array instead
+	array                       bool
+	shape, oldChunks, newChunks string
+	dtype                       string
 }
 
 func (f *demoFlags) register(fs *flag.FlagSet) {
@@ -45,6 +47,11 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the synthetic data")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.BoolVar(&f.array, "array", false, "rechunk a synthetic n-d array instead of shuffling a table")
+	fs.StringVar(&f.shape, "shape", "10000,10000", "--array: the array's shape")
+	fs.StringVar(&f.oldChunks, "old-chunks", "10,10000", "--array: chunk shape of the input")
+	fs.StringVar(&f.newChunks, "new-chunks", "10000,10", "--array: chunk shape of the output")
+	fs.StringVar(&f.dtype, "dtype", "<f8", "--array: NumPy dtype")
 }
 
 // rows is the number of rows that make about f.data bytes.
@@ -70,6 +77,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stopProfile()
 	}
+	if f.array {
+		return arrayDemo(ctx, f, stdout, stderr)
+	}
 	rep, err := runDemo(ctx, f, newProgress(stderr))
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
@@ -79,35 +89,70 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// arrayDemo runs and reports the array demo.
+func arrayDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) int {
+	cfg, err := f.arrayConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
+		return 2
+	}
+	addrs, stop, err := openCluster(ctx, f.clusterOpts(), stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
+		return 1
+	}
+	defer stop()
+	cfg.Progress = newProgress(stderr)
+	rep, err := job.RunArrayDemo(ctx, addrs, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "verified: every element of every new chunk equals the input's\n")
+	fmt.Fprintf(stdout, "nodes        %d\n", f.nodes)
+	fmt.Fprintf(stdout, "array        %s %s, chunks %s -> %s (%d -> %d chunks)\n", f.dtype, f.shape, f.oldChunks, f.newChunks, rep.OldChunks, rep.NewChunks)
+	fmt.Fprintf(stdout, "bytes        %d (%s)\n", rep.Bytes, formatBytes(rep.Bytes))
+	fmt.Fprintf(stdout, "rechunk      %.2f s (create, put, barrier)\n", rep.ShuffleSeconds)
+	fmt.Fprintf(stdout, "read         %.2f s (every new chunk back from its owner)\n", rep.ReadSeconds)
+	fmt.Fprintf(stdout, "total        %.2f s, %.1f MB/s\n", rep.TotalSeconds, rep.MBps())
+	fmt.Fprintf(stdout, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
+	return 0
+}
+
+// arrayConfig builds the array demo from the flags.
+func (f *demoFlags) arrayConfig() (job.ArrayConfig, error) {
+	shape, err := parseShape(f.shape, len(strings.Split(f.shape, ",")))
+	if err != nil {
+		return job.ArrayConfig{}, fmt.Errorf("--shape: %w", err)
+	}
+	old, err := parseShape(f.oldChunks, len(shape))
+	if err != nil {
+		return job.ArrayConfig{}, fmt.Errorf("--old-chunks: %w", err)
+	}
+	new, err := parseShape(f.newChunks, len(shape))
+	if err != nil {
+		return job.ArrayConfig{}, fmt.Errorf("--new-chunks: %w", err)
+	}
+	return job.ArrayConfig{ID: fmt.Sprintf("array-demo-%d", time.Now().UnixNano()), DType: f.dtype,
+		Old: regularChunks(shape, old), New: regularChunks(shape, new)}, nil
+}
+
 // runDemo starts an in-process cluster, runs the demo on it and stops it.
 func runDemo(ctx context.Context, f demoFlags, prog func(string, int, int)) (job.Report, error) {
-	dir := f.dataDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "shufflenode-demo-")
-		if err != nil {
-			return job.Report{}, err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
-	log := newLogger(os.Stderr, f.logLevel)
-	nodes, err := node.StartLocal(ctx, f.nodes, node.Config{
-		Cluster: dht.Config{DataDir: dir, Profile: "local", Logger: log},
-		Service: service.Config{MemoryLimit: int64(f.memLimit), Logger: log},
-		Logger:  log,
-	})
+	addrs, stop, err := openCluster(ctx, f.clusterOpts(), os.Stderr)
 	if err != nil {
 		return job.Report{}, err
 	}
-	defer node.CloseAll(nodes)
-	addrs := make([]string, len(nodes))
-	for i, n := range nodes {
-		addrs[i] = n.APIAddr()
-	}
+	defer stop()
 	return job.RunDemo(ctx, addrs, job.DemoConfig{
 		ID: fmt.Sprintf("demo-%d", time.Now().UnixNano()), Rows: f.rows(), Tasks: f.tasks,
 		Partitions: f.partitions, PayloadBytes: f.payload, Seed: f.seed, Rule: f.rule, Progress: prog,
 	})
+}
+
+// clusterOpts is the in-process cluster of the demo flags.
+func (f *demoFlags) clusterOpts() clusterOpts {
+	return clusterOpts{nodes: f.nodes, memLimit: int64(f.memLimit), dataDir: f.dataDir, logLevel: f.logLevel}
 }
 
 func printReport(w io.Writer, f demoFlags, r job.Report) {

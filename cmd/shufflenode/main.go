@@ -13,6 +13,9 @@ const usage = `usage: shufflenode COMMAND [flags]
 commands:
   demo      run the main job: an in-process cluster shuffles a synthetic table and verifies it
   shuffle   shuffle Parquet files by key columns into one Parquet file per partition
+  rechunk   rechunk a Zarr v2 array on the cluster into a new Zarr v2 array
+  layout    print an array shuffle's layout (__partitioned__ form)
+  gen-zarr  write a synthetic Zarr v2 array (for trying rechunk)
   bench     measure the demo workload at several settings (shuffle)
   serve     run one node (sidecar) until SIGINT/SIGTERM
   status    print the members a running node sees (--node API_ADDR)
@@ -24,12 +27,15 @@ Run 'shufflenode COMMAND -h' for the flags of a command.
 // commands maps subcommand names to their entry points; each returns the
 // process exit status.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"demo":    cmdDemo,
-	"bench":   cmdBench,
-	"shuffle": cmdShuffle,
-	"serve":   cmdServe,
-	"status":  cmdStatus,
-	"plan":    cmdPlan,
+	"demo":     cmdDemo,
+	"bench":    cmdBench,
+	"shuffle":  cmdShuffle,
+	"rechunk":  cmdRechunk,
+	"layout":   cmdLayout,
+	"gen-zarr": cmdGenZarr,
+	"serve":    cmdServe,
+	"status":   cmdStatus,
+	"plan":     cmdPlan,
 }
 
 func main() {

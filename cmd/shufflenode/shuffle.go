@@ -20,10 +20,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/client"
-	"github.com/shufflenode/shufflenode/dht"
-	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/parquetio"
-	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc/codes"
@@ -304,60 +301,8 @@ func shuffleCheckRows(rep shuffleReport, footerRows int64) error {
 // shuffleCluster returns the API addresses of the cluster to use (the
 // coordinator first) and a function that stops it if it was started here.
 func shuffleCluster(ctx context.Context, f shuffleFlags, stderr io.Writer) ([]string, func(), error) {
-	if f.cluster != "" {
-		addrs, err := shuffleMembers(ctx, f.cluster)
-		return addrs, func() {}, err
-	}
-	return shuffleLocalCluster(ctx, f, stderr)
-}
-
-// shuffleMembers asks a running node for its cluster's API addresses.
-func shuffleMembers(ctx context.Context, addr string) ([]string, error) {
-	c, err := client.Dial(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--cluster %s: %w", addr, err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	members, err := c.Members(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("--cluster %s: members: %w", addr, err)
-	}
-	addrs := []string{addr}
-	for _, m := range members {
-		if m.APIAddr != "" && m.APIAddr != addr {
-			addrs = append(addrs, m.APIAddr)
-		}
-	}
-	return addrs, nil
-}
-
-// shuffleLocalCluster runs f.nodes nodes in this process, like demo.
-func shuffleLocalCluster(ctx context.Context, f shuffleFlags, stderr io.Writer) ([]string, func(), error) {
-	dir, cleanup := f.dataDir, func() {}
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "shufflenode-shuffle-")
-		if err != nil {
-			return nil, nil, err
-		}
-		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
-	}
-	log := newLogger(stderr, f.logLevel)
-	nodes, err := node.StartLocal(ctx, f.nodes, node.Config{
-		Cluster: dht.Config{DataDir: dir, Profile: "local", Logger: log},
-		Service: service.Config{MemoryLimit: int64(f.memLimit), Logger: log},
-		Logger:  log,
-	})
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	addrs := make([]string, len(nodes))
-	for i, n := range nodes {
-		addrs[i] = n.APIAddr()
-	}
-	return addrs, func() { node.CloseAll(nodes); cleanup() }, nil
+	return openCluster(ctx, clusterOpts{cluster: f.cluster, nodes: f.nodes, memLimit: int64(f.memLimit),
+		dataDir: f.dataDir, logLevel: f.logLevel}, stderr)
 }
 
 // shuffleCounter records the rows and Arrow bytes of each input task's last

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/splitaxes"
+	"github.com/shufflenode/shufflenode/zarr"
+)
+
+// cmdGenZarr writes a synthetic Zarr v2 array: element i (C order) holds
+// float64(i) for float dtypes, i modulo the type's range for integers.
+func cmdGenZarr(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("gen-zarr", stderr)
+	out := fs.String("output", "", "directory of the new array")
+	shapeF := fs.String("shape", "1000,1000", "shape")
+	chunksF := fs.String("chunks", "100,1000", "chunk shape")
+	dtypeF := fs.String("dtype", "<f8", "NumPy dtype (<f8, <f4, <i8, <i4)")
+	comp := fs.String("compressor", "none", "none, zlib or zstd")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	m, err := genMeta(*shapeF, *chunksF, *dtypeF, *comp)
+	if err == nil && *out == "" {
+		err = fmt.Errorf("--output is required")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shufflenode gen-zarr: %v\n", err)
+		return 2
+	}
+	if err := writeGenerated(*out, m); err != nil {
+		fmt.Fprintf(stderr, "shufflenode gen-zarr: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s: %s %v chunks %v (%s)\n", *out, m.DType, m.Shape, m.Chunks, formatBytes(arrayBytes(m)))
+	return 0
+}
+
+func genMeta(shapeS, chunksS, dtypeS, comp string) (zarr.Meta, error) {
+	shape, err := parseShape(shapeS, len(strings.Split(shapeS, ",")))
+	if err != nil {
+		return zarr.Meta{}, err
+	}
+	chunks, err := parseShape(chunksS, len(shape))
+	if err != nil {
+		return zarr.Meta{}, err
+	}
+	dt, err := rechunk.ParseDType(dtypeS)
+	if err != nil {
+		return zarr.Meta{}, err
+	}
+	m := zarr.Meta{Shape: shape, Chunks: chunks, DType: dt, FillValue: []byte("0")}
+	switch comp {
+	case "none":
+	case "zlib", "zstd":
+		m.Compressor = &zarr.Compressor{ID: comp, Level: 1}
+	default:
+		return m, fmt.Errorf("--compressor %q: want none, zlib or zstd", comp)
+	}
+	return m, m.Validate()
+}
+
+// writeGenerated writes every chunk of m with its elements' values.
+func writeGenerated(dir string, m zarr.Meta) error {
+	a, err := zarr.Create(dir, m)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	sizes := a.ChunkSizes()
+	grid := a.Grid()
+	n := 1
+	for _, g := range grid {
+		n *= g
+	}
+	for t := range n {
+		idx := splitaxes.Unravel(t, grid)
+		shape, err := a.ChunkShape(idx)
+		if err != nil {
+			return err
+		}
+		c := rechunk.Chunk{DType: m.DType, Shape: shape, Data: make([]byte, elems(shape)*int64(m.DType.ItemSize()))}
+		fillValues(c, m.Shape, chunkStart(sizes, idx))
+		if err := a.WriteChunk(idx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func elems(shape []int64) int64 {
+	n := int64(1)
+	for _, s := range shape {
+		n *= s
+	}
+	return n
+}
+
+func chunkStart(sizes [][]int64, idx []int) []int64 {
+	start := make([]int64, len(idx))
+	for a, i := range idx {
+		for _, s := range sizes[a][:i] {
+			start[a] += s
+		}
+	}
+	return start
+}
+
+// fillValues writes each element's global C-order index, in the dtype.
+func fillValues(c rechunk.Chunk, shape, start []int64) {
+	isz := c.DType.ItemSize()
+	idx := make([]int64, len(c.Shape))
+	for off := 0; off < len(c.Data); off += isz {
+		var g int64
+		for a := range idx {
+			g = g*shape[a] + start[a] + idx[a]
+		}
+		putNumber(c.Data[off:off+isz], c.DType, g)
+		for a := len(idx) - 1; a >= 0; a-- {
+			if idx[a]++; idx[a] < c.Shape[a] {
+				break
+			}
+			idx[a] = 0
+		}
+	}
+}
+
+// putNumber writes v in the dtype's kind and byte order (floats and signed
+// or unsigned integers; other kinds get v's low bytes).
+func putNumber(b []byte, dt rechunk.DType, v int64) {
+	var bits uint64
+	switch {
+	case dt.Kind() == 'f' && len(b) == 8:
+		bits = math.Float64bits(float64(v))
+	case dt.Kind() == 'f' && len(b) == 4:
+		bits = uint64(math.Float32bits(float32(v)))
+	default:
+		bits = uint64(v)
+	}
+	for k := range b {
+		shift := 8 * k
+		if dt.ByteOrder() == '>' {
+			shift = 8 * (len(b) - 1 - k)
+		}
+		b[k] = byte(bits >> shift)
+	}
+}

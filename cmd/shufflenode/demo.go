@@ -28,6 +28,7 @@ type demoFlags struct {
 	seed       uint64
 	logLevel   string
 	cpuProfile string
+	parallel   int
 	// --array: rechunk a synthetic array instead
 	array                       bool
 	shape, oldChunks, newChunks string
@@ -47,6 +48,7 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the synthetic data")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.IntVar(&f.parallel, "parallel", 0, "input tasks put at once (default 2 per node)")
 	fs.BoolVar(&f.array, "array", false, "rechunk a synthetic n-d array instead of shuffling a table")
 	fs.StringVar(&f.shape, "shape", "10000,10000", "--array: the array's shape")
 	fs.StringVar(&f.oldChunks, "old-chunks", "10,10000", "--array: chunk shape of the input")
@@ -134,7 +136,7 @@ func (f *demoFlags) arrayConfig() (job.ArrayConfig, error) {
 		return job.ArrayConfig{}, fmt.Errorf("--new-chunks: %w", err)
 	}
 	return job.ArrayConfig{ID: fmt.Sprintf("array-demo-%d", time.Now().UnixNano()), DType: f.dtype,
-		Old: regularChunks(shape, old), New: regularChunks(shape, new)}, nil
+		Old: regularChunks(shape, old), New: regularChunks(shape, new), Parallel: f.parallel}, nil
 }
 
 // runDemo starts an in-process cluster, runs the demo on it and stops it.
@@ -147,6 +149,7 @@ func runDemo(ctx context.Context, f demoFlags, prog func(string, int, int)) (job
 	return job.RunDemo(ctx, addrs, job.DemoConfig{
 		ID: fmt.Sprintf("demo-%d", time.Now().UnixNano()), Rows: f.rows(), Tasks: f.tasks,
 		Partitions: f.partitions, PayloadBytes: f.payload, Seed: f.seed, Rule: f.rule, Progress: prog,
+		Parallel: f.parallel,
 	})
 }
 

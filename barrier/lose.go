@@ -119,3 +119,52 @@ func (t *Tracker) Pending() []uint64 {
 	}
 	return out
 }
+
+// Excuse is Lose for a node whose data every survivor already holds a copy
+// of (replication): it moves to epoch with receivers survivors, and no task
+// is replayed: every done task stops waiting for lost's commit. It may
+// complete the barrier (Decision.Seal). Errors as for Lose.
+func (t *Tracker) Excuse(epoch int, lost string, survivors []string) (Decision, error) {
+	if t.posByName(&t.epochs[len(t.epochs)-1], lost) < 0 {
+		return Decision{}, fmt.Errorf("%w: shuffle %s: lost node %s is not a receiver of epoch %d",
+			ErrUnknownReceiver, t.shuffle, lost, t.epochs[len(t.epochs)-1].epoch)
+	}
+	sealed := t.phase == Sealed
+	if sealed {
+		t.phase = Running
+	}
+	if err := t.SetReceivers(epoch, survivors); err != nil {
+		if sealed {
+			t.phase = Sealed
+		}
+		return Decision{}, err
+	}
+	if sealed {
+		t.phase = Sealed // nothing was lost: the seal stands
+		return Decision{}, nil
+	}
+	r := t.index[lost]
+	var d Decision
+	for task := range t.tasks {
+		if t.tasks[task].done && t.excuse(uint64(task), r) {
+			if dd := t.checkComplete(uint64(task)); dd != (Decision{}) {
+				d = dd
+			}
+		}
+	}
+	return d, nil
+}
+
+// excuse marks receiver r as committed for done task; false if r was not
+// awaited.
+func (t *Tracker) excuse(task uint64, r int32) bool {
+	ts := &t.tasks[task]
+	p := t.epochs[ts.epoch].posOf(r)
+	if p < 0 || hasBit(ts.committed, int(p)) {
+		return false
+	}
+	setBit(ts.committed, int(p))
+	ts.ncommitted++
+	t.counts.commits++
+	return true
+}

@@ -90,6 +90,19 @@ func TestLose(t *testing.T) {
 			t.Fatal("the replay did not seal again")
 		}
 	})
+	t.Run("excuse replays nothing and can seal", func(t *testing.T) {
+		tr, _ := New(Config{Shuffle: "s", Tasks: 2, Receivers: []string{"a", "b", "c"}})
+		for task := range uint64(2) {
+			must(t)(tr.TaskDone(task, 0, "a", map[string]Totals{"a": data, "b": data, "c": data}))
+			must(t)(tr.Committed("a", task, 0, data))
+		}
+		must(t)(tr.Committed("b", 0, 0, data))
+		must(t)(tr.Committed("b", 1, 0, data))
+		d, err := tr.Excuse(1, "c", []string{"a", "b"})
+		if err != nil || !d.Seal || len(tr.Pending()) != 0 {
+			t.Fatalf("Excuse = %+v %v, pending %v; want a seal, nothing pending", d, err, tr.Pending())
+		}
+	})
 	t.Run("refusals", func(t *testing.T) {
 		tr := setup(t)
 		if _, _, err := tr.Lose(1, "z", []string{"a"}); !errors.Is(err, ErrUnknownReceiver) {

@@ -84,10 +84,12 @@ func WaitFormed(ctx context.Context, nodes []*Node) error {
 	return nil
 }
 
+// formed reports whether every node sees at least the others (it may see
+// more: a node started alone that joined a running cluster sees all of it).
 func formed(nodes []*Node) bool {
 	for _, nd := range nodes {
 		s := nd.Stats()
-		if s.Members != len(nodes) || s.RoutingTablePeers < len(nodes)-1 {
+		if s.Members < len(nodes) || s.RoutingTablePeers < len(nodes)-1 {
 			return false
 		}
 	}

@@ -126,3 +126,22 @@ func TestCloseIsIdempotentAndClosesSubscriptions(t *testing.T) {
 		t.Fatalf("leave after close: %v", err)
 	}
 }
+
+// TestStartNodesJoiningRunningCluster starts one node that joins a running
+// cluster, as serve --join does: it must come up, seeing more members than
+// it started.
+func TestStartNodesJoiningRunningCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := dhttest.StartCluster(t, 2, nil, ackHandler)
+	cfg := dhttest.LocalConfig()
+	cfg.Name, cfg.Join = "late", []string{first[0].Self().GossipAddr}
+	late, err := dht.StartNodes(ctx, []dht.Config{cfg}, ackHandler)
+	if err != nil {
+		t.Fatalf("a node joining a running cluster did not start: %v", err)
+	}
+	defer late[0].Close()
+	if n := len(late[0].Members()); n != 3 {
+		t.Fatalf("joined node sees %d members, want 3", n)
+	}
+}

@@ -76,9 +76,50 @@ func (r *Result) Layout(ctx context.Context) (service.Layout, error) {
 	return r.clients[0].Layout(ctx, r.Shuffle)
 }
 
-// Read streams output partition p to fn.
+// Read streams output partition p to fn. If the owner is unreachable before
+// anything was streamed, Read asks the coordinator where p lives now (a
+// replicated shuffle moves it to its backup when a node is lost) and tries
+// again for up to readRetry; once a record was streamed it does not retry,
+// so no row reaches fn twice.
 func (r *Result) Read(ctx context.Context, p int, fn func(arrow.Record) error) error {
-	return r.clients[p%len(r.clients)].Read(ctx, r.Endpoints[p], fn)
+	deadline := time.Now().Add(readRetry)
+	for {
+		ep := r.endpoint(p)
+		streamed := false
+		err := r.clients[p%len(r.clients)].Read(ctx, ep, func(rec arrow.Record) error {
+			streamed = true
+			return fn(rec)
+		})
+		if err == nil || streamed || status.Code(err) != codes.Unavailable || time.Now().After(deadline) {
+			return unreachable(err, "owner", ep.Addr)
+		}
+		if !sleep(ctx, 250*time.Millisecond) {
+			return ctx.Err()
+		}
+		r.refresh(ctx)
+	}
+}
+
+// readRetry bounds how long Read waits for a lost owner's partitions to move
+// (the failure detector takes seconds).
+const readRetry = 30 * time.Second
+
+// endpoint returns where p lives as last known.
+func (r *Result) endpoint(p int) Endpoint {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Endpoints[p]
+}
+
+// refresh asks the coordinator for the current locations.
+func (r *Result) refresh(ctx context.Context) {
+	eps, err := r.clients[0].Locations(ctx, r.Shuffle)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	r.Endpoints = eps
+	r.mu.Unlock()
 }
 
 // Close closes the shuffle on the cluster and the connections.
@@ -140,7 +181,7 @@ func run(ctx context.Context, job Job, res *Result) error {
 		}
 		b, err := coord.Barrier(ctx, job.Spec.ID)
 		if err != nil {
-			return fmt.Errorf("client: barrier of %s: %w", job.Spec.ID, err)
+			return fmt.Errorf("client: barrier of %s: %w", job.Spec.ID, unreachable(err, "coordinator", coord.Addr()))
 		}
 		res.Epoch, res.ReplaySet = b.Epoch, b.ReplaySet
 		if b.Sealed {
@@ -156,7 +197,10 @@ func run(ctx context.Context, job Job, res *Result) error {
 		}
 	}
 	res.Endpoints, err = coord.Locations(ctx, job.Spec.ID)
-	return err
+	if err != nil {
+		return fmt.Errorf("client: locations of %s: %w", job.Spec.ID, unreachable(err, "coordinator", coord.Addr()))
+	}
+	return nil
 }
 
 // putAll puts tasks with bounded parallelism. A put that keeps failing with
@@ -205,7 +249,10 @@ func feed(ctx context.Context, ch chan<- int, tasks []uint64) {
 func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t int) error {
 	var err error
 	var c *Client
-	for range cmp.Or(job.MaxAttempts, 3) {
+	for i := range cmp.Or(job.MaxAttempts, 3) {
+		if i > 0 && !sleep(ctx, 50*time.Millisecond<<i) {
+			break // backoff: a node being declared dead fails puts fast
+		}
 		a := res.attempt(t)
 		c = res.clients[(t+int(a))%len(res.clients)]
 		res.attempts.Add(1)
@@ -271,6 +318,18 @@ func retryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// unreachable says, when err is a failure to reach the node at addr (its
+// role in the shuffle: "coordinator" or "owner"), what that means: a lost
+// coordinator fails its shuffles, and so does a node lost after the seal.
+// The status code is kept (status.Code sees through the wrapping); nil
+// stays nil.
+func unreachable(err error, role, addr string) error {
+	if status.Code(err) != codes.Unavailable {
+		return err
+	}
+	return fmt.Errorf("%s %s unreachable (if it was lost, the shuffle failed: run it again): %w", role, addr, err)
 }
 
 func dialAll(addrs []string) ([]*Client, error) {

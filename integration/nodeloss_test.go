@@ -27,35 +27,48 @@ func lossSeeds() int {
 // every row still arrives exactly once, after replaying only what the node
 // took with it.
 func TestNodeLoss(t *testing.T) {
-	const tasks = 24
 	for seed := range lossSeeds() {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(seed), 99))
-			victim, killAt := 1+rng.IntN(3), rng.IntN(tasks)
-			nodes := startCluster(t, 4, 64<<20)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			var once sync.Once
-			kill := func(task int) {
-				if task == killAt {
-					once.Do(func() { go nodes[victim].Close() })
-				}
-			}
-			rep, err := job.RunDemo(ctx, apiAddrs(nodes), job.DemoConfig{
-				ID: fmt.Sprintf("loss-%d", seed), Rows: 60_000, Tasks: tasks, Partitions: 30,
-				PayloadBytes: 8, Seed: uint64(seed), BeforeInput: kill, Parallel: 4,
-			})
-			if err != nil {
-				t.Fatalf("node-%d killed before task %d: %v", victim, killAt, err)
-			}
-			if rep.Epoch != 1 {
-				t.Errorf("final epoch %d, want 1 (one node lost)", rep.Epoch)
-			}
-			if rep.ReplaySet > tasks {
-				t.Errorf("replay set of %d tasks out of %d", rep.ReplaySet, tasks)
-			}
-			t.Logf("node-%d killed before task %d: %d puts for %d tasks; replay set %d, re-runs %d",
-				victim, killAt, rep.Attempts, tasks, rep.ReplaySet, rep.Replayed)
-		})
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { nodeLoss(t, seed, 1) })
 	}
+}
+
+// TestNodeLossReplicated loses a node of a replication-2 shuffle: the
+// backups serve its partitions and no task runs again.
+func TestNodeLossReplicated(t *testing.T) {
+	for seed := range lossSeeds() {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { nodeLoss(t, seed, 2) })
+	}
+}
+
+func nodeLoss(t *testing.T, seed, replication int) {
+	const tasks = 24
+	rng := rand.New(rand.NewPCG(uint64(seed), 99))
+	victim, killAt := 1+rng.IntN(3), rng.IntN(tasks)
+	nodes := startCluster(t, 4, 64<<20)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var once sync.Once
+	kill := func(task int) {
+		if task == killAt {
+			once.Do(func() { go nodes[victim].Close() })
+		}
+	}
+	rep, err := job.RunDemo(ctx, apiAddrs(nodes), job.DemoConfig{
+		ID: fmt.Sprintf("loss-%d", seed), Rows: 60_000, Tasks: tasks, Partitions: 30,
+		PayloadBytes: 8, Seed: uint64(seed), BeforeInput: kill, Parallel: 4, Replication: replication,
+	})
+	if err != nil {
+		t.Fatalf("node-%d killed before task %d: %v", victim, killAt, err)
+	}
+	if rep.Epoch != 1 {
+		t.Errorf("final epoch %d, want 1 (one node lost)", rep.Epoch)
+	}
+	if rep.ReplaySet > tasks {
+		t.Errorf("replay set of %d tasks out of %d", rep.ReplaySet, tasks)
+	}
+	if replication == 2 && rep.ReplaySet != 0 {
+		t.Errorf("replication 2 lost one node and replayed %d tasks, want 0", rep.ReplaySet)
+	}
+	t.Logf("node-%d killed before task %d: %d puts for %d tasks; replay set %d, re-runs %d",
+		victim, killAt, rep.Attempts, tasks, rep.ReplaySet, rep.Replayed)
 }

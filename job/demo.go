@@ -28,6 +28,7 @@ type DemoConfig struct {
 	Rule           string
 	KeyCardinality int64 // default 1<<40
 	Parallel       int   // concurrent puts (default 2 per node)
+	Replication    int   // 2: every shard also on a backup owner
 	ReadParallel   int   // concurrent partition reads (default 2 per node)
 	// Progress, if set, is told each finished input task and output read.
 	Progress func(phase string, done, total int)
@@ -80,7 +81,7 @@ func (c DemoConfig) Spec() (*spec.Spec, error) {
 		return nil, fmt.Errorf("job: rule %q: want hash or range", c.Rule)
 	}
 	return &spec.Spec{ID: c.ID, Kind: spec.Dataframe, Tasks: c.Tasks, Partitions: c.Partitions,
-		Schema: codec.SchemaBytes(), Rule: rule}, nil
+		Schema: codec.SchemaBytes(), Rule: rule, Replication: c.Replication}, nil
 }
 
 // divisions splits [0, card) into p even ranges.

@@ -75,18 +75,19 @@ func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
 	runs := make([][]splitter.Run, len(p.sh.members))
 	for nd := range splits {
 		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
-		dest := p.rt.groupOf[part]
-		start := len(bufs[dest])
-		bufs[dest] = appendShape(bufs[dest], pieceShape(nd.Slices, c.Shape))
-		if bufs[dest], _, err = rechunk.AppendCut(bufs[dest], c, nd.Slices); err != nil {
-			return fmt.Errorf("shuffle %s task %d: cutting new chunk %v: %w", p.sh.id(), p.k.task, nd.NewChunk, err)
-		}
-		runs[dest] = append(runs[dest], splitter.Run{Partition: uint32(part), Count: uint64(len(bufs[dest]) - start)})
-		if len(bufs[dest]) >= arrayEntryBytes {
-			if err := p.sendBytes(ctx, dest, bufs[dest], runs[dest]); err != nil {
-				return err
+		for _, dest := range p.destinations(part) {
+			start := len(bufs[dest])
+			bufs[dest] = appendShape(bufs[dest], pieceShape(nd.Slices, c.Shape))
+			if bufs[dest], _, err = rechunk.AppendCut(bufs[dest], c, nd.Slices); err != nil {
+				return fmt.Errorf("shuffle %s task %d: cutting new chunk %v: %w", p.sh.id(), p.k.task, nd.NewChunk, err)
 			}
-			bufs[dest], runs[dest] = nil, nil
+			runs[dest] = append(runs[dest], splitter.Run{Partition: uint32(part), Count: uint64(len(bufs[dest]) - start)})
+			if len(bufs[dest]) >= arrayEntryBytes {
+				if err := p.sendBytes(ctx, dest, bufs[dest], runs[dest]); err != nil {
+					return err
+				}
+				bufs[dest], runs[dest] = nil, nil
+			}
 		}
 	}
 	for dest := range bufs {
@@ -97,6 +98,15 @@ func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
 		}
 	}
 	return nil
+}
+
+// destinations are the member indexes a piece of partition part goes to:
+// its owner, and its backup with replication 2.
+func (p *putter) destinations(part int) []int {
+	if p.backups != nil && p.backups[part] < len(p.sh.members) {
+		return []int{p.rt.groupOf[part], p.backups[part]}
+	}
+	return []int{p.rt.groupOf[part]}
 }
 
 // sendBytes hands one entry of array pieces to the splitter; its "rows"

@@ -146,6 +146,7 @@ type control struct {
 	Shuffle     string                    `json:"shuffle"`
 	Epoch       uint64                    `json:"epoch,omitempty"`
 	Lost        []string                  `json:"lost,omitempty"`
+	Reopen      bool                      `json:"reopen,omitempty"` // epoch: the seal was undone
 	Spec        *spec.Spec                `json:"spec,omitempty"`
 	Coordinator string                    `json:"coordinator,omitempty"`
 	Members     []string                  `json:"members,omitempty"`

@@ -117,7 +117,8 @@ func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(
 	case statusStale:
 		return PutResult{}, fmt.Errorf("%w: %s", ErrStaleEpoch, r.Reason)
 	}
-	p := &putter{s: s, sh: sh, rt: rt, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members))}
+	p := &putter{s: s, sh: sh, rt: rt, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members)),
+		backups: backupGroups(rt, len(sh.members))}
 	if err := feed(p); err != nil {
 		return p.result(), staleOr(err)
 	}
@@ -125,6 +126,22 @@ func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(
 		return p.result(), staleOr(err)
 	}
 	return p.result(), nil
+}
+
+// backupGroups maps each partition to its backup's member index, or to
+// none (n) where it has no live backup; nil without replication.
+func backupGroups(rt *route, n int) []int {
+	if rt.backupOf == nil {
+		return nil
+	}
+	out := make([]int, len(rt.backupOf))
+	for p, b := range rt.backupOf {
+		out[p] = n
+		if b >= 0 {
+			out[p] = b
+		}
+	}
+	return out
 }
 
 // staleOr marks err as ErrStaleEpoch if it was caused by an epoch change
@@ -141,13 +158,14 @@ func staleOr(err error) error {
 
 // putter cuts one task attempt into entries per destination.
 type putter struct {
-	s    *Service
-	sh   *shuffle
-	rt   *route // the epoch the attempt runs in
-	k    attemptKey
-	pids []uint32
-	seq  []uint32         // entries sent, per member index
-	sent []barrier.Totals // totals sent, per member index
+	s       *Service
+	sh      *shuffle
+	rt      *route // the epoch the attempt runs in
+	backups []int  // replication 2: partition -> backup member index (len(members) for none)
+	k       attemptKey
+	pids    []uint32
+	seq     []uint32         // entries sent, per member index
+	sent    []barrier.Totals // totals sent, per member index
 }
 
 // feed reads every record of the input and sends its rows.
@@ -176,12 +194,25 @@ func (p *putter) add(ctx context.Context, rec arrow.Record) error {
 	if p.pids, err = sh.part.Partition(rec, p.pids); err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, sh.id(), p.k.task, err)
 	}
-	groups, err := table.Split(p.s.cfg.Allocator, rec, p.pids, p.rt.groupOf, len(sh.members))
+	if err := p.split(ctx, rec, p.rt.groupOf); err != nil {
+		return err
+	}
+	if p.backups != nil {
+		return p.split(ctx, rec, p.backups) // replication 2: the same rows to each backup
+	}
+	return nil
+}
+
+// split gathers rec's rows per destination (groupOf: partition -> member
+// index; len(members) means none) and sends each group.
+func (p *putter) split(ctx context.Context, rec arrow.Record, groupOf []int) error {
+	sh := p.sh
+	groups, err := table.Split(p.s.cfg.Allocator, rec, p.pids, groupOf, len(sh.members)+1)
 	if err != nil {
 		return fmt.Errorf("shuffle %s task %d: %w", sh.id(), p.k.task, err)
 	}
 	defer releaseGroups(groups)
-	for dest, g := range groups {
+	for dest, g := range groups[:len(sh.members)] {
 		if g.Rec == nil || g.Rec.NumRows() == 0 {
 			continue
 		}

@@ -89,7 +89,7 @@ func (sh *shuffle) checkEntry(rt *route, e *splitter.Entry) error {
 		return fmt.Errorf("shuffle %s: task %d out of range", sh.id(), e.Task)
 	}
 	for _, r := range e.Runs {
-		if int(r.Partition) >= sh.spec.Partitions || !rt.owned.Has(int(r.Partition)) {
+		if int(r.Partition) >= sh.spec.Partitions || !rt.held.Has(int(r.Partition)) {
 			return fmt.Errorf("%w: shuffle %s task %d: partition %d", ErrNotOwner, sh.id(), e.Task, r.Partition)
 		}
 	}
@@ -206,14 +206,14 @@ type commitNote struct {
 }
 
 // tryCommit commits k if its marker and all its entries are in, for the
-// partitions this node owns in the attempt's epoch. An attempt of an older
+// partitions this node holds (owns or backs up) in the attempt's epoch. An attempt of an older
 // epoch never commits: it may lack partitions that moved here since, and
 // its task runs again. Called with sh.mu held.
 func (sh *shuffle) tryCommit(k attemptKey, rs *recvState) *commitNote {
 	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces || rs.epoch != sh.route.epoch {
 		return nil
 	}
-	if _, err := sh.ledger.Commit(k.task, k.attempt, sh.route.owned); err != nil {
+	if _, err := sh.ledger.Commit(k.task, k.attempt, sh.route.held); err != nil {
 		return nil // unreachable: task range was checked
 	}
 	rs.committed = true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/dht"
 )
 
@@ -81,24 +82,36 @@ func (s *Service) recover(ctx context.Context, sh *shuffle, node string) {
 func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.coord.announced {
+	lost := append(slices.Clone(sh.route.lost), node)
+	excused := sh.spec.Replicated() && len(lost) == 1
+	if sh.coord.announced && !excused {
 		return control{}, nil, fmt.Errorf("node %s was lost after the barrier: its output partitions are gone (replaying after outputs may have been read is not implemented: run the shuffle again)", node)
 	}
-	lost := append(slices.Clone(sh.route.lost), node)
 	rt, err := sh.routeFor(lost)
 	if err != nil {
 		return control{}, nil, err
 	}
-	replay, d, err := sh.coord.tracker.Lose(int(rt.epoch), node, rt.live)
+	var replay []uint64
+	var d barrierDecision
+	if excused {
+		// Every shard the node held has a copy on a survivor, which now
+		// serves it: nothing to replay.
+		d, err = sh.coord.tracker.Excuse(int(rt.epoch), node, rt.live)
+	} else {
+		replay, d, err = sh.coord.tracker.Lose(int(rt.epoch), node, rt.live)
+	}
 	if err != nil {
 		return control{}, nil, err
 	}
 	sh.route = rt
-	sh.reopen()
+	reopen := sh.coord.tracker.Phase() == barrier.Running
+	if reopen {
+		sh.reopen()
+	}
 	sh.coord.afterLoss = d
 	sh.coord.replayed += len(replay)
 	s.split.Forget(sh.id()) // puts of the old epoch fail with ErrStaleEpoch and run again
-	return control{Op: opEpoch, Shuffle: sh.id(), Epoch: rt.epoch, Lost: lost}, replay, nil
+	return control{Op: opEpoch, Shuffle: sh.id(), Epoch: rt.epoch, Lost: lost, Reopen: reopen}, replay, nil
 }
 
 // applyEpoch handles opEpoch on a member: adopt the newer routing.
@@ -119,7 +132,9 @@ func (s *Service) applyEpoch(sh *shuffle, c *control) error {
 	rt, err := sh.routeFor(c.Lost)
 	if err == nil {
 		sh.route = rt
-		sh.reopen()
+		if c.Reopen {
+			sh.reopen()
+		}
 	}
 	sh.mu.Unlock()
 	if err == nil {

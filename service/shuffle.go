@@ -63,12 +63,14 @@ type shuffle struct {
 // route is one epoch's routing of a shuffle, as every member computes it:
 // epoch 0's map with the lost members removed in the order they were lost.
 type route struct {
-	epoch   uint64
-	lost    []string // members lost so far, in order
-	owners  *ownership.Map
-	groupOf []int            // output partition -> index in shuffle.members
-	owned   *recovery.Bitset // partitions this node owns
-	live    []string         // members not lost, sorted
+	epoch    uint64
+	lost     []string // members lost so far, in order
+	owners   *ownership.Map
+	groupOf  []int            // output partition -> owner's index in shuffle.members
+	backupOf []int            // replication 2: partition -> backup's index, -1 for none
+	owned    *recovery.Bitset // partitions this node owns
+	held     *recovery.Bitset // partitions this node owns or backs up: what it accepts and commits
+	live     []string         // members not lost, sorted
 }
 
 // barrierDecision is what the tracker asks the coordinator to do.
@@ -142,10 +144,15 @@ func (sh *shuffle) routeFor(lost []string) (*route, error) {
 	return sh.layout(uint64(len(lost)), lost, owners), nil
 }
 
-// layout derives a route from an ownership map.
+// layout derives a route from an ownership map. A replicated shuffle keeps
+// data where its copies are: a partition stays with its epoch-0 owner while
+// it lives, then goes to its epoch-0 backup (which holds a copy), and only
+// when both are lost to the map's owner; shards go to the owner and, while
+// it lives and differs, the epoch-0 backup.
 func (sh *shuffle) layout(epoch uint64, lost []string, owners *ownership.Map) *route {
-	r := &route{epoch: epoch, lost: lost, owners: owners, groupOf: make([]int, sh.spec.Partitions),
-		owned: recovery.NewBitset(sh.spec.Partitions)}
+	n := sh.spec.Partitions
+	r := &route{epoch: epoch, lost: lost, owners: owners, groupOf: make([]int, n),
+		owned: recovery.NewBitset(n), held: recovery.NewBitset(n)}
 	idx := make(map[string]int, len(sh.members))
 	for i, m := range sh.members {
 		idx[m] = i
@@ -153,14 +160,49 @@ func (sh *shuffle) layout(epoch uint64, lost []string, owners *ownership.Map) *r
 			r.live = append(r.live, m)
 		}
 	}
-	for p := range r.groupOf {
-		o := owners.Owner(p)
+	if sh.spec.Replicated() {
+		r.backupOf = make([]int, n)
+	}
+	for p := range n {
+		o, b := sh.placement(p, lost, owners)
 		r.groupOf[p] = idx[o]
-		if o == sh.self {
-			r.owned.Set(p)
+		r.mark(p, o == sh.self, b == sh.self)
+		if r.backupOf != nil {
+			r.backupOf[p] = -1
+			if b != "" {
+				r.backupOf[p] = idx[b]
+			}
 		}
 	}
 	return r
+}
+
+// placement returns partition p's owner and live backup ("" for none).
+func (sh *shuffle) placement(p int, lost []string, owners *ownership.Map) (owner, backup string) {
+	if !sh.spec.Replicated() {
+		return owners.Owner(p), ""
+	}
+	primary, second := sh.owners0.Owner(p), sh.owners0.Backup(p)
+	alive := func(m string) bool { return m != "" && !slices.Contains(lost, m) }
+	switch {
+	case alive(primary) && alive(second) && primary != second:
+		return primary, second
+	case alive(primary):
+		return primary, ""
+	case alive(second):
+		return second, ""
+	}
+	return owners.Owner(p), ""
+}
+
+// mark records what this node does for partition p.
+func (r *route) mark(p int, owns, backs bool) {
+	if owns {
+		r.owned.Set(p)
+	}
+	if owns || backs {
+		r.held.Set(p)
+	}
 }
 
 // routing returns the current epoch's routing.

@@ -49,6 +49,9 @@ type Spec struct {
 	// OldChunks and NewChunks are an array's chunk sizes per axis.
 	OldChunks Chunks `json:"old_chunks,omitempty"`
 	NewChunks Chunks `json:"new_chunks,omitempty"`
+	// Replication is 1 (default; 0 means 1) or 2: with 2 every shard is
+	// also written to a backup owner, and losing one node replays nothing.
+	Replication int `json:"replication,omitempty"`
 	// OwnershipSeed, when set, replaces ID as the seed of the ownership map:
 	// two shuffles with the same seed and members are co-partitioned.
 	OwnershipSeed string `json:"ownership_seed,omitempty"`
@@ -102,9 +105,14 @@ func (s *Spec) validateCounts() error {
 		return fmt.Errorf("%w: shuffle %s: tasks = %d, want 1..%d", ErrInvalid, s.ID, s.Tasks, MaxTasks)
 	case s.Partitions < 1 || s.Partitions > MaxPartitions:
 		return fmt.Errorf("%w: shuffle %s: partitions = %d, want 1..%d", ErrInvalid, s.ID, s.Partitions, MaxPartitions)
+	case s.Replication < 0 || s.Replication > 2:
+		return fmt.Errorf("%w: shuffle %s: replication = %d, want 1 or 2", ErrInvalid, s.ID, s.Replication)
 	}
 	return nil
 }
+
+// Replicated reports whether every shard has a backup copy.
+func (s *Spec) Replicated() bool { return s.Replication == 2 }
 
 // ValidateID checks a shuffle ID.
 func ValidateID(id string) error {

@@ -1,11 +1,17 @@
 // Package admin serves a node's operational endpoints over HTTP:
 //
-//   - GET /metrics: Prometheus text format, shufflenode_<component>_<what>_<unit>;
+//   - GET / (also /ui): an HTML status page: the node's shuffles with phase,
+//     task progress (on the coordinator), bytes held in memory and spilled
+//     here, memory in use versus budget, and the members. Server-rendered
+//     with html/template (every value escaped), refreshed by a meta tag;
+//   - GET /metrics: Prometheus text format, shufflenode_<component>_<what>_<unit>,
+//     every sample labelled node, per-shuffle ones also shuffle;
 //   - GET /status: JSON: the node, the members it sees, and every shuffle it
 //     holds with its phase;
 //   - /debug/pprof/: Go profiles.
 //
 // Metrics are read from the components' Stats snapshots at scrape time, on a
 // registry of the server's own (no process-wide state), so several nodes in
-// one process each export their own.
+// one process each export their own. Handlers run on net/http's goroutines
+// and only read snapshots; Close waits for the server to stop.
 package admin

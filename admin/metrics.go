@@ -1,6 +1,9 @@
 package admin
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/service"
@@ -18,40 +21,68 @@ type collector struct {
 	descs map[string]*prometheus.Desc
 }
 
-// metric names with help text; "|shuffle" marks a per-shuffle label.
+// metricHelp maps metric names (without "shufflenode_") to help text. Names
+// starting with one of labelPrefixes carry that label.
 var metricHelp = map[string]string{
-	"splitter_buffered_bytes":     "Send-buffer bytes buffered or in flight.",
-	"splitter_peak_bytes":         "Highest send-buffer bytes seen.",
-	"splitter_limit_bytes":        "Send-buffer budget.",
-	"splitter_messages_total":     "Shard messages acknowledged by receivers.",
-	"splitter_sent_bytes_total":   "Shard payload bytes acknowledged by receivers.",
-	"splitter_retries_total":      "Sends retried (busy or transport errors).",
-	"splitter_failures_total":     "Sends failed for good.",
-	"spill_memory_bytes":          "Shard bytes held in memory by the receive store.",
-	"spill_memory_limit_bytes":    "Receive store memory budget.",
-	"spill_spilled_bytes_total":   "Bytes written to the badger spill store.",
-	"spill_spilled_pieces_total":  "Pieces written to the badger spill store.",
-	"spill_disk_live_bytes":       "Spilled bytes of live shuffles.",
-	"spill_errors_total":          "Failed spill batches (disk errors).",
-	"service_shuffles":            "Shuffles held by this node.",
-	"dht_members":                 "Live cluster members seen by this node.",
-	"dht_routing_table_peers":     "Peers in the kad-dht routing table.",
-	"dht_requests_sent_total":     "Peer requests that got a reply.",
-	"dht_requests_failed_total":   "Peer requests that failed in transport.",
-	"dht_requests_served_total":   "Peer requests served.",
-	"dht_sent_bytes_total":        "Peer request payload bytes sent.",
-	"dht_received_bytes_total":    "Peer request payload bytes received.",
-	"spill_shuffle_memory_bytes":  "Per shuffle: shard bytes in memory.",
-	"spill_shuffle_spilled_bytes": "Per shuffle: shard bytes on disk.",
-	"spill_shuffle_partitions":    "Per shuffle: output partitions holding data.",
+	"splitter_buffered_bytes":         "Send-buffer bytes buffered or in flight.",
+	"splitter_peak_bytes":             "Highest send-buffer bytes seen.",
+	"splitter_limit_bytes":            "Send-buffer budget.",
+	"splitter_messages_total":         "Shard messages acknowledged by receivers.",
+	"splitter_entries_total":          "Shard entries (one task's rows for one node) acknowledged by receivers.",
+	"splitter_sent_bytes_total":       "Shard payload bytes acknowledged by receivers.",
+	"splitter_retries_total":          "Sends retried (busy or transport errors).",
+	"splitter_failures_total":         "Sends failed for good.",
+	"spill_memory_bytes":              "Shard bytes held in memory by the receive store.",
+	"spill_memory_pieces":             "Pieces held in memory by the receive store.",
+	"spill_memory_limit_bytes":        "Receive store memory budget.",
+	"spill_spilled_bytes_total":       "Bytes written to the badger spill store.",
+	"spill_spilled_pieces_total":      "Pieces written to the badger spill store.",
+	"spill_spills_total":              "Spill batches written to the badger spill store.",
+	"spill_disk_live_bytes":           "Spilled bytes of live shuffles.",
+	"spill_errors_total":              "Failed spill batches (disk errors).",
+	"service_shuffles":                "Shuffles held by this node.",
+	"dht_members":                     "Live cluster members seen by this node.",
+	"dht_routing_table_peers":         "Peers in the kad-dht routing table.",
+	"dht_requests_sent_total":         "Peer requests that got a reply.",
+	"dht_requests_failed_total":       "Peer requests that failed in transport.",
+	"dht_requests_served_total":       "Peer requests served.",
+	"dht_busy_total":                  "Busy replies received from peers (receiver over budget).",
+	"dht_refused_total":               "Refused replies received from peers.",
+	"dht_sent_bytes_total":            "Peer request payload bytes sent.",
+	"dht_received_bytes_total":        "Peer request payload bytes received.",
+	"service_shuffles_by_phase":       "Shuffles held by this node in each phase (open, sealed, failed).",
+	"spill_shuffle_memory_bytes":      "Per shuffle: shard bytes in memory.",
+	"spill_shuffle_memory_pieces":     "Per shuffle: pieces in memory.",
+	"spill_shuffle_spilled_bytes":     "Per shuffle: shard bytes on disk.",
+	"spill_shuffle_spilled_pieces":    "Per shuffle: pieces on disk.",
+	"spill_shuffle_partitions":        "Per shuffle: output partitions holding data.",
+	"barrier_shuffle_tasks":           "Per shuffle, on its coordinator: input tasks.",
+	"barrier_shuffle_tasks_done":      "Per shuffle, on its coordinator: tasks with a finished attempt.",
+	"barrier_shuffle_tasks_committed": "Per shuffle, on its coordinator: finished tasks committed at all their receivers.",
+	"barrier_shuffle_epoch":           "Per shuffle, on its coordinator: ownership epoch (grows by one per lost node).",
+	"barrier_shuffle_sent_pieces":     "Per shuffle, on its coordinator: shards the finished tasks sent.",
+	"barrier_shuffle_sent_rows":       "Per shuffle, on its coordinator: rows the finished tasks sent.",
+	"barrier_shuffle_sent_bytes":      "Per shuffle, on its coordinator: payload bytes the finished tasks sent.",
 }
+
+// labelPrefixes maps a metric-name prefix to the label its metrics carry.
+var labelPrefixes = map[string]string{
+	"spill_shuffle_":            "shuffle",
+	"barrier_shuffle_":          "shuffle",
+	"service_shuffles_by_phase": "phase",
+}
+
+// phases are the values of the phase label, in service.Phase order.
+var phases = []service.Phase{service.Open, service.Sealed, service.Failed}
 
 func newCollector(src Source) *collector {
 	c := &collector{src: src, descs: map[string]*prometheus.Desc{}}
 	for name, help := range metricHelp {
 		var labels []string
-		if len(name) > 14 && name[:14] == "spill_shuffle_" {
-			labels = []string{"shuffle"}
+		for prefix, label := range labelPrefixes {
+			if strings.HasPrefix(name, prefix) {
+				labels = []string{label}
+			}
 		}
 		c.descs[name] = prometheus.NewDesc("shufflenode_"+name, help, labels, prometheus.Labels{"node": src.Service.Name()})
 	}
@@ -71,28 +102,71 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for name, v := range map[string]float64{
 		"splitter_buffered_bytes": float64(st.Send.BufferedBytes), "splitter_peak_bytes": float64(st.Send.PeakBytes),
 		"splitter_limit_bytes": float64(st.Send.LimitBytes), "spill_memory_bytes": float64(st.Store.MemoryBytes),
-		"spill_memory_limit_bytes": float64(st.Store.MemoryLimit), "spill_disk_live_bytes": float64(st.Store.DiskBytesLive),
-		"service_shuffles": float64(st.Shuffles),
+		"spill_memory_pieces": float64(st.Store.MemoryPieces), "spill_memory_limit_bytes": float64(st.Store.MemoryLimit),
+		"spill_disk_live_bytes": float64(st.Store.DiskBytesLive), "service_shuffles": float64(st.Shuffles),
 	} {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v)
+		c.gauge(ch, name, v)
 	}
 	for name, v := range map[string]float64{
-		"splitter_messages_total": float64(st.Send.Messages), "splitter_sent_bytes_total": float64(st.Send.BytesSent),
-		"splitter_retries_total": float64(st.Send.Retries), "splitter_failures_total": float64(st.Send.Failures),
-		"spill_spilled_bytes_total": float64(st.Store.SpilledBytes), "spill_spilled_pieces_total": float64(st.Store.SpilledPieces),
+		"splitter_messages_total": float64(st.Send.Messages), "splitter_entries_total": float64(st.Send.Entries),
+		"splitter_sent_bytes_total": float64(st.Send.BytesSent), "splitter_retries_total": float64(st.Send.Retries),
+		"splitter_failures_total": float64(st.Send.Failures), "spill_spilled_bytes_total": float64(st.Store.SpilledBytes),
+		"spill_spilled_pieces_total": float64(st.Store.SpilledPieces), "spill_spills_total": float64(st.Store.Spills),
 		"spill_errors_total": float64(st.Store.SpillErrors),
 	} {
 		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, v)
 	}
-	c.collectShuffles(ch, st)
+	c.collectStore(ch, st)
+	c.collectShuffles(ch)
 	c.collectCluster(ch)
 }
 
-func (c *collector) collectShuffles(ch chan<- prometheus.Metric, st service.Stats) {
+// gauge sends one gauge sample of metric name.
+func (c *collector) gauge(ch chan<- prometheus.Metric, name string, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v, labels...)
+}
+
+// collectStore sends the receive store's per-shuffle figures.
+func (c *collector) collectStore(ch chan<- prometheus.Metric, st service.Stats) {
 	for id, s := range st.Store.Shuffles {
-		ch <- prometheus.MustNewConstMetric(c.descs["spill_shuffle_memory_bytes"], prometheus.GaugeValue, float64(s.MemoryBytes), id)
-		ch <- prometheus.MustNewConstMetric(c.descs["spill_shuffle_spilled_bytes"], prometheus.GaugeValue, float64(s.SpilledBytes), id)
-		ch <- prometheus.MustNewConstMetric(c.descs["spill_shuffle_partitions"], prometheus.GaugeValue, float64(s.Partitions), id)
+		c.gauge(ch, "spill_shuffle_memory_bytes", float64(s.MemoryBytes), id)
+		c.gauge(ch, "spill_shuffle_memory_pieces", float64(s.MemoryPieces), id)
+		c.gauge(ch, "spill_shuffle_spilled_bytes", float64(s.SpilledBytes), id)
+		c.gauge(ch, "spill_shuffle_spilled_pieces", float64(s.SpilledPieces), id)
+		c.gauge(ch, "spill_shuffle_partitions", float64(s.Partitions), id)
+	}
+}
+
+// collectShuffles counts shuffles by phase and sends the coordinator's
+// progress of the shuffles this node coordinates.
+func (c *collector) collectShuffles(ch chan<- prometheus.Metric) {
+	svc := c.src.Service
+	byPhase := make([]int, len(phases))
+	for _, id := range svc.Shuffles() {
+		in, err := svc.Info(id)
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if i := slices.Index(phases, in.Phase); i >= 0 {
+			byPhase[i]++
+		}
+		if p, err := svc.Progress(id); err == nil {
+			c.collectProgress(ch, id, p)
+		}
+	}
+	for i, p := range phases {
+		c.gauge(ch, "service_shuffles_by_phase", float64(byPhase[i]), p.String())
+	}
+}
+
+func (c *collector) collectProgress(ch chan<- prometheus.Metric, id string, p service.Progress) {
+	for name, v := range map[string]float64{
+		"barrier_shuffle_tasks": float64(p.Tasks), "barrier_shuffle_tasks_done": float64(p.TasksDone),
+		"barrier_shuffle_tasks_committed": float64(p.TasksCommitted), "barrier_shuffle_epoch": float64(p.Epoch),
+		"barrier_shuffle_sent_pieces": float64(p.Totals.Pieces), "barrier_shuffle_sent_rows": float64(p.Totals.Rows),
+		"barrier_shuffle_sent_bytes": float64(p.Totals.Bytes),
+	} {
+		c.gauge(ch, name, v, id)
 	}
 }
 
@@ -101,12 +175,12 @@ func (c *collector) collectCluster(ch chan<- prometheus.Metric) {
 		return
 	}
 	d := c.src.Cluster()
-	ch <- prometheus.MustNewConstMetric(c.descs["dht_members"], prometheus.GaugeValue, float64(d.Members))
-	ch <- prometheus.MustNewConstMetric(c.descs["dht_routing_table_peers"], prometheus.GaugeValue, float64(d.RoutingTablePeers))
+	c.gauge(ch, "dht_members", float64(d.Members))
+	c.gauge(ch, "dht_routing_table_peers", float64(d.RoutingTablePeers))
 	for name, v := range map[string]uint64{
 		"dht_requests_sent_total": d.RequestsSent, "dht_requests_failed_total": d.RequestsFailed,
-		"dht_requests_served_total": d.RequestsServed, "dht_sent_bytes_total": d.BytesSent,
-		"dht_received_bytes_total": d.BytesReceived,
+		"dht_requests_served_total": d.RequestsServed, "dht_busy_total": d.Busy, "dht_refused_total": d.Refused,
+		"dht_sent_bytes_total": d.BytesSent, "dht_received_bytes_total": d.BytesReceived,
 	} {
 		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, float64(v))
 	}

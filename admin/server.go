@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,8 @@ func Listen(addr string, src Source) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /status", s.status)
+	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("GET /ui", s.page)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
@@ -82,13 +85,21 @@ type ShuffleStatus struct {
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(s.snapshot())
+}
+
+// snapshot is the node's status: its members and its shuffles by ID.
+func (s *Server) snapshot() StatusReply {
 	svc := s.src.Service
 	rep := StatusReply{Node: svc.Name(), Shuffles: []ShuffleStatus{}}
 	for _, m := range svc.Members() {
 		rep.Members = append(rep.Members, m.Name)
 	}
 	store := svc.Stats().Store.Shuffles
-	for _, id := range svc.Shuffles() {
+	ids := svc.Shuffles()
+	slices.Sort(ids)
+	for _, id := range ids {
 		in, err := svc.Info(id)
 		if err != nil {
 			continue // closed meanwhile
@@ -101,6 +112,5 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		}
 		rep.Shuffles = append(rep.Shuffles, st)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(rep)
+	return rep
 }

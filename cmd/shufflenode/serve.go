@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -78,14 +80,27 @@ func splitList(s string) []string {
 	return out
 }
 
-func cmdServe(args []string, stdout, stderr io.Writer) int {
-	var f serveFlags
+// newServeFlags returns serve's flag set, filling f.
+func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	fs := newFlags("serve", stderr)
 	f.register(fs)
 	f.memLimit = 1 << 30
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
-	if code, ok := parse(fs, args); !ok {
-		return code
+	fs.String(configFlag, "", "JSON config file (keys: flag names with _ for -); env SHUFFLENODE_<KEY> overrides it, flags override both")
+	return fs
+}
+
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	var f serveFlags
+	fs := newServeFlags(&f, stderr)
+	if err := parseLayered(fs, args, os.LookupEnv); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		if errors.Is(err, errConfig) {
+			fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
+		}
+		return 2
 	}
 	cfg, err := f.config()
 	if err != nil {

@@ -322,3 +322,25 @@ func roundTripTask(mem *memory.CheckedAllocator, c *Codec, part *Partitioner, cf
 	}
 	return nil
 }
+
+// TestEncodeSliceAllocatesForItsRows pins the spill path's cost: encoding a
+// 4-row slice of a large record must not allocate the record's size.
+func TestEncodeSliceAllocatesForItsRows(t *testing.T) {
+	rec := GenTask(memory.DefaultAllocator, GenConfig{Rows: 100_000, PayloadBytes: 100}, 0, 1)
+	defer rec.Release()
+	c, err := NewCodec(rec.Schema(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rec.NewSlice(500, 504)
+	defer s.Release()
+	allocs := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_, _ = c.AppendRecord(nil, s)
+		}
+	}).AllocedBytesPerOp()
+	if allocs > 64<<10 {
+		t.Fatalf("encoding 4 rows of a %d-row record allocated %d bytes", rec.NumRows(), allocs)
+	}
+}

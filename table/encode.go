@@ -109,15 +109,27 @@ func (c *Codec) appendRecord(dst []byte, rec arrow.Record) ([]byte, error) {
 	return dst, nil
 }
 
-// estimateSize guesses the encoded size of rec from its buffers (an
-// overestimate for sliced records) plus room for metadata.
+// estimateSize guesses the encoded size of rec from the rows it shows (a
+// slice of a large record must not be charged its parent's buffers: the
+// spill path encodes many small slices of one entry) plus room for
+// metadata and padding.
 func estimateSize(rec arrow.Record) int {
+	rows := int(rec.NumRows())
 	size := 512 + 64*int(rec.NumCols())
 	for _, col := range rec.Columns() {
-		for _, b := range col.Data().Buffers() {
-			if b != nil {
-				size += b.Len() + 8
-			}
+		size += rows/8 + 16 // validity bitmap
+		ct, _ := typeOf(col.DataType())
+		switch ct.class {
+		case classBool:
+			size += rows/8 + 8
+		case classVar32:
+			offs, _ := var32(col)
+			size += 4*(rows+1) + int(offs[len(offs)-1]-offs[0]) + 16
+		case classVar64:
+			offs, _ := var64(col)
+			size += 8*(rows+1) + int(offs[len(offs)-1]-offs[0]) + 16
+		default:
+			size += rows*ct.width + 8
 		}
 	}
 	return size

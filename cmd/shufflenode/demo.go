@@ -28,6 +28,7 @@ type demoFlags struct {
 	seed       uint64
 	logLevel   string
 	cpuProfile string
+	memProfile string
 	parallel   int
 	// --array: rechunk a synthetic array instead
 	array                       bool
@@ -48,6 +49,7 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the synthetic data")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile at the end of the shuffle to this file")
 	fs.IntVar(&f.parallel, "parallel", 0, "input tasks put at once (default 2 per node)")
 	fs.BoolVar(&f.array, "array", false, "rechunk a synthetic n-d array instead of shuffling a table")
 	fs.StringVar(&f.shape, "shape", "10000,10000", "--array: the array's shape")
@@ -83,6 +85,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return arrayDemo(ctx, f, stdout, stderr)
 	}
 	rep, err := runDemo(ctx, f, newProgress(stderr))
+	if f.memProfile != "" {
+		writeHeapProfile(f.memProfile, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
 		return 1

@@ -114,5 +114,17 @@ func startCPUProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
+// writeHeapProfile writes the heap profile to path (errors are reported).
+func writeHeapProfile(path string, stderr io.Writer) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "heap profile: %v\n", err)
+	}
+}
+
 // resetPeakRSS resets VmHWM (Linux 4.0+) so the next peakRSS measures from now.
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }

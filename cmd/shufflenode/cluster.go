@@ -67,6 +67,7 @@ func localCluster(ctx context.Context, o clusterOpts, stderr io.Writer) ([]strin
 		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 	}
 	log := newLogger(stderr, o.logLevel)
+	softMemoryLimit(int64(o.nodes)*o.memLimit, 1<<30) // all nodes, the client and the verifier share the process
 	nodes, err := node.StartLocal(ctx, o.nodes, node.Config{
 		Cluster: dht.Config{DataDir: dir, Profile: "local", Logger: log},
 		Service: service.Config{MemoryLimit: o.memLimit, Logger: log},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -123,6 +124,16 @@ func writeHeapProfile(path string, stderr io.Writer) {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "heap profile: %v\n", err)
+	}
+}
+
+// softMemoryLimit tells the Go runtime to collect harder as the heap nears
+// what the node budgets allow (budget bytes of shard data plus overhead
+// for the runtime, Arrow, gRPC and badger), so RSS stays near the budget.
+// GOMEMLIMIT, when set, wins.
+func softMemoryLimit(budget, overhead int64) {
+	if os.Getenv("GOMEMLIMIT") == "" && budget > 0 {
+		debug.SetMemoryLimit(budget*5/4 + overhead)
 	}
 }
 

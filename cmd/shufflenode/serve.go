@@ -109,6 +109,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	softMemoryLimit(cfg.Service.MemoryLimit, 256<<20)
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)

@@ -13,6 +13,9 @@ const usage = `usage: shufflenode COMMAND [flags]
 commands:
   demo      run the main job: an in-process cluster shuffles a synthetic table and verifies it
   shuffle   shuffle Parquet files by key columns into one Parquet file per partition
+  merge     join two Parquet datasets on key columns (co-partitioned shuffles)
+  set-index sort Parquet data by one column into range partitions
+  gen-parquet write synthetic Parquet files (for trying shuffle, merge, set-index)
   rechunk   rechunk a Zarr v2 array on the cluster into a new Zarr v2 array
   layout    print an array shuffle's layout (__partitioned__ form)
   gen-zarr  write a synthetic Zarr v2 array (for trying rechunk)
@@ -27,15 +30,18 @@ Run 'shufflenode COMMAND -h' for the flags of a command.
 // commands maps subcommand names to their entry points; each returns the
 // process exit status.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"demo":     cmdDemo,
-	"bench":    cmdBench,
-	"shuffle":  cmdShuffle,
-	"rechunk":  cmdRechunk,
-	"layout":   cmdLayout,
-	"gen-zarr": cmdGenZarr,
-	"serve":    cmdServe,
-	"status":   cmdStatus,
-	"plan":     cmdPlan,
+	"demo":        cmdDemo,
+	"bench":       cmdBench,
+	"shuffle":     cmdShuffle,
+	"rechunk":     cmdRechunk,
+	"merge":       cmdMerge,
+	"set-index":   cmdSetIndex,
+	"gen-parquet": cmdGenParquet,
+	"layout":      cmdLayout,
+	"gen-zarr":    cmdGenZarr,
+	"serve":       cmdServe,
+	"status":      cmdStatus,
+	"plan":        cmdPlan,
 }
 
 func main() {

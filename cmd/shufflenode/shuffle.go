@@ -46,23 +46,10 @@ type shuffleFlags struct {
 }
 
 func (f *shuffleFlags) register(fs *flag.FlagSet) {
-	f.memLimit = 1 << 30
 	fs.StringVar(&f.input, "input", "", "Parquet input files, a glob pattern such as 'DIR/*.parquet' (one input task per file)")
 	fs.StringVar(&f.on, "on", "", "key column(s) to partition on, comma separated")
-	fs.IntVar(&f.partitions, "partitions", 0, "output partitions (one output file each)")
 	fs.StringVar(&f.divisions, "divisions", "", "range partitioning on one --on column: JSON list of P-1 ascending boundaries, e.g. '[100,200]'")
-	fs.StringVar(&f.output, "output", "", "directory for the output files part-00000.parquet ...")
-	fs.StringVar(&f.cluster, "cluster", "", "API address of a running node (default: run an in-process cluster)")
-	fs.IntVar(&f.nodes, "nodes", 4, "nodes in the in-process cluster")
-	fs.Var(&f.memLimit, "memory-limit", "memory budget per in-process node (send buffers + in-memory spill store)")
-	fs.StringVar(&f.dataDir, "data-dir", "", "directory for the in-process nodes' identities and spill files (default: a temporary directory)")
-	fs.StringVar(&f.id, "id", "", "shuffle ID (default: shuffle-<time>)")
-	fs.IntVar(&f.parallel, "parallel", 0, "input files put and output files written at once (default 2 per node)")
-	fs.Int64Var(&f.batchRows, "batch-rows", parquetio.DefaultBatchRows, "rows per record batch read from an input file")
-	fs.StringVar(&f.compression, "compression", "snappy", "compression of the output files: snappy, zstd or none")
-	fs.BoolVar(&f.noDictionary, "no-dictionary", false, "write the output without dictionary encoding (faster for columns with many distinct values)")
-	fs.BoolVar(&f.overwrite, "overwrite", false, "remove part-*.parquet files already in --output")
-	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	registerJobFlags(fs, f)
 }
 
 // shufflePlan is a checked command: everything needed to run it.

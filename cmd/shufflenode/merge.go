@@ -1,0 +1,345 @@
+package main
+
+// The merge command: a pandas-style merge (hash join) of two sets of Parquet
+// files.
+//
+// Both sides are shuffled by the same hash rule on their key columns into the
+// same number of partitions, with the merge's ID as the ownership seed of
+// both shuffles: while membership does not change, partition i of the left
+// and of the right side are owned by the same node. Key columns of different
+// but compatible types are cast to their common type (dfops.CommonKeyType)
+// while the files are read, before the shuffle, so equal keys hash alike on
+// both sides.
+//
+// Where the join runs, in this version: in this process (the CLI), not on
+// the nodes. Nodes do not run user code yet, so for each partition i this
+// process reads left i and right i from their owner (one node when the
+// ownership maps agree), joins them with dfops.HashJoinBatches and writes
+// part-i.parquet; partitions are joined in parallel (--parallel). With
+// --cluster the partitions cross the network once more than a node-side join
+// would need. Reads go to wherever a partition lives, so the result is right
+// even when membership changed between the two shuffles.
+//
+// A skewed key (one value in many rows) is not split: all its rows hash to
+// one partition, which is simply large, and its join runs in one worker; the
+// output is written in batches, so only the two input partitions and 8 bytes
+// per output row are held at once. The report names the largest partition.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/parquetio"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// mergeFlags are the flags of the merge command.
+type mergeFlags struct {
+	left, right         string
+	on, leftOn, rightOn string
+	how, suffixes       string
+	job                 shuffleFlags
+}
+
+func (f *mergeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.left, "left", "", "Parquet files of the left side, a glob pattern such as 'L/*.parquet'")
+	fs.StringVar(&f.right, "right", "", "Parquet files of the right side")
+	fs.StringVar(&f.on, "on", "", "key column(s) present on both sides, comma separated")
+	fs.StringVar(&f.leftOn, "left-on", "", "left key column(s), instead of --on (with --right-on)")
+	fs.StringVar(&f.rightOn, "right-on", "", "right key column(s), paired with --left-on")
+	fs.StringVar(&f.how, "how", "inner", "inner, left, right or outer")
+	fs.StringVar(&f.suffixes, "suffixes", "_x,_y", "suffixes of clashing non-key column names, left,right")
+	registerJobFlags(fs, &f.job)
+}
+
+// mergePlan is a checked merge: everything needed to run it.
+type mergePlan struct {
+	flags  mergeFlags
+	id     string
+	sides  [2]*dfInput
+	join   dfops.JoinSpec
+	schema *arrow.Schema // of the output files
+	write  parquetio.WriteConfig
+}
+
+// mergeReport is what a merge measured.
+type mergeReport struct {
+	nodes            int
+	embedded         bool
+	startSecs        float64
+	shuffleSecs      [2]float64
+	joinSecs         float64
+	totalSecs        float64
+	rowsIn, rowsRead [2]int64
+	arrowBytes       [2]int64
+	rowsOut, fileOut int64
+	largest          mergePartStats
+}
+
+// mergePartStats are the rows of one partition.
+type mergePartStats struct {
+	part             int
+	left, right, out int64
+}
+
+func cmdMerge(args []string, stdout, stderr io.Writer) int {
+	var f mergeFlags
+	fs := newFlags("merge", stderr)
+	f.register(fs)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	plan, err := planMerge(f, shuffleSetFlags(fs))
+	if err != nil {
+		return jobFail(stderr, "merge", 2, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	resetPeakRSS()
+	rep, err := runMerge(ctx, plan, stderr)
+	if err != nil {
+		return jobFail(stderr, "merge", jobExitCode(err), err)
+	}
+	printMergeReport(stdout, plan, rep)
+	return 0
+}
+
+// planMerge checks the flags and the inputs, chooses the key types and
+// builds both shuffle specs.
+func planMerge(f mergeFlags, set map[string]bool) (*mergePlan, error) {
+	if err := jobCheckFlags(f.job, set); err != nil {
+		return nil, err
+	}
+	join, err := mergeJoinSpec(f)
+	if err != nil {
+		return nil, err
+	}
+	p := &mergePlan{flags: f, join: join, id: jobID(f.job.id, "merge"), write: parquetio.WriteConfig{
+		Compression: parquetio.Compression(f.job.compression), NoDictionary: f.job.noDictionary}}
+	if err := p.write.Validate(); err != nil {
+		return nil, err
+	}
+	if err := p.openSides(); err != nil {
+		return nil, err
+	}
+	if err := p.makeSpecs(); err != nil {
+		return nil, err
+	}
+	return p, shufflePrepareOutput(f.job.output, f.job.overwrite)
+}
+
+// mergeJoinSpec builds the join from --on/--left-on/--right-on, --how and
+// --suffixes.
+func mergeJoinSpec(f mergeFlags) (dfops.JoinSpec, error) {
+	var j dfops.JoinSpec
+	switch {
+	case f.on != "" && (f.leftOn != "" || f.rightOn != ""):
+		return j, errors.New("give either --on or --left-on with --right-on, not both")
+	case f.on != "":
+		j.LeftOn, j.RightOn = splitColumns(f.on), splitColumns(f.on)
+	case f.leftOn != "" && f.rightOn != "":
+		j.LeftOn, j.RightOn = splitColumns(f.leftOn), splitColumns(f.rightOn)
+	default:
+		return j, errors.New("--on is required (key columns, comma separated), or --left-on with --right-on")
+	}
+	suffixes := strings.Split(f.suffixes, ",")
+	if len(suffixes) != 2 {
+		return j, fmt.Errorf("--suffixes %q: want two suffixes separated by a comma, e.g. _x,_y", f.suffixes)
+	}
+	j.How, j.Suffixes = dfops.How(f.how), [2]string{suffixes[0], suffixes[1]}
+	if err := j.Validate(); err != nil {
+		return j, fmt.Errorf("--how/--on: %w", err)
+	}
+	return j, nil
+}
+
+// splitColumns splits a comma separated list; empty names stay empty and
+// fail later with the column named.
+func splitColumns(s string) []string {
+	cols := strings.Split(s, ",")
+	for i := range cols {
+		cols[i] = strings.TrimSpace(cols[i])
+	}
+	return cols
+}
+
+// openSides checks both inputs and sets each side's shuffle schema: its
+// files' schema with the key columns cast to their common types.
+func (p *mergePlan) openSides() error {
+	var err error
+	if p.sides[0], err = newDFInput("left", "left", p.flags.left); err != nil {
+		return err
+	}
+	if p.sides[1], err = newDFInput("right", "right", p.flags.right); err != nil {
+		return err
+	}
+	types, err := dfops.KeyTypes(p.sides[0].schema, p.sides[1].schema, p.join)
+	if err != nil {
+		return err
+	}
+	p.sides[0].schema = castKeys(p.sides[0].schema, p.join.LeftOn, types)
+	p.sides[1].schema = castKeys(p.sides[1].schema, p.join.RightOn, types)
+	p.schema, err = dfops.JoinSchema(p.sides[0].schema, p.sides[1].schema, p.join)
+	return err
+}
+
+// castKeys returns schema with the key columns of the given types.
+func castKeys(schema *arrow.Schema, keys []string, types []arrow.DataType) *arrow.Schema {
+	fields := schema.Fields()
+	for k, name := range keys {
+		i := schema.FieldIndices(name)[0]
+		fields[i].Type = types[k]
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// makeSpecs makes both shuffles: the same hash rule over each side's keys,
+// the same partition count and the same ownership seed.
+func (p *mergePlan) makeSpecs() error {
+	keys := [2][]string{p.join.LeftOn, p.join.RightOn}
+	for s, side := range p.sides {
+		rule := table.Rule{Kind: table.Hash, Columns: keys[s]}
+		if err := side.makeSpec(p.id+"-"+side.name, p.id, p.flags.job.partitions, rule); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runMerge shuffles both sides, then joins and writes every partition.
+func runMerge(ctx context.Context, p *mergePlan, stderr io.Writer) (mergeReport, error) {
+	t0 := time.Now()
+	addrs, stopCluster, err := shuffleCluster(ctx, p.flags.job, stderr)
+	if err != nil {
+		return mergeReport{}, err
+	}
+	defer stopCluster()
+	rep := mergeReport{nodes: len(addrs), embedded: p.flags.job.cluster == "", startSecs: time.Since(t0).Seconds()}
+	start := time.Now()
+	prog := newProgress(stderr)
+	var res [2]*client.Result
+	for s, side := range p.sides {
+		t := time.Now()
+		if res[s], err = side.run(ctx, p.flags.job, addrs, prog); err != nil {
+			return rep, fmt.Errorf("%s shuffle: %w", side.name, err)
+		}
+		defer res[s].Close(context.WithoutCancel(ctx))
+		rep.shuffleSecs[s] = time.Since(t).Seconds()
+	}
+	t := time.Now()
+	if err := p.joinAll(ctx, res, jobParallel(p.flags.job, len(addrs)), &rep, prog); err != nil {
+		return rep, err
+	}
+	rep.joinSecs, rep.totalSecs = time.Since(t).Seconds(), time.Since(start).Seconds()
+	return rep, p.checkRows(&rep)
+}
+
+// checkRows compares, per side, the rows in the footers, the rows read and
+// the rows read back from the partitions.
+func (p *mergePlan) checkRows(rep *mergeReport) error {
+	for s, side := range p.sides {
+		rep.rowsIn[s], rep.arrowBytes[s] = side.counter.totals()
+		if rep.rowsIn[s] != side.inputs.Rows || rep.rowsRead[s] != rep.rowsIn[s] {
+			return fmt.Errorf("%s: row count mismatch: input footers say %d, read %d, shuffled partitions hold %d",
+				side.name, side.inputs.Rows, rep.rowsIn[s], rep.rowsRead[s])
+		}
+	}
+	return nil
+}
+
+// joinAll joins every partition into its file, in parallel.
+func (p *mergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int, rep *mergeReport, prog func(string, int, int)) error {
+	var mu sync.Mutex
+	n := p.flags.job.partitions
+	work := func(ctx context.Context, part int) error {
+		st, size, err := p.joinPartition(ctx, res, part)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		rep.rowsRead[0], rep.rowsRead[1] = rep.rowsRead[0]+st.left, rep.rowsRead[1]+st.right
+		rep.rowsOut, rep.fileOut = rep.rowsOut+st.out, rep.fileOut+size
+		if st.left+st.right > rep.largest.left+rep.largest.right {
+			rep.largest = st
+		}
+		return nil
+	}
+	return forEachPartition(ctx, n, par, work, func(done int) { prog("join", done, n) })
+}
+
+// joinPartition reads partition part of both sides, joins them and writes
+// the result to its file; it returns the rows and the file's size.
+func (p *mergePlan) joinPartition(ctx context.Context, res [2]*client.Result, part int) (mergePartStats, int64, error) {
+	st := mergePartStats{part: part}
+	var recs [2]arrow.Record
+	for s := range recs {
+		r, err := readPartition(ctx, res[s], part, p.sides[s].schema)
+		if err != nil {
+			return st, 0, fmt.Errorf("%s %w", p.sides[s].name, err)
+		}
+		defer r.Release()
+		recs[s] = r
+	}
+	st.left, st.right = recs[0].NumRows(), recs[1].NumRows()
+	path := filepath.Join(p.flags.job.output, shufflePartFile(part, p.flags.job.partitions))
+	w, err := parquetio.Create(path, p.schema, p.write)
+	if err != nil {
+		return st, 0, err
+	}
+	if err := dfops.HashJoinBatches(memory.DefaultAllocator, recs[0], recs[1], p.join, 0, w.Write); err != nil {
+		w.Abort()
+		return st, 0, fmt.Errorf("partition %d: join: %w", part, err)
+	}
+	st.out = w.Rows()
+	if err := w.Commit(); err != nil {
+		return st, 0, err
+	}
+	return st, fileSize(path), nil
+}
+
+func fileSize(path string) int64 {
+	if st, err := os.Stat(path); err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
+func printMergeReport(w io.Writer, p *mergePlan, r mergeReport) {
+	where := "running cluster"
+	if r.embedded {
+		where = "in-process cluster"
+	}
+	fmt.Fprintf(w, "verified: rows in = rows shuffled, on both sides\n")
+	fmt.Fprintf(w, "cluster      %s of %d nodes, ready in %.2f s\n", where, r.nodes, r.startSecs)
+	for s, side := range p.sides {
+		fmt.Fprintf(w, "%-12s %d rows from %d files (%s Parquet, %s Arrow), shuffled in %.2f s\n", side.name,
+			r.rowsIn[s], len(side.inputs.Files), formatBytes(side.inputs.Bytes), formatBytes(r.arrowBytes[s]), r.shuffleSecs[s])
+	}
+	fmt.Fprintf(w, "join         %s on %s: %d rows out in %d files (%s Parquet), %.2f s (in this process)\n", p.join.How,
+		mergeKeyNames(p.join), r.rowsOut, p.flags.job.partitions, formatBytes(r.fileOut), r.joinSecs)
+	fmt.Fprintf(w, "largest      partition %d: %d left + %d right rows -> %d rows\n", r.largest.part, r.largest.left, r.largest.right, r.largest.out)
+	in := float64(r.arrowBytes[0] + r.arrowBytes[1])
+	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes of both sides)\n", r.totalSecs, in/1e6/r.totalSecs)
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
+}
+
+func mergeKeyNames(j dfops.JoinSpec) string {
+	if strings.Join(j.LeftOn, ",") == strings.Join(j.RightOn, ",") {
+		return strings.Join(j.LeftOn, ",")
+	}
+	return strings.Join(j.LeftOn, ",") + " = " + strings.Join(j.RightOn, ",")
+}

@@ -1,0 +1,371 @@
+package main
+
+// The set-index command: sort a dataframe of Parquet files by one column
+// across partitions, as Dask's set_index does.
+//
+// It samples the column (up to --sample values per file, deterministic),
+// chooses P-1 divisions as approximate weighted quantiles (dfops.Sample), or
+// takes --divisions, range-partitions the rows by them with a shuffle (nulls
+// and NaNs go to the last partition), then sorts each output partition by
+// the column, stably, and writes it as part-i.parquet: reading the files in
+// name order gives every row sorted by the column, rows with equal keys in
+// input order (file order, then row order), nulls last. When one value holds
+// more than 1/P of the sample, neighbouring divisions are equal and the
+// partitions between them stay empty, so there are always P files; all rows
+// of one value land in one partition. The sort runs in this process, like
+// merge's join (nodes do not run user code yet).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/parquetio"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// setIndexFlags are the flags of the set-index command.
+type setIndexFlags struct {
+	input, column, divisions string
+	sample                   int
+	job                      shuffleFlags
+}
+
+func (f *setIndexFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.input, "input", "", "Parquet input files, a glob pattern such as 'DIR/*.parquet' (one input task per file)")
+	fs.StringVar(&f.column, "column", "", "the column to sort by (the new index)")
+	fs.StringVar(&f.divisions, "divisions", "", "JSON list of P-1 ascending boundaries, e.g. '[100,200]' (default: sampled)")
+	fs.IntVar(&f.sample, "sample", 1000, "values sampled per input file to choose divisions (raised to 20 per partition over all files)")
+	registerJobFlags(fs, &f.job)
+}
+
+// setIndexPlan is a checked set-index: everything needed to run it.
+type setIndexPlan struct {
+	flags      setIndexFlags
+	in         *dfInput
+	divisions  []json.RawMessage
+	sampled    int
+	sampleSecs float64
+	write      parquetio.WriteConfig
+}
+
+// setIndexReport is what a set-index measured.
+type setIndexReport struct {
+	nodes                 int
+	embedded              bool
+	startSecs             float64
+	shuffleSecs, sortSecs float64
+	totalSecs             float64
+	rowsIn, rowsOut       int64
+	arrowBytes, fileOut   int64
+	largest               [2]int64 // partition, rows
+	empty                 int
+}
+
+func cmdSetIndex(args []string, stdout, stderr io.Writer) int {
+	var f setIndexFlags
+	fs := newFlags("set-index", stderr)
+	f.register(fs)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	resetPeakRSS()
+	plan, err := planSetIndex(ctx, f, shuffleSetFlags(fs))
+	if err != nil {
+		return jobFail(stderr, "set-index", 2, err)
+	}
+	rep, err := runSetIndex(ctx, plan, stderr)
+	if err != nil {
+		return jobFail(stderr, "set-index", jobExitCode(err), err)
+	}
+	printSetIndexReport(stdout, plan, rep)
+	return 0
+}
+
+// planSetIndex checks the flags and inputs, chooses the divisions and
+// builds the spec.
+func planSetIndex(ctx context.Context, f setIndexFlags, set map[string]bool) (*setIndexPlan, error) {
+	if err := jobCheckFlags(f.job, set); err != nil {
+		return nil, err
+	}
+	if f.column == "" {
+		return nil, errors.New("--column is required (the column to sort by)")
+	}
+	p := &setIndexPlan{flags: f, write: parquetio.WriteConfig{
+		Compression: parquetio.Compression(f.job.compression), NoDictionary: f.job.noDictionary}}
+	if err := p.write.Validate(); err != nil {
+		return nil, err
+	}
+	var err error
+	if p.in, err = newDFInput("input", "input", f.input); err != nil {
+		return nil, err
+	}
+	if err := p.chooseDivisions(ctx, set["partitions"]); err != nil {
+		return nil, err
+	}
+	rule := table.Rule{Kind: table.Range, Columns: []string{f.column}, Divisions: p.divisions}
+	if err := p.in.makeSpec(jobID(f.job.id, "set-index"), "", len(p.divisions)+1, rule); err != nil {
+		return nil, err
+	}
+	return p, shufflePrepareOutput(f.job.output, f.job.overwrite)
+}
+
+// chooseDivisions parses --divisions or samples the column.
+func (p *setIndexPlan) chooseDivisions(ctx context.Context, partitionsSet bool) error {
+	f := p.flags
+	field, err := setIndexField(p.in.schema, f.column)
+	if err != nil {
+		return err
+	}
+	if f.divisions != "" {
+		if err := json.Unmarshal([]byte(f.divisions), &p.divisions); err != nil {
+			return fmt.Errorf("--divisions: want a JSON list such as [10,20]: %v", err)
+		}
+		if partitionsSet && f.job.partitions != len(p.divisions)+1 {
+			return fmt.Errorf("--partitions %d and %d --divisions disagree (P partitions need P-1 divisions)", f.job.partitions, len(p.divisions))
+		}
+		return nil
+	}
+	t := time.Now()
+	p.divisions, p.sampled, err = sampleDivisions(ctx, p.in.inputs.Files, field, f.job.partitions, f.sample)
+	p.sampleSecs = time.Since(t).Seconds()
+	return err
+}
+
+// setIndexField returns the one column named name.
+func setIndexField(schema *arrow.Schema, name string) (arrow.Field, error) {
+	idx := schema.FieldIndices(name)
+	if len(idx) != 1 {
+		return arrow.Field{}, fmt.Errorf("--column %q: the input has %d columns of that name (columns: %v)", name, len(idx), schemaNames(schema))
+	}
+	return schema.Field(idx[0]), nil
+}
+
+func schemaNames(schema *arrow.Schema) []string {
+	var names []string
+	for _, f := range schema.Fields() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// sampleDivisions samples up to perFile values of field from each file
+// (at least 20 per partition over all files) and returns parts-1 divisions
+// and the number of values sampled.
+func sampleDivisions(ctx context.Context, files []string, field arrow.Field, parts, perFile int) ([]json.RawMessage, int, error) {
+	if parts < 2 {
+		return nil, 0, nil
+	}
+	s, err := dfops.NewSample(field.Type)
+	if err != nil {
+		return nil, 0, fmt.Errorf("--column %q: %w", field.Name, err)
+	}
+	k := max(perFile, (20*parts+len(files)-1)/len(files))
+	for t, path := range files {
+		col, err := readColumn(ctx, path, field.Name)
+		if err != nil {
+			return nil, 0, err
+		}
+		_, err = s.Add(col, k, uint64(t))
+		col.Release()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	divs, err := s.Divisions(parts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("--column %q: %w (give --divisions)", field.Name, err)
+	}
+	return divs, s.Len(), nil
+}
+
+// readColumn reads one column of a Parquet file whole.
+func readColumn(ctx context.Context, path, name string) (_ arrow.Array, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: malformed file: %v", parquetio.ErrRead, path, r)
+		}
+	}()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: parquetio.DefaultBatchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
+	}
+	leaf := rdr.MetaData().Schema.ColumnIndexByName(name)
+	if leaf < 0 {
+		return nil, fmt.Errorf("%w: %s: no column %q", parquetio.ErrSchemaMismatch, path, name)
+	}
+	rr, err := fr.GetRecordReader(ctx, []int{leaf}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
+	}
+	defer rr.Release()
+	return concatColumn(rr, path)
+}
+
+// concatColumn concatenates the single column of every record of rr.
+func concatColumn(rr pqarrow.RecordReader, path string) (arrow.Array, error) {
+	var chunks []arrow.Array
+	defer func() {
+		for _, c := range chunks {
+			c.Release()
+		}
+	}()
+	for rr.Next() {
+		c := rr.Record().Column(0)
+		c.Retain()
+		chunks = append(chunks, c)
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
+	}
+	if len(chunks) == 0 {
+		return array.MakeArrayOfNull(memory.DefaultAllocator, rr.Schema().Field(0).Type, 0), nil
+	}
+	return array.Concatenate(chunks, memory.DefaultAllocator)
+}
+
+// runSetIndex shuffles the input by range, then sorts and writes every
+// partition.
+func runSetIndex(ctx context.Context, p *setIndexPlan, stderr io.Writer) (setIndexReport, error) {
+	t0 := time.Now()
+	addrs, stopCluster, err := shuffleCluster(ctx, p.flags.job, stderr)
+	if err != nil {
+		return setIndexReport{}, err
+	}
+	defer stopCluster()
+	rep := setIndexReport{nodes: len(addrs), embedded: p.flags.job.cluster == "", startSecs: time.Since(t0).Seconds()}
+	start := time.Now()
+	prog := newProgress(stderr)
+	res, err := p.in.run(ctx, p.flags.job, addrs, prog)
+	if err != nil {
+		return rep, err
+	}
+	defer res.Close(context.WithoutCancel(ctx))
+	rep.shuffleSecs = time.Since(start).Seconds()
+	t := time.Now()
+	if err := p.sortAll(ctx, res, jobParallel(p.flags.job, len(addrs)), &rep, prog); err != nil {
+		return rep, err
+	}
+	rep.sortSecs, rep.totalSecs = time.Since(t).Seconds(), time.Since(start).Seconds()
+	rep.rowsIn, rep.arrowBytes = p.in.counter.totals()
+	if rep.rowsIn != p.in.inputs.Rows || rep.rowsOut != rep.rowsIn {
+		return rep, fmt.Errorf("row count mismatch: input footers say %d, read %d, written %d", p.in.inputs.Rows, rep.rowsIn, rep.rowsOut)
+	}
+	return rep, p.writeDivisions()
+}
+
+// sortAll sorts every partition into its file, in parallel.
+func (p *setIndexPlan) sortAll(ctx context.Context, res *client.Result, par int, rep *setIndexReport, prog func(string, int, int)) error {
+	var mu sync.Mutex
+	n := p.in.spec.Partitions
+	work := func(ctx context.Context, part int) error {
+		rows, size, err := p.sortPartition(ctx, res, part)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		rep.rowsOut, rep.fileOut = rep.rowsOut+rows, rep.fileOut+size
+		if rows > rep.largest[1] {
+			rep.largest = [2]int64{int64(part), rows}
+		}
+		if rows == 0 {
+			rep.empty++
+		}
+		return nil
+	}
+	return forEachPartition(ctx, n, par, work, func(done int) { prog("sort", done, n) })
+}
+
+// sortPartition reads partition part, sorts it by the column and writes it.
+func (p *setIndexPlan) sortPartition(ctx context.Context, res *client.Result, part int) (int64, int64, error) {
+	rec, err := readPartition(ctx, res, part, p.in.schema)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rec.Release()
+	sorted, err := dfops.SortStable(memory.DefaultAllocator, rec, p.flags.column)
+	if err != nil {
+		return 0, 0, fmt.Errorf("partition %d: %w", part, err)
+	}
+	defer sorted.Release()
+	path := filepath.Join(p.flags.job.output, shufflePartFile(part, p.in.spec.Partitions))
+	if err := writeRecordFile(path, p.in.schema, sorted, p.write); err != nil {
+		return 0, 0, err
+	}
+	return sorted.NumRows(), fileSize(path), nil
+}
+
+// writeRecordFile writes rec to a Parquet file at path.
+func writeRecordFile(path string, schema *arrow.Schema, rec arrow.Record, cfg parquetio.WriteConfig) error {
+	w, err := parquetio.Create(path, schema, cfg)
+	if err != nil {
+		return err
+	}
+	if err := w.Write(rec); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Commit()
+}
+
+// writeDivisions saves the column and divisions as divisions.json in the
+// output directory, next to the partitions they describe.
+func (p *setIndexPlan) writeDivisions() error {
+	b, err := json.Marshal(map[string]any{"column": p.flags.column, "partitions": p.in.spec.Partitions, "divisions": p.divisionsJSON()})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(p.flags.job.output, "divisions.json"), append(b, '\n'), 0o644)
+}
+
+// divisionsJSON is the divisions as one JSON list ([] for one partition).
+func (p *setIndexPlan) divisionsJSON() json.RawMessage {
+	if len(p.divisions) == 0 {
+		return json.RawMessage("[]")
+	}
+	b, _ := json.Marshal(p.divisions)
+	return b
+}
+
+func printSetIndexReport(w io.Writer, p *setIndexPlan, r setIndexReport) {
+	where := "running cluster"
+	if r.embedded {
+		where = "in-process cluster"
+	}
+	fmt.Fprintf(w, "verified: rows in = rows out\n")
+	fmt.Fprintf(w, "divisions    %s\n", p.divisionsJSON())
+	if p.sampled > 0 {
+		fmt.Fprintf(w, "sample       %d values of %q in %.2f s\n", p.sampled, p.flags.column, p.sampleSecs)
+	}
+	fmt.Fprintf(w, "cluster      %s of %d nodes, ready in %.2f s\n", where, r.nodes, r.startSecs)
+	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, len(p.in.inputs.Files), formatBytes(p.in.inputs.Bytes), formatBytes(r.arrowBytes))
+	fmt.Fprintf(w, "rows out     %d in %d files sorted by %q (%s Parquet; largest: partition %d, %d rows; %d empty)\n",
+		r.rowsOut, p.in.spec.Partitions, p.flags.column, formatBytes(r.fileOut), r.largest[0], r.largest[1], r.empty)
+	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, range-partition, put, barrier)\n", r.shuffleSecs)
+	fmt.Fprintf(w, "sort+write   %.2f s (in this process)\n", r.sortSecs)
+	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
+}

@@ -1,0 +1,81 @@
+package dfops
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+func recordBytes(recs ...arrow.Record) int64 {
+	var n int64
+	for _, r := range recs {
+		for _, c := range r.Columns() {
+			for _, b := range c.Data().Buffers() {
+				if b != nil {
+					n += int64(b.Len())
+				}
+			}
+		}
+	}
+	return n
+}
+
+// BenchmarkHashJoin joins 1M left rows with 250K right rows on an int64 key
+// (the right keys unique, so the inner join has 1M rows), with and without a
+// key held by 30% of the left rows.
+func BenchmarkHashJoin(b *testing.B) {
+	const nl, nr = 1 << 20, 1 << 18
+	for _, skew := range []bool{false, true} {
+		b.Run(fmt.Sprintf("skew=%v", skew), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			lkey := func(rng *rand.Rand, _ int) any {
+				if skew && rng.IntN(10) < 3 {
+					return 0
+				}
+				return rng.IntN(nr)
+			}
+			left := buildRecord(b, memory.DefaultAllocator, rng, nl, []testCol{{"k", arrow.PrimitiveTypes.Int64, lkey},
+				{"v", arrow.PrimitiveTypes.Float64, rowFloat}})
+			defer left.Release()
+			right := buildRecord(b, memory.DefaultAllocator, rng, nr, []testCol{{"k", arrow.PrimitiveTypes.Int64, rowID},
+				{"name", arrow.BinaryTypes.String, rowName}})
+			defer right.Release()
+			b.SetBytes(recordBytes(left, right))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := HashJoin(nil, left, right, DefaultJoinSpec("k"))
+				if err != nil || out.NumRows() != nl {
+					b.Fatalf("%v rows, %v", out.NumRows(), err)
+				}
+				out.Release()
+			}
+			b.ReportMetric(float64(nl)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkSortStable sorts 1M rows by an int64 and by a string column.
+func BenchmarkSortStable(b *testing.B) {
+	const n = 1 << 20
+	rng := rand.New(rand.NewPCG(2, 2))
+	rec := buildRecord(b, memory.DefaultAllocator, rng, n, []testCol{{"i", arrow.PrimitiveTypes.Int64, withNulls(func(rng *rand.Rand, _ int) any { return rng.IntN(n) })},
+		{"s", arrow.BinaryTypes.String, func(rng *rand.Rand, _ int) any { return fmt.Sprint(rng.IntN(n)) }}})
+	defer rec.Release()
+	for _, col := range []string{"i", "s"} {
+		b.Run(col, func(b *testing.B) {
+			b.SetBytes(recordBytes(rec))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := SortStable(nil, rec, col)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Release()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package dfops
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// withNulls makes g return null for about one row in eight.
+func withNulls(g gen) gen {
+	return func(rng *rand.Rand, i int) any {
+		if rng.IntN(8) == 0 {
+			return nil
+		}
+		return g(rng, i)
+	}
+}
+
+func smallInt(rng *rand.Rand, _ int) any { return rng.IntN(30) - 10 }
+func posInt(rng *rand.Rand, _ int) any   { return rng.IntN(30) }
+func word(rng *rand.Rand, _ int) any     { return []string{"", "a", "ab", "b", "ba", "\xff"}[rng.IntN(6)] }
+func oneBool(rng *rand.Rand, _ int) any  { return rng.IntN(2) == 0 }
+func someFloat(rng *rand.Rand, _ int) any {
+	return []float64{math.NaN(), -1.5, 0, math.Copysign(0, -1), 2, math.Inf(1), math.Inf(-1), 0.25}[rng.IntN(8)]
+}
+
+// refLess orders Go values as SortStable does: missing (nil, NaN) last.
+func refLess(a, b any) bool {
+	missing := func(v any) bool { f, ok := v.(float64); return v == nil || ok && math.IsNaN(f) }
+	if missing(a) || missing(b) {
+		return !missing(a) && missing(b)
+	}
+	switch a := a.(type) {
+	case int64:
+		return a < b.(int64)
+	case uint64:
+		return a < b.(uint64)
+	case float64:
+		return a < b.(float64)
+	case bool:
+		return !a && b.(bool)
+	}
+	return a.(string) < b.(string)
+}
+
+func TestSortStableMatchesSliceStable(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  arrow.DataType
+		gen  gen
+	}{
+		{"int64", arrow.PrimitiveTypes.Int64, withNulls(smallInt)},
+		{"int8", arrow.PrimitiveTypes.Int8, withNulls(smallInt)},
+		{"uint64", arrow.PrimitiveTypes.Uint64, withNulls(posInt)},
+		{"uint16 no nulls", arrow.PrimitiveTypes.Uint16, posInt},
+		{"float64 with NaN, -0 and infinities", arrow.PrimitiveTypes.Float64, withNulls(someFloat)},
+		{"float32", arrow.PrimitiveTypes.Float32, withNulls(someFloat)},
+		{"float16", arrow.FixedWidthTypes.Float16, withNulls(someFloat)},
+		{"string", arrow.BinaryTypes.String, withNulls(word)},
+		{"large_string", arrow.BinaryTypes.LargeString, withNulls(word)},
+		{"binary", arrow.BinaryTypes.Binary, withNulls(word)},
+		{"bool", arrow.FixedWidthTypes.Boolean, withNulls(oneBool)},
+		{"date32", arrow.FixedWidthTypes.Date32, withNulls(smallInt)},
+		{"timestamp", &arrow.TimestampType{Unit: arrow.Microsecond}, withNulls(smallInt)},
+	}
+	for i, tc := range cases {
+		for _, n := range []int{0, 1, 2, 500} {
+			t.Run(tc.name, func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				rng := rand.New(rand.NewPCG(uint64(i), uint64(n)))
+				full := buildRecord(t, mem, rng, n+1, []testCol{{"id", arrow.PrimitiveTypes.Int64, rowID}, {"k", tc.typ, tc.gen}})
+				defer full.Release()
+				rec := full.NewSlice(1, int64(n+1))
+				defer rec.Release()
+				checkSorted(t, mem, rec)
+			})
+		}
+	}
+}
+
+// checkSorted sorts rec by "k" and compares the ids with sort.SliceStable.
+func checkSorted(t *testing.T, mem memory.Allocator, rec arrow.Record) {
+	t.Helper()
+	rows := rowsOf(rec)
+	want := slices.Clone(rows)
+	sort.SliceStable(want, func(a, b int) bool { return refLess(want[a][1], want[b][1]) })
+	got, err := SortStable(mem, rec, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	compareRows(t, rowsOf(got), want)
+}
+
+func TestSortStableErrors(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := buildRecord(t, mem, nil, 3, []testCol{{"id", arrow.PrimitiveTypes.Int64, rowID}})
+	defer rec.Release()
+	if _, err := SortStable(mem, rec, "nope"); !errors.Is(err, ErrColumn) {
+		t.Errorf("unknown column: %v", err)
+	}
+}

@@ -10,18 +10,21 @@ import (
 )
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "shuffle" {
-		fmt.Fprintln(stderr, "usage: shufflenode bench shuffle [demo flags]")
+	if len(args) == 0 || (args[0] != "shuffle" && args[0] != "recovery") {
+		fmt.Fprintln(stderr, "usage: shufflenode bench shuffle|recovery [demo flags]")
 		return 2
 	}
 	var f demoFlags
-	fs := newFlags("bench shuffle", stderr)
+	fs := newFlags("bench "+args[0], stderr)
 	f.register(fs)
 	if code, ok := parse(fs, args[1:]); !ok {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if args[0] == "recovery" {
+		return benchRecovery(ctx, f, stdout, stderr)
+	}
 	fmt.Fprintf(stdout, "%-34s %8s %8s %9s %10s\n", "case", "seconds", "MB/s", "peak RSS", "budget")
 	for _, c := range benchCases(f) {
 		runtime.GC()

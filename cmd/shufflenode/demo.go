@@ -30,6 +30,7 @@ type demoFlags struct {
 	cpuProfile string
 	memProfile string
 	parallel   int
+	cluster    string
 	// --array: rechunk a synthetic array instead
 	array                       bool
 	shape, oldChunks, newChunks string
@@ -50,6 +51,7 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile at the end of the shuffle to this file")
+	fs.StringVar(&f.cluster, "cluster", "", "API address of a running cluster's member (default: an in-process cluster)")
 	fs.IntVar(&f.parallel, "parallel", 0, "input tasks put at once (default 2 per node)")
 	fs.BoolVar(&f.array, "array", false, "rechunk a synthetic n-d array instead of shuffling a table")
 	fs.StringVar(&f.shape, "shape", "10000,10000", "--array: the array's shape")
@@ -160,7 +162,7 @@ func runDemo(ctx context.Context, f demoFlags, prog func(string, int, int)) (job
 
 // clusterOpts is the in-process cluster of the demo flags.
 func (f *demoFlags) clusterOpts() clusterOpts {
-	return clusterOpts{nodes: f.nodes, memLimit: int64(f.memLimit), dataDir: f.dataDir, logLevel: f.logLevel}
+	return clusterOpts{cluster: f.cluster, nodes: f.nodes, memLimit: int64(f.memLimit), dataDir: f.dataDir, logLevel: f.logLevel}
 }
 
 func printReport(w io.Writer, f demoFlags, r job.Report) {

@@ -1,5 +1,3 @@
-// Command shufflenode runs and drives shufflenode, the peer-to-peer shuffle
-// service. See README.md for every subcommand and flag.
 package main
 
 import (

@@ -19,9 +19,9 @@ import (
 // was lost's and it held no data. The error wraps ErrStaleEpoch,
 // ErrUnknownReceiver (lost is not a receiver of the current epoch),
 // ErrInvalidConfig (bad survivors) or ErrFailed; on error nothing
-// changes. A sealed tracker reopens (Running): the seal is undone if the
-// lost node held data of any task, and Seal is decided again once the
-// replays commit; the caller decides whether a loss after the seal can
+// changes. A sealed tracker reopens (Running) if the lost node held data of
+// any task, and Seal is decided again once the replays commit; if it held
+// none, the seal stands; the caller decides whether a loss after the seal can
 // still be repaired (no output read yet) or must fail the shuffle.
 func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uint64, d Decision, err error) {
 	if t.posByName(&t.epochs[len(t.epochs)-1], lost) < 0 {
@@ -54,6 +54,9 @@ func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uin
 				d = dd
 			}
 		}
+	}
+	if sealed && len(replay) == 0 {
+		t.phase = Sealed // lost held no data of any task: the seal stands
 	}
 	return replay, d, nil
 }

@@ -103,6 +103,18 @@ func TestLose(t *testing.T) {
 			t.Fatalf("Excuse = %+v %v, pending %v; want a seal, nothing pending", d, err, tr.Pending())
 		}
 	})
+	t.Run("a sealed tracker losing a node that held nothing stays sealed", func(t *testing.T) {
+		tr, _ := New(Config{Shuffle: "s", Tasks: 1, Receivers: []string{"a", "b"}})
+		must(t)(tr.Committed("b", 0, 0, Totals{}))
+		must(t)(tr.TaskDone(0, 0, "a", map[string]Totals{"a": data}))
+		if d, _ := tr.Committed("a", 0, 0, data); !d.Seal {
+			t.Fatal("not sealed")
+		}
+		replay, _, err := tr.Lose(1, "b", []string{"a"})
+		if err != nil || len(replay) != 0 || tr.Phase() != Sealed {
+			t.Fatalf("Lose = %v %v, phase %v; want no replay and still sealed", replay, err, tr.Phase())
+		}
+	})
 	t.Run("refusals", func(t *testing.T) {
 		tr := setup(t)
 		if _, _, err := tr.Lose(1, "z", []string{"a"}); !errors.Is(err, ErrUnknownReceiver) {

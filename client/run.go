@@ -96,7 +96,9 @@ func (r *Result) Read(ctx context.Context, p int, fn func(arrow.Record) error) e
 		if !sleep(ctx, 250*time.Millisecond) {
 			return ctx.Err()
 		}
-		r.refresh(ctx)
+		if ferr := r.refresh(ctx); ferr != nil {
+			return fmt.Errorf("%w (reading partition %d from %s: %w)", ferr, p, ep.Addr, err)
+		}
 	}
 }
 
@@ -112,14 +114,22 @@ func (r *Result) endpoint(p int) Endpoint {
 }
 
 // refresh asks the coordinator for the current locations.
-func (r *Result) refresh(ctx context.Context) {
+//
+// It returns an error only if the coordinator failed the shuffle meanwhile
+// (a node lost after the seal without a backup of its partitions): then
+// no retry can succeed, and the coordinator's reason says why.
+func (r *Result) refresh(ctx context.Context) error {
+	if st, err := r.clients[0].Status(ctx, r.Shuffle); err == nil && st.Phase == service.Failed.String() {
+		return fmt.Errorf("client: shuffle %s failed: %s", r.Shuffle, st.Error)
+	}
 	eps, err := r.clients[0].Locations(ctx, r.Shuffle)
 	if err != nil {
-		return
+		return nil
 	}
 	r.mu.Lock()
 	r.Endpoints = eps
 	r.mu.Unlock()
+	return nil
 }
 
 // Close closes the shuffle on the cluster and the connections.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,12 @@ func nodeLoss(t *testing.T, seed, replication int) {
 		ID: fmt.Sprintf("loss-%d", seed), Rows: 60_000, Tasks: tasks, Partitions: 30,
 		PayloadBytes: 8, Seed: uint64(seed), BeforeInput: kill, Parallel: 4, Replication: replication,
 	})
+	if err != nil && replication == 1 && killAt >= tasks-4 && strings.Contains(err.Error(), "lost after the barrier") {
+		// A kill this late can come after the seal was announced: without
+		// replication that fails the shuffle, loudly (a documented limit).
+		t.Logf("node-%d killed before task %d, after the seal: %v", victim, killAt, err)
+		return
+	}
 	if err != nil {
 		t.Fatalf("node-%d killed before task %d: %v", victim, killAt, err)
 	}

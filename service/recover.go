@@ -84,9 +84,6 @@ func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error)
 	defer sh.mu.Unlock()
 	lost := append(slices.Clone(sh.route.lost), node)
 	excused := sh.spec.Replicated() && len(lost) == 1
-	if sh.coord.announced && !excused {
-		return control{}, nil, fmt.Errorf("node %s was lost after the barrier: its output partitions are gone (replaying after outputs may have been read is not implemented: run the shuffle again)", node)
-	}
 	rt, err := sh.routeFor(lost)
 	if err != nil {
 		return control{}, nil, err
@@ -103,15 +100,30 @@ func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error)
 	if err != nil {
 		return control{}, nil, err
 	}
+	if sh.coord.announced && len(replay) > 0 {
+		return control{}, nil, fmt.Errorf("node %s was lost after the barrier holding data of %d tasks: its output partitions are gone (replaying after outputs may have been read is not implemented: run the shuffle again)", node, len(replay))
+	}
 	sh.route = rt
 	reopen := sh.coord.tracker.Phase() == barrier.Running
 	if reopen {
 		sh.reopen()
 	}
+	if sh.coord.resealAfterLoss() {
+		d = barrierDecision{Seal: true}
+	}
 	sh.coord.afterLoss = d
 	sh.coord.replayed += len(replay)
 	s.split.Forget(sh.id()) // puts of the old epoch fail with ErrStaleEpoch and run again
 	return control{Op: opEpoch, Shuffle: sh.id(), Epoch: rt.epoch, Lost: lost, Reopen: reopen}, replay, nil
+}
+
+// resealAfterLoss reports whether a loss left the seal standing (nothing
+// to replay) before every member was told of it: the announcement in the
+// old epoch may have missed the lost node, and conclude leaves a superseded
+// epoch alone, so the seal must be announced again in the new one.
+// Called with sh.mu held.
+func (co *coordState) resealAfterLoss() bool {
+	return co.tracker.Phase() == barrier.Sealed && !co.announced && co.err == nil
 }
 
 // applyEpoch handles opEpoch on a member: adopt the newer routing.

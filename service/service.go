@@ -168,7 +168,11 @@ func (s *Service) retry(ctx context.Context, tries int, fn func() error) error {
 		if err = fn(); err == nil || errors.Is(err, wire.ErrRefused) || ctx.Err() != nil {
 			return err
 		}
-		time.Sleep(time.Duration(20<<min(i, 6)) * time.Millisecond)
+		select {
+		case <-time.After(time.Duration(20<<min(i, 6)) * time.Millisecond):
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		}
 	}
 	return err
 }

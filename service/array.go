@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/spill"
@@ -54,7 +55,7 @@ func (sh *shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
 			want[a] = c.Shape[a] // unknown until the data arrives
 		}
 	}
-	if c.DType != sh.array.dtype || !equalShape(c.Shape, want) || c.Validate() != nil {
+	if c.DType != sh.array.dtype || !slices.Equal(c.Shape, want) || c.Validate() != nil {
 		return fmt.Errorf("%w: shuffle %s task %d (old chunk %v): got dtype %s shape %v (%d bytes), want dtype %s shape %v",
 			ErrBadInput, sh.id(), task, idx, c.DType, c.Shape, len(c.Data), sh.array.dtype, want)
 	}
@@ -240,16 +241,4 @@ func placePiece(asm *rechunk.Assembler, sh *shuffle, k spill.Key, b []byte, plan
 		return err
 	}
 	return asm.PlaceOld(splitaxes.Unravel(int(k.Task), plan.OldGrid()), c)
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

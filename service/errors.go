@@ -13,9 +13,6 @@ var (
 	// ErrBadInput: the request is invalid (task out of range, wrong schema,
 	// bad partition column values...).
 	ErrBadInput = errors.New("service: bad input")
-	// ErrTaskDone: the task already has a finished attempt; its data was
-	// not sent again.
-	ErrTaskDone = errors.New("service: task already done")
 	// ErrConflict: the same (task, attempt) is already being put.
 	ErrConflict = errors.New("service: task attempt already running")
 	// ErrNotSealed: outputs are read only after the barrier.

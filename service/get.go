@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -34,16 +33,6 @@ func (s *Service) Locations(id string) ([]Location, error) {
 		locs[p] = Location{Partition: p, Node: n, APIAddr: addrs[n]}
 	}
 	return locs, nil
-}
-
-// Member returns the member named name as this node sees it.
-func (s *Service) Member(name string) (dht.Member, bool) {
-	for _, m := range s.net.Members() {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return dht.Member{}, false
 }
 
 // Get reads output partition p of shuffle id from this node, which must own

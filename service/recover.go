@@ -72,7 +72,7 @@ func (s *Service) recover(ctx context.Context, sh *shuffle, node string) {
 	}
 	sh.mu.Lock()
 	d := sh.coord.afterLoss
-	sh.coord.afterLoss = nilDecision
+	sh.coord.afterLoss = barrierDecision{}
 	sh.mu.Unlock()
 	s.decide(sh, d)
 }

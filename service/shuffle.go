@@ -76,8 +76,6 @@ type route struct {
 // barrierDecision is what the tracker asks the coordinator to do.
 type barrierDecision = barrier.Decision
 
-var nilDecision barrierDecision
-
 // coordState is the coordinator's part of a shuffle.
 type coordState struct {
 	recovering sync.Mutex      // serialises losses

@@ -12,8 +12,6 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/api"
-	"github.com/shufflenode/shufflenode/rechunk"
-	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -42,124 +40,20 @@ type Job struct {
 	Progress func(done, total int)
 }
 
-// Result is a finished (sealed) shuffle.
-type Result struct {
-	Shuffle   string
-	Endpoints []Endpoint
-	// Epoch is the shuffle's final epoch: the number of nodes lost.
-	Epoch uint64
-	// ReplaySet is how many finished tasks the lost nodes took with them
-	// (the coordinator's replay sets; Replayed also counts failed puts).
-	ReplaySet int
-	clients   []*Client
-	attempts  atomic.Int64
-	replayed  atomic.Int64
-
-	mu   sync.Mutex
-	next map[int]uint32 // next attempt number per task
-}
-
-// Attempts is the number of puts made (>= tasks; more if some were retried).
-func (r *Result) Attempts() int64 { return r.attempts.Load() }
-
-// Replayed is the number of task runs the coordinator asked for after the
-// first round (the replay set of lost nodes, and failed puts).
-func (r *Result) Replayed() int64 { return r.replayed.Load() }
-
-// ReadChunk reads new chunk p of an array shuffle.
-func (r *Result) ReadChunk(ctx context.Context, p int) (rechunk.Chunk, error) {
-	return r.clients[p%len(r.clients)].ReadChunk(ctx, r.Endpoints[p])
-}
-
-// Layout returns the layout of an array shuffle (the __partitioned__ form).
-func (r *Result) Layout(ctx context.Context) (service.Layout, error) {
-	return r.clients[0].Layout(ctx, r.Shuffle)
-}
-
-// Read streams output partition p to fn. If the owner is unreachable before
-// anything was streamed, Read asks the coordinator where p lives now (a
-// replicated shuffle moves it to its backup when a node is lost) and tries
-// again for up to readRetry; once a record was streamed it does not retry,
-// so no row reaches fn twice.
-func (r *Result) Read(ctx context.Context, p int, fn func(arrow.Record) error) error {
-	deadline := time.Now().Add(readRetry)
-	for {
-		ep := r.endpoint(p)
-		streamed := false
-		err := r.clients[p%len(r.clients)].Read(ctx, ep, func(rec arrow.Record) error {
-			streamed = true
-			return fn(rec)
-		})
-		if err == nil || streamed || status.Code(err) != codes.Unavailable || time.Now().After(deadline) {
-			return unreachable(err, "owner", ep.Addr)
-		}
-		if !sleep(ctx, 250*time.Millisecond) {
-			return ctx.Err()
-		}
-		if ferr := r.refresh(ctx); ferr != nil {
-			return fmt.Errorf("%w (reading partition %d from %s: %w)", ferr, p, ep.Addr, err)
-		}
-	}
-}
-
-// readRetry bounds how long Read waits for a lost owner's partitions to move
-// (the failure detector takes seconds).
-const readRetry = 30 * time.Second
-
-// endpoint returns where p lives as last known.
-func (r *Result) endpoint(p int) Endpoint {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.Endpoints[p]
-}
-
-// refresh asks the coordinator for the current locations.
-//
-// It returns an error only if the coordinator failed the shuffle meanwhile
-// (a node lost after the seal without a backup of its partitions): then
-// no retry can succeed, and the coordinator's reason says why.
-func (r *Result) refresh(ctx context.Context) error {
-	if st, err := r.clients[0].Status(ctx, r.Shuffle); err == nil && st.Phase == service.Failed.String() {
-		return fmt.Errorf("client: shuffle %s failed: %s", r.Shuffle, st.Error)
-	}
-	eps, err := r.clients[0].Locations(ctx, r.Shuffle)
-	if err != nil {
-		return nil
-	}
-	r.mu.Lock()
-	r.Endpoints = eps
-	r.mu.Unlock()
-	return nil
-}
-
-// Close closes the shuffle on the cluster and the connections.
-func (r *Result) Close(ctx context.Context) error {
-	err := r.clients[0].CloseShuffle(ctx, r.Shuffle)
-	for _, c := range r.clients {
-		err = errors.Join(err, c.Close())
-	}
-	return err
-}
-
-// attempt returns a fresh attempt number for task t.
-func (r *Result) attempt(t int) uint32 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	a := r.next[t]
-	r.next[t] = a + 1
-	return a
-}
-
 // Run runs a whole shuffle and returns it sealed.
 func Run(ctx context.Context, job Job) (*Result, error) {
 	if len(job.Nodes) == 0 || job.Spec == nil || job.Input == nil {
 		return nil, errors.New("client: Run needs a spec, nodes and an input")
 	}
+	schema, err := inputSchema(job.Spec)
+	if err != nil {
+		return nil, err
+	}
 	clients, err := dialAll(job.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Shuffle: job.Spec.ID, clients: clients, next: map[int]uint32{}}
+	res := &Result{Shuffle: job.Spec.ID, clients: clients, job: job, schema: schema, next: map[int]uint32{}}
 	if err := run(ctx, job, res); err != nil {
 		for _, c := range clients {
 			c.Close()
@@ -169,13 +63,8 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 	return res, nil
 }
 
-// run creates the shuffle, then puts tasks and waits at the barrier in
-// rounds until it seals.
+// run creates the shuffle, then puts every task and settles it.
 func run(ctx context.Context, job Job, res *Result) error {
-	schema, err := inputSchema(job.Spec)
-	if err != nil {
-		return err
-	}
 	coord := res.clients[0]
 	if err := coord.Create(ctx, job.Spec); err != nil {
 		return fmt.Errorf("client: create %s: %w", job.Spec.ID, err)
@@ -184,33 +73,43 @@ func run(ctx context.Context, job Job, res *Result) error {
 	for i := range tasks {
 		tasks[i] = uint64(i)
 	}
-	rounds := cmp.Or(job.MaxRounds, 30)
+	if err := res.settle(ctx, tasks); err != nil {
+		return err
+	}
+	eps, err := coord.Locations(ctx, job.Spec.ID)
+	if err != nil {
+		return fmt.Errorf("client: locations of %s: %w", job.Spec.ID, unreachable(err, "coordinator", coord.Addr()))
+	}
+	res.Endpoints = eps
+	return nil
+}
+
+// settle puts tasks, then waits at the barrier and runs what the
+// coordinator asks for, in rounds, until the shuffle seals.
+func (r *Result) settle(ctx context.Context, tasks []uint64) error {
+	coord := r.clients[0]
+	rounds := cmp.Or(r.job.MaxRounds, 30)
 	for round := 0; ; round++ {
-		if err := putAll(ctx, job, res, schema, tasks); err != nil {
+		if err := putAll(ctx, r.job, r, r.schema, tasks); err != nil {
 			return err
 		}
-		b, err := coord.Barrier(ctx, job.Spec.ID)
+		b, err := coord.Barrier(ctx, r.Shuffle)
 		if err != nil {
-			return fmt.Errorf("client: barrier of %s: %w", job.Spec.ID, unreachable(err, "coordinator", coord.Addr()))
+			return fmt.Errorf("client: barrier of %s: %w", r.Shuffle, unreachable(err, "coordinator", coord.Addr()))
 		}
-		res.Epoch, res.ReplaySet = b.Epoch, b.ReplaySet
+		r.setOutcome(b)
 		if b.Sealed {
-			break
+			return nil
 		}
 		if round+1 >= rounds {
-			return fmt.Errorf("client: shuffle %s not sealed after %d rounds; %d tasks still pending", job.Spec.ID, rounds, len(b.Replay))
+			return fmt.Errorf("client: shuffle %s not sealed after %d rounds; %d tasks still pending", r.Shuffle, rounds, len(b.Replay))
 		}
 		tasks = b.Replay
-		res.replayed.Add(int64(len(tasks)))
+		r.replayed.Add(int64(len(tasks)))
 		if !sleep(ctx, min(50*time.Millisecond<<round, 2*time.Second)) {
 			return ctx.Err()
 		}
 	}
-	res.Endpoints, err = coord.Locations(ctx, job.Spec.ID)
-	if err != nil {
-		return fmt.Errorf("client: locations of %s: %w", job.Spec.ID, unreachable(err, "coordinator", coord.Addr()))
-	}
-	return nil
 }
 
 // putAll puts tasks with bounded parallelism. A put that keeps failing with
@@ -332,14 +231,18 @@ func retryable(err error) bool {
 
 // unreachable says, when err is a failure to reach the node at addr (its
 // role in the shuffle: "coordinator" or "owner"), what that means: a lost
-// coordinator fails its shuffles, and so does a node lost after the seal.
-// The status code is kept (status.Code sees through the wrapping); nil
-// stays nil.
+// coordinator fails its shuffles (there is no failover); an owner that
+// stays unreachable was not declared lost by the cluster. The status code
+// is kept (status.Code sees through the wrapping); nil stays nil.
 func unreachable(err error, role, addr string) error {
 	if status.Code(err) != codes.Unavailable {
 		return err
 	}
-	return fmt.Errorf("%s %s unreachable (if it was lost, the shuffle failed: run it again): %w", role, addr, err)
+	why := "if it was lost, the shuffle failed: run it again"
+	if role == "owner" {
+		why = "and not declared lost by the cluster within " + readRetry.String()
+	}
+	return fmt.Errorf("%s %s unreachable (%s): %w", role, addr, why, err)
 }
 
 func dialAll(addrs []string) ([]*Client, error) {

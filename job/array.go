@@ -71,10 +71,11 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 		return rep, err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
-	rep.Replayed, rep.Epoch = res.Replayed(), res.Epoch
 	rep.ShuffleSeconds = time.Since(start).Seconds()
 	readStart := time.Now()
-	if err := verifyChunks(ctx, res, g, sp, c.Progress); err != nil {
+	err = verifyChunks(ctx, res, g, sp, c.Progress)
+	rep.Replayed, rep.Epoch = res.Replayed(), res.Epoch // reads may recover a loss
+	if err != nil {
 		return rep, err
 	}
 	rep.ReadSeconds = time.Since(readStart).Seconds()

@@ -35,6 +35,9 @@ type DemoConfig struct {
 	// BeforeInput, if set, is called before input task t is produced (each
 	// attempt): fault-injection tests kill nodes from here.
 	BeforeInput func(task int)
+	// BeforeRead, if set, is called before output partition p is read:
+	// fault-injection tests kill nodes from here.
+	BeforeRead func(partition int)
 }
 
 func (c DemoConfig) withDefaults() DemoConfig {
@@ -125,10 +128,12 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 		return rep, err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
-	rep.Attempts, rep.Replayed, rep.Epoch, rep.ReplaySet = res.Attempts(), res.Replayed(), res.Epoch, res.ReplaySet
 	rep.ShuffleSeconds = time.Since(start).Seconds()
 	readStart := time.Now()
-	if err := readAll(ctx, res, v, c, len(nodes)); err != nil {
+	err = readAll(ctx, res, v, c, len(nodes))
+	// Reads that recovered a lost node moved the epoch and replayed tasks.
+	rep.Attempts, rep.Replayed, rep.Epoch, rep.ReplaySet = res.Attempts(), res.Replayed(), res.Epoch, res.ReplaySet
+	if err != nil {
 		return rep, err
 	}
 	rep.ReadSeconds = time.Since(readStart).Seconds()
@@ -178,6 +183,9 @@ func readAll(ctx context.Context, res *client.Result, v *Verifier, c DemoConfig,
 	for range par {
 		wg.Go(func() {
 			for p := range parts {
+				if c.BeforeRead != nil {
+					c.BeforeRead(p)
+				}
 				err := res.Read(ctx, p, func(rec arrow.Record) error {
 					mu.Lock()
 					defer mu.Unlock()

@@ -116,8 +116,17 @@ func (s *Service) conclude(ctx context.Context, sh *shuffle, c control, failure 
 	} else {
 		sh.coord.announced = true
 	}
+	sh.coord.conclude()
 	sh.mu.Unlock()
-	sh.coord.once.Do(func() { close(sh.coord.final) })
+}
+
+// conclude releases the barrier waiters of the current outcome, once.
+// Called with sh.mu held, so that a reopen never races with it.
+func (co *coordState) conclude() {
+	if !co.concluded {
+		co.concluded = true
+		close(co.final)
+	}
 }
 
 // awaitEpoch waits (up to the failure detector's reach) for sh to leave

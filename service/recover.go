@@ -55,8 +55,9 @@ func (s *Service) memberLost(ctx context.Context, node string) {
 
 // recover is the coordinator's reaction to losing node: the tracker drops
 // what node held (its tasks become pending again), the epoch moves, and every
-// survivor learns the new ownership. After the seal the lost partitions
-// cannot be rebuilt here: the shuffle fails with a message saying so.
+// survivor learns the new ownership. A loss after the seal reopens the
+// shuffle the same way: the barrier hands the replay set to the client,
+// which runs it before it reads the moved partitions.
 func (s *Service) recover(ctx context.Context, sh *shuffle, node string) {
 	sh.coord.recovering.Lock() // one loss at a time, in the same order on every node
 	defer sh.coord.recovering.Unlock()
@@ -100,13 +101,11 @@ func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error)
 	if err != nil {
 		return control{}, nil, err
 	}
-	if sh.coord.announced && len(replay) > 0 {
-		return control{}, nil, fmt.Errorf("node %s was lost after the barrier holding data of %d tasks: its output partitions are gone (replaying after outputs may have been read is not implemented: run the shuffle again)", node, len(replay))
-	}
 	sh.route = rt
 	reopen := sh.coord.tracker.Phase() == barrier.Running
 	if reopen {
 		sh.reopen()
+		sh.coord.reopen()
 	}
 	if sh.coord.resealAfterLoss() {
 		d = barrierDecision{Seal: true}
@@ -156,13 +155,24 @@ func (s *Service) applyEpoch(sh *shuffle, c *control) error {
 	return err
 }
 
-// reopen takes a sealed shuffle back to Open for a new epoch (the seal of
-// the old one was not announced everywhere). Called with sh.mu held.
+// reopen takes a sealed shuffle back to Open for a new epoch: the seal of
+// the old one was not announced everywhere, or a node holding outputs was
+// lost after it. Called with sh.mu held.
 func (sh *shuffle) reopen() {
 	if sh.phase == Sealed {
 		sh.phase = Open
 		sh.done = make(chan struct{})
 	}
+}
+
+// reopen forgets an outcome the tracker took back (a loss reopened it):
+// barrier waiters wait for the next one. Called with sh.mu held.
+func (co *coordState) reopen() {
+	if !co.concluded {
+		return
+	}
+	co.final = make(chan struct{})
+	co.concluded, co.announced = false, false
 }
 
 // fail records an outcome of failure for the coordinator to broadcast.

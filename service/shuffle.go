@@ -82,11 +82,11 @@ type coordState struct {
 	afterLoss  barrierDecision // decision of the last Lose, acted on after the broadcast
 	tracker    *barrier.Tracker
 	begun      map[attemptKey]string // attempt -> node running it
-	final      chan struct{}         // closed once every member knows the outcome
-	once       sync.Once             // closes final
+	final      chan struct{}         // closed once every member knows the outcome; replaced on reopen
+	concluded  bool                  // final is closed
 	err        error                 // the failure, if the shuffle failed
 	// announced: every live member took the seal (final is closed without
-	// err); a client may be reading, so a later loss fails the shuffle.
+	// err). A later loss that needs replays reopens the shuffle.
 	announced bool
 	replayed  int // tasks in the replay sets of all losses so far
 }

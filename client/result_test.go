@@ -1,0 +1,95 @@
+package client
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+var rowSchema = arrow.NewSchema([]arrow.Field{{Name: "row", Type: arrow.PrimitiveTypes.Int64}}, nil)
+
+// cut returns rows [0, n) as records cut at random points.
+func cut(mem memory.Allocator, rng *rand.Rand, n int64) []arrow.Record {
+	var recs []arrow.Record
+	for lo := int64(0); lo < n; {
+		hi := min(n, lo+1+rng.Int64N(40))
+		b := array.NewInt64Builder(mem)
+		for v := lo; v < hi; v++ {
+			b.Append(v)
+		}
+		col := b.NewArray()
+		recs = append(recs, array.NewRecord(rowSchema, []arrow.Array{col}, hi-lo))
+		col.Release()
+		b.Release()
+		lo = hi
+	}
+	return recs
+}
+
+// TestResumerDeliversEachRowOnce breaks a stream after a random number of
+// records, several times, each try cut into records differently, and checks
+// that fn saw every row once and in order.
+func TestResumerDeliversEachRowOnce(t *testing.T) {
+	for seed := range 50 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		const rows = 500
+		var next int64
+		res := &resumer{fn: func(rec arrow.Record) error {
+			for _, v := range rec.Column(0).(*array.Int64).Int64Values() {
+				if v != next {
+					t.Fatalf("seed %d: got row %d, want %d", seed, v, next)
+				}
+				next++
+			}
+			return nil
+		}}
+		for try := 0; next < rows; try++ {
+			recs := cut(mem, rng, rows)
+			breakAt := len(recs)
+			if try < 4 {
+				breakAt = rng.IntN(len(recs) + 1) // the owner dies here
+			}
+			fn := res.try()
+			for _, rec := range recs[:breakAt] {
+				if err := fn(rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, rec := range recs {
+				rec.Release()
+			}
+		}
+		if next != rows || res.delivered != rows {
+			t.Fatalf("seed %d: fn saw %d rows, resumer counted %d, want %d", seed, next, res.delivered, rows)
+		}
+		mem.AssertSize(t, 0)
+	}
+}
+
+// TestResumerCallerError checks that fn's error comes back marked, so
+// onOwner returns it as it is instead of retrying.
+func TestResumerCallerError(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	stop := errors.New("enough")
+	res := &resumer{fn: func(arrow.Record) error { return stop }}
+	recs := cut(mem, rand.New(rand.NewPCG(1, 2)), 10)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	err := res.try()(recs[0])
+	var ce *callerError
+	if !errors.As(err, &ce) || !errors.Is(err, stop) {
+		t.Fatalf("error %v, want a callerError wrapping %v", err, stop)
+	}
+	if res.delivered != 0 {
+		t.Errorf("delivered %d rows after fn failed, want 0", res.delivered)
+	}
+}

@@ -108,7 +108,19 @@ func (t *Tracker) undo(task uint64) {
 	for _, s := range ts.sent {
 		t.counts.totals = t.counts.totals.Minus(s)
 	}
-	*ts = taskState{}
+	*ts = taskState{undone: ts.epoch + 1}
+}
+
+// Undone returns the epoch of the done attempt of task that a node loss
+// took back, if task is not done and has one. Receivers of that epoch that
+// are still receivers committed that attempt's data and keep it (exactly
+// once per task and partition: the first committed attempt wins), so a
+// replay needs to send only what moved to other receivers since then.
+func (t *Tracker) Undone(task uint64) (epoch int, ok bool) {
+	if task >= uint64(len(t.tasks)) || t.tasks[task].done || t.tasks[task].undone == 0 {
+		return 0, false
+	}
+	return t.epochs[t.tasks[task].undone-1].epoch, true
 }
 
 // Pending returns the tasks that have no done attempt, ascending: with no

@@ -45,6 +45,32 @@ func TestLose(t *testing.T) {
 			t.Fatalf("progress after loss %+v", p)
 		}
 	})
+	t.Run("a replay knows the epoch of the attempt it replaces", func(t *testing.T) {
+		tr := setup(t)
+		if _, _, err := tr.Lose(1, "c", []string{"a", "b"}); err != nil {
+			t.Fatal(err)
+		}
+		for task, want := range []struct {
+			epoch int
+			ok    bool
+		}{{0, true}, {0, false}, {0, false}} {
+			if e, ok := tr.Undone(uint64(task)); e != want.epoch || ok != want.ok {
+				t.Errorf("Undone(%d) = %d, %v; want %d, %v", task, e, ok, want.epoch, want.ok)
+			}
+		}
+		// The replay is done in epoch 1 and taken back by a second loss: the
+		// next replay replaces epoch 1's attempt.
+		must(t)(tr.TaskDone(0, 1, "a", map[string]Totals{"b": data}))
+		if _, ok := tr.Undone(0); ok {
+			t.Error("Undone(0) reports a task that is done again")
+		}
+		if _, _, err := tr.Lose(2, "b", []string{"a"}); err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := tr.Undone(0); e != 1 || !ok {
+			t.Errorf("after the second loss Undone(0) = %d, %v; want 1, true", e, ok)
+		}
+	})
 	t.Run("replay and the rest seal in the new epoch", func(t *testing.T) {
 		tr := setup(t)
 		if _, _, err := tr.Lose(1, "c", []string{"a", "b"}); err != nil {

@@ -15,6 +15,10 @@ type taskState struct {
 	epoch      int32        // index into Tracker.epochs of the done attempt
 	ncommitted int32        // popcount of committed
 	done       bool
+	// undone is 1 + the index into Tracker.epochs of the done attempt a
+	// loss last undid, 0 if none: its receivers of then that are still
+	// receivers keep what they committed of it.
+	undone int32
 }
 
 // attemptLog keeps the reports of one attempt that is not (yet) the done
@@ -35,7 +39,7 @@ func (t *Tracker) markDone(task uint64, attempt uint32, sender string, row []Tot
 	e := int32(len(t.epochs) - 1)
 	*ts = taskState{
 		sent: row, committed: make([]uint64, words(len(row))), others: ts.others,
-		sender: sender, attempt: attempt, epoch: e, done: true,
+		sender: sender, attempt: attempt, epoch: e, done: true, undone: ts.undone,
 	}
 	t.counts.done++
 	t.counts.expectedDone += len(row)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/spec"
 )
 
 // lossSeeds is how many seeded kill moments TestNodeLoss tries: a few by
@@ -114,4 +115,52 @@ func TestNodeLossDuringReads(t *testing.T) {
 				victim, killAt, rep.ReplaySet, rep.Replayed, rep.ReadSeconds)
 		})
 	}
+}
+
+// TestArrayNodeLoss crashes a node (not the coordinator) during an array
+// rechunk: while old chunks are put (even seeds) or while new chunks are
+// read after the seal (odd seeds). The rechunk must finish with every
+// element where its global index says, one epoch later.
+func TestArrayNodeLoss(t *testing.T) {
+	for seed := range lossSeeds() {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 55))
+			old := spec.Chunks{repeat(10, 12), repeat(10, 4)} // 48 old chunks
+			new := spec.Chunks{repeat(15, 8), repeat(20, 2)}  // 16 new chunks
+			victim, at := 1+rng.IntN(3), rng.IntN(16)
+			nodes := startCluster(t, 4, 64<<20)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			var once sync.Once
+			kill := func(i int) {
+				if i == at {
+					once.Do(func() { nodes[victim].Close() })
+				}
+			}
+			cfg := job.ArrayConfig{ID: fmt.Sprintf("arr-loss-%d", seed), DType: "<i4", Old: old, New: new, Parallel: 4}
+			phase := "putting old chunk"
+			if seed%2 == 0 {
+				cfg.BeforeInput = kill
+			} else {
+				cfg.BeforeRead, phase = kill, "reading new chunk"
+			}
+			rep, err := job.RunArrayDemo(ctx, apiAddrs(nodes), cfg)
+			if err != nil {
+				t.Fatalf("node-%d killed before %s %d: %v", victim, phase, at, err)
+			}
+			if rep.Epoch != 1 {
+				t.Errorf("final epoch %d, want 1", rep.Epoch)
+			}
+			t.Logf("node-%d killed before %s %d: re-runs %d", victim, phase, at, rep.Replayed)
+		})
+	}
+}
+
+// repeat returns n chunks of size c.
+func repeat(c int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
 }

@@ -23,7 +23,9 @@ type ArrayConfig struct {
 	Old, New, Actual spec.Chunks
 	Parallel         int
 	BeforeInput      func(task int)
-	Progress         func(phase string, done, total int)
+	// BeforeRead, if set, is called before new chunk p is read.
+	BeforeRead func(p int)
+	Progress   func(phase string, done, total int)
 }
 
 // ArrayReport is what an array demo measured.
@@ -73,7 +75,7 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 	defer res.Close(context.WithoutCancel(ctx))
 	rep.ShuffleSeconds = time.Since(start).Seconds()
 	readStart := time.Now()
-	err = verifyChunks(ctx, res, g, sp, c.Progress)
+	err = verifyChunks(ctx, res, g, sp, c)
 	rep.Replayed, rep.Epoch = res.Replayed(), res.Epoch // reads may recover a loss
 	if err != nil {
 		return rep, err
@@ -84,10 +86,13 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 }
 
 // verifyChunks reads every new chunk and compares it with the generator.
-func verifyChunks(ctx context.Context, res *client.Result, g *arrayGen, sp *spec.Spec, prog func(string, int, int)) error {
-	report := progress(prog, "read")
+func verifyChunks(ctx context.Context, res *client.Result, g *arrayGen, sp *spec.Spec, c ArrayConfig) error {
+	report := progress(c.Progress, "read")
 	newSizes := g.actualNew(sp.NewChunks)
 	for p := range sp.Partitions {
+		if c.BeforeRead != nil {
+			c.BeforeRead(p)
+		}
 		got, err := res.ReadChunk(ctx, p)
 		if err != nil {
 			return fmt.Errorf("job: reading new chunk %d: %w", p, err)

@@ -104,10 +104,21 @@ func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
 // destinations are the member indexes a piece of partition part goes to:
 // its owner, and its backup with replication 2.
 func (p *putter) destinations(part int) []int {
-	if p.backups != nil && p.backups[part] < len(p.sh.members) {
-		return []int{p.rt.groupOf[part], p.backups[part]}
+	var out []int
+	for _, d := range []int{p.primary[part], backupOr(p.backups, part, len(p.sh.members))} {
+		if d < len(p.sh.members) {
+			out = append(out, d)
+		}
 	}
-	return []int{p.rt.groupOf[part]}
+	return out
+}
+
+// backupOr returns backups[part], or none without replication.
+func backupOr(backups []int, part, none int) int {
+	if backups == nil {
+		return none
+	}
+	return backups[part]
 }
 
 // sendBytes hands one entry of array pieces to the splitter; its "rows"

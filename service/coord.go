@@ -50,7 +50,11 @@ func (s *Service) begin(sh *shuffle, c *control) (controlReply, error) {
 		return controlReply{Status: statusConflict, Reason: reason}, nil
 	}
 	co.begun[k] = c.Node
-	return controlReply{Status: statusOK}, nil
+	r := controlReply{Status: statusOK}
+	if e, ok := co.tracker.Undone(c.Task); ok {
+		r.Since = uint64(e) + 1
+	}
+	return r, nil
 }
 
 // report handles opDone and opCommitted: feed the tracker, act on its

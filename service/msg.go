@@ -166,6 +166,10 @@ type controlReply struct {
 	Replay []uint64 `json:"replay,omitempty"`
 	// Replayed: the coordinator's replay-set size so far.
 	Replayed int `json:"replayed,omitempty"`
+	// Since (begin): 1 + the epoch of the done attempt a loss took back and
+	// this attempt replays; 0 when there is none. Receivers of then that
+	// still hold a partition keep that attempt's rows of it.
+	Since uint64 `json:"since,omitempty"`
 }
 
 // decodeControl decodes and checks a control body.

@@ -118,7 +118,12 @@ func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(
 		return PutResult{}, fmt.Errorf("%w: %s", ErrStaleEpoch, r.Reason)
 	}
 	p := &putter{s: s, sh: sh, rt: rt, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members)),
-		backups: backupGroups(rt, len(sh.members))}
+		primary: rt.groupOf, backups: backupGroups(rt, len(sh.members))}
+	if r.Since > 0 {
+		if err := p.sendOnlyMoved(r.Since - 1); err != nil {
+			return PutResult{}, err
+		}
+	}
 	if err := feed(p); err != nil {
 		return p.result(), staleOr(err)
 	}
@@ -144,6 +149,38 @@ func backupGroups(rt *route, n int) []int {
 	return out
 }
 
+// sendOnlyMoved makes a replay send only what moved: a partition's owner
+// or backup that already held it in epoch since (when the replayed attempt
+// was done) committed that attempt's rows of it and keeps them, so it gets
+// none of this attempt's rows; it still gets the end marker.
+func (p *putter) sendOnlyMoved(since uint64) error {
+	if since >= p.rt.epoch {
+		return fmt.Errorf("%w: shuffle %s task %d attempt %d replays epoch %d, not older than %d",
+			ErrBadInput, p.sh.id(), p.k.task, p.k.attempt, since, p.rt.epoch)
+	}
+	prev, err := p.sh.routeFor(p.rt.lost[:since])
+	if err != nil {
+		return err
+	}
+	none := len(p.sh.members)
+	p.primary = slices.Clone(p.primary)
+	for part, dest := range p.primary {
+		if prev.holds(part, dest) {
+			p.primary[part] = none
+		}
+		if p.backups != nil && prev.holds(part, p.backups[part]) {
+			p.backups[part] = none
+		}
+	}
+	return nil
+}
+
+// holds reports whether member index m held partition part in this
+// route: as its owner or its backup.
+func (r *route) holds(part, m int) bool {
+	return r.groupOf[part] == m || (r.backupOf != nil && r.backupOf[part] == m)
+}
+
 // staleOr marks err as ErrStaleEpoch if it was caused by an epoch change
 // (the splitter's queues were forgotten, or a peer refused a stale epoch).
 func staleOr(err error) error {
@@ -161,6 +198,7 @@ type putter struct {
 	s       *Service
 	sh      *shuffle
 	rt      *route // the epoch the attempt runs in
+	primary []int  // partition -> owner's member index (len(members) for none)
 	backups []int  // replication 2: partition -> backup member index (len(members) for none)
 	k       attemptKey
 	pids    []uint32
@@ -194,7 +232,7 @@ func (p *putter) add(ctx context.Context, rec arrow.Record) error {
 	if p.pids, err = sh.part.Partition(rec, p.pids); err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, sh.id(), p.k.task, err)
 	}
-	if err := p.split(ctx, rec, p.rt.groupOf); err != nil {
+	if err := p.split(ctx, rec, p.primary); err != nil {
 		return err
 	}
 	if p.backups != nil {

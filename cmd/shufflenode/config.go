@@ -2,8 +2,8 @@ package main
 
 // Layered configuration of `shufflenode serve`.
 //
-// Every serve flag can also come from a JSON config file and from an
-// environment variable. Precedence, lowest first:
+// Every serve flag can also come from a config file and from an environment
+// variable. Precedence, lowest first:
 //
 //	flag defaults < config file < environment < flags on the command line
 //
@@ -11,17 +11,19 @@ package main
 //
 //	flag --data-dir   config key "data_dir"   environment SHUFFLENODE_DATA_DIR
 //
-// The file is --config FILE, else $SHUFFLENODE_CONFIG. It holds one JSON
-// object; a value is a string (parsed exactly as the flag would parse it),
-// or for list flags (join, listen) an array of strings, or for sizes
-// (memory_limit) a number of bytes. Unknown or repeated keys and bad values
-// are errors naming the key and the file. An environment variable that is
-// set but empty counts as unset.
-//
-// JSON rather than YAML or TOML: no parser for those is required by go.mod
-// (go.yaml.in/yaml/v3 is only in go.sum, as a test dependency of testify),
-// and the house rules forbid adding modules. JSON is a subset of YAML 1.2,
-// so these files stay valid if a YAML decoder replaces readConfigFile.
+// The file is --config FILE, else $SHUFFLENODE_CONFIG. It is YAML, whatever
+// its name: one mapping of keys to values (or nothing, or only comments).
+// JSON is YAML too, so a JSON object is read the same way (yamlFromJSON
+// first rewrites the two JSON escapes the YAML decoder lacks). A value is a
+// string (parsed exactly as the flag would parse it), or for list flags
+// (join, listen) a list of strings, or for sizes (memory_limit) a whole
+// number of bytes. Nested mappings, other YAML types (numbers for strings,
+// booleans, null), unknown or repeated keys, a second document and bad
+// values are errors naming the key, the file and the line: YAML's implicit
+// typing would otherwise turn "name: 01" or "name: true" into something the
+// user did not write. Anchors and aliases work for values; merge keys ("<<")
+// are unknown keys. An environment variable that is set but empty counts
+// as unset.
 
 import (
 	"bytes"
@@ -30,9 +32,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // envPrefix starts the environment variable of every serve flag.
@@ -47,7 +55,7 @@ const maxConfigBytes = 1 << 20
 // errConfig is wrapped by every error in a config file or the environment.
 var errConfig = errors.New("invalid configuration")
 
-// listFlags are the flags whose config value may be a JSON array of strings.
+// listFlags are the flags whose config value may be a list of strings.
 var listFlags = map[string]bool{"join": true, "listen": true}
 
 // configKey is the config-file key of a flag: "data-dir" -> "data_dir".
@@ -104,13 +112,14 @@ func applyEnv(fs *flag.FlagSet, env lookupFunc) error {
 	return err
 }
 
-// configEntry is one key and its raw JSON value, in file order.
+// configEntry is one key of a config file, its line and its value.
 type configEntry struct {
-	key string
-	raw json.RawMessage
+	key   string
+	line  int
+	value *yaml.Node // an alias is resolved
 }
 
-// applyConfigFile sets the flags named by the keys of the JSON file at path.
+// applyConfigFile sets the flags named by the keys of the config file at path.
 func applyConfigFile(fs *flag.FlagSet, path string) error {
 	entries, err := readConfigFile(path)
 	if err != nil {
@@ -118,13 +127,25 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	}
 	byKey := flagsByKey(fs)
 	for _, e := range entries {
-		f, ok := byKey[e.key]
-		if !ok {
-			return fmt.Errorf("%w: config %s: unknown key %q (known: %s)", errConfig, path, e.key, knownKeys(byKey))
+		if err := applyEntry(fs, byKey, e); err != nil {
+			return fmt.Errorf("%w: config %s: line %d: %v", errConfig, path, e.line, err)
 		}
-		if err := setFromJSON(fs, f, e.raw); err != nil {
-			return fmt.Errorf("%w: config %s: key %q: %v", errConfig, path, e.key, err)
-		}
+	}
+	return nil
+}
+
+// applyEntry sets the flag of one config key.
+func applyEntry(fs *flag.FlagSet, byKey map[string]*flag.Flag, e configEntry) error {
+	f, ok := byKey[e.key]
+	if !ok {
+		return fmt.Errorf("unknown key %q (known: %s)", e.key, knownKeys(byKey))
+	}
+	s, err := flagValue(f, e.value)
+	if err == nil {
+		err = fs.Set(f.Name, s)
+	}
+	if err != nil {
+		return fmt.Errorf("key %q: %v", e.key, err)
 	}
 	return nil
 }
@@ -149,8 +170,8 @@ func knownKeys(byKey map[string]*flag.Flag) string {
 	return strings.Join(keys, ", ")
 }
 
-// readConfigFile reads one JSON object and returns its entries in order. It
-// refuses files over maxConfigBytes, repeated keys and trailing data.
+// readConfigFile reads a config file and returns its entries in file order.
+// It refuses files over maxConfigBytes.
 func readConfigFile(path string) ([]configEntry, error) {
 	b, err := readLimited(path)
 	if err != nil {
@@ -176,88 +197,172 @@ func readLimited(path string) ([]byte, error) {
 	return b, err
 }
 
-// decodeConfig parses one JSON object into its entries.
+// decodeConfig parses a YAML (or JSON) document holding one mapping and
+// returns its entries in order; an empty document has none. It refuses
+// non-string keys and repeated keys, not unknown ones: the caller knows the
+// flags.
 func decodeConfig(b []byte) ([]configEntry, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("want one JSON object {\"key\": value, ...}")
+	root, err := decodeDocument(b)
+	if err != nil || root == nil {
+		return nil, err
 	}
-	var out []configEntry
-	seen := map[string]bool{}
-	for dec.More() {
-		e, err := nextEntry(dec)
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: want a mapping of keys to values, got %s", root.Line, describe(root))
+	}
+	return mappingEntries(root)
+}
+
+// decodeDocument returns the root node of the one YAML document in b, nil
+// if b holds no document or an empty one.
+func decodeDocument(b []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(yamlFromJSON(b)))
+	var doc, next yaml.Node
+	if err := dec.Decode(&doc); err == io.EOF {
+		return nil, nil
+	} else if err != nil {
+		return nil, yamlError(err)
+	}
+	if err := dec.Decode(&next); err != io.EOF {
 		if err != nil {
-			return nil, err
+			return nil, yamlError(err)
 		}
-		if seen[e.key] {
-			return nil, fmt.Errorf("key %q given twice", e.key)
+		return nil, fmt.Errorf("line %d: a second YAML document (want one)", next.Line)
+	}
+	if len(doc.Content) != 1 || isNull(resolveAlias(doc.Content[0])) {
+		return nil, nil
+	}
+	return resolveAlias(doc.Content[0]), nil
+}
+
+// yamlFromJSON rewrites the escapes of a JSON text that YAML lacks, so the
+// YAML decoder reads any JSON file as encoding/json does: "\/" becomes "/"
+// and a surrogate pair "\uD83D\uDE00" becomes "\U0001F600". Anything else,
+// lines included, is kept; b is returned as is unless it is valid JSON
+// (where every backslash starts an escape inside a string).
+func yamlFromJSON(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\`)) || !json.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			out = append(out, b[i])
+			continue
 		}
-		seen[e.key] = true
-		out = append(out, e)
+		n, yamlEscape := fromJSONEscape(b[i:])
+		out = append(out, yamlEscape...)
+		i += n - 1
 	}
-	return out, endOfObject(dec)
+	return out
 }
 
-func nextEntry(dec *json.Decoder) (configEntry, error) {
-	t, err := dec.Token()
-	if err != nil {
-		return configEntry{}, fmt.Errorf("bad JSON: %v", err)
-	}
-	e := configEntry{key: t.(string)} // inside an object, a token here is a key
-	if err := dec.Decode(&e.raw); err != nil {
-		return configEntry{}, fmt.Errorf("key %q: bad JSON: %v", e.key, err)
-	}
-	return e, nil
-}
-
-// endOfObject consumes the closing brace and checks nothing follows it.
-func endOfObject(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("bad JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("data after the JSON object")
-	}
-	return nil
-}
-
-// setFromJSON sets flag f from a JSON value: a string for any flag, an
-// array of strings for a list flag, a number for a size.
-func setFromJSON(fs *flag.FlagSet, f *flag.Flag, raw json.RawMessage) error {
-	s, err := jsonFlagValue(f, raw)
-	if err != nil {
-		return err
-	}
-	return fs.Set(f.Name, s)
-}
-
-func jsonFlagValue(f *flag.Flag, raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	var s string
+// fromJSONEscape returns the length of the JSON escape that starts e and
+// its YAML spelling.
+func fromJSONEscape(e []byte) (int, []byte) {
 	switch {
-	case len(raw) > 0 && raw[0] == '"':
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	case len(raw) > 0 && raw[0] == '[' && listFlags[f.Name]:
-		return jsonList(raw)
-	case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && isSize(f):
-		return string(raw), nil // parseBytes reads JSON numbers, and refuses negatives
+	case e[1] == '/':
+		return 2, []byte("/")
+	case e[1] == 'u' && len(e) >= 12 && e[6] == '\\' && e[7] == 'u':
+		hi, err1 := strconv.ParseUint(string(e[2:6]), 16, 16)
+		lo, err2 := strconv.ParseUint(string(e[8:12]), 16, 16)
+		if r := utf16.DecodeRune(rune(hi), rune(lo)); err1 == nil && err2 == nil && r != utf8.RuneError {
+			return 12, fmt.Appendf(nil, `\U%08X`, r)
+		}
 	}
-	return "", fmt.Errorf("want %s, got %s", wantedJSON(f), raw)
+	return 2, e[:2]
 }
 
-// jsonList joins a JSON array of strings with commas, as the flag takes it.
-func jsonList(raw json.RawMessage) (string, error) {
-	var l []string
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return "", fmt.Errorf("want an array of strings: %v", err)
-	}
-	for _, x := range l {
-		if strings.Contains(x, ",") {
-			return "", fmt.Errorf("list element %q contains a comma", x)
+// yamlError rewords a parse error: "yaml: line 3: ..." -> "bad YAML: line 3: ...".
+func yamlError(err error) error {
+	return fmt.Errorf("bad YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// mappingEntries returns the entries of mapping m, refusing repeated keys.
+func mappingEntries(m *yaml.Node) ([]configEntry, error) {
+	var out []configEntry
+	firstLine := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := resolveAlias(m.Content[i])
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: a key must be a string, got %s", k.Line, describe(k))
 		}
+		if l, ok := firstLine[k.Value]; ok {
+			return nil, fmt.Errorf("line %d: key %q given twice (first at line %d)", k.Line, k.Value, l)
+		}
+		firstLine[k.Value] = k.Line
+		out = append(out, configEntry{key: k.Value, line: k.Line, value: resolveAlias(m.Content[i+1])})
+	}
+	return out, nil
+}
+
+// resolveAlias returns the node an alias (*name) refers to, else n.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+// YAML tags of the scalars a config value may be.
+const (
+	tagStr   = "!!str"
+	tagInt   = "!!int"
+	tagFloat = "!!float"
+	tagNull  = "!!null"
+)
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == tagNull }
+
+func isString(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == tagStr }
+
+func isNumber(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && (n.ShortTag() == tagInt || n.ShortTag() == tagFloat)
+}
+
+// flagValue returns the text to set flag f to from a config value: a
+// string for any flag, a list of strings for a list flag, a number for a
+// size.
+func flagValue(f *flag.Flag, n *yaml.Node) (string, error) {
+	switch {
+	case isString(n):
+		return n.Value, nil
+	case n.Kind == yaml.SequenceNode && listFlags[f.Name]:
+		return listValue(n)
+	case isNumber(n) && isSize(f):
+		return sizeValue(n)
+	}
+	return "", fmt.Errorf("want %s, got %s%s", wanted(f), describe(n), hint(n))
+}
+
+// listValue joins a list of strings with commas, as the flag takes it.
+func listValue(n *yaml.Node) (string, error) {
+	l := make([]string, 0, len(n.Content))
+	for i, c := range n.Content {
+		c = resolveAlias(c)
+		if !isString(c) {
+			return "", fmt.Errorf("list element %d: want a string, got %s%s", i+1, describe(c), hint(c))
+		}
+		if strings.Contains(c.Value, ",") {
+			return "", fmt.Errorf("list element %q contains a comma", c.Value)
+		}
+		l = append(l, c.Value)
 	}
 	return strings.Join(l, ","), nil
+}
+
+// sizeValue returns a number of bytes as the flag's text. It must be whole
+// and in [0, 2^63): 1e9 is a size, 1.5 and -5 are not.
+func sizeValue(n *yaml.Node) (string, error) {
+	var f float64
+	if n.ShortTag() == tagInt {
+		var i int64
+		if err := n.Decode(&i); err == nil && i >= 0 {
+			return strconv.FormatInt(i, 10), nil
+		}
+	} else if err := n.Decode(&f); err == nil && f >= 0 && f < 1<<63 && f == math.Trunc(f) {
+		return strconv.FormatInt(int64(f), 10), nil
+	}
+	return "", fmt.Errorf("invalid size %s (want a whole number of bytes, at least 0, or a string like \"4GiB\")", n.Value)
 }
 
 func isSize(f *flag.Flag) bool {
@@ -265,12 +370,43 @@ func isSize(f *flag.Flag) bool {
 	return ok
 }
 
-func wantedJSON(f *flag.Flag) string {
+func wanted(f *flag.Flag) string {
 	switch {
 	case listFlags[f.Name]:
-		return "a string or an array of strings"
+		return "a string or a list of strings"
 	case isSize(f):
 		return `a size string ("1GiB") or a number of bytes`
 	}
 	return "a string"
+}
+
+// describe names what a value node is, for errors.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch t := n.ShortTag(); t {
+	case tagNull:
+		return "null"
+	case tagStr:
+		return strconv.Quote(n.Value)
+	case tagInt, tagFloat:
+		return "the number " + n.Value
+	default:
+		return fmt.Sprintf("%s %s", strings.TrimPrefix(t, "!!"), n.Value)
+	}
+}
+
+// hint tells how to write a scalar of the wrong YAML type as a string.
+func hint(n *yaml.Node) string {
+	switch {
+	case isNull(n):
+		return ` (write "" for an empty value)`
+	case n.Kind == yaml.ScalarNode && !isString(n):
+		return fmt.Sprintf(" (quote it for a string: %q)", n.Value)
+	}
+	return ""
 }

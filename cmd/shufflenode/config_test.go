@@ -1,27 +1,30 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 )
 
-// layered runs serve's flag parsing with a config file holding fileJSON
-// (none if empty) and the environment env.
-func layered(t *testing.T, fileJSON string, env map[string]string, args ...string) (serveFlags, string, error) {
+// layered runs serve's flag parsing with a config file holding content
+// (none if empty; named .json if it starts with "{", else .yaml: the name
+// does not change how it is read) and the environment env.
+func layered(t *testing.T, content string, env map[string]string, args ...string) (serveFlags, string, error) {
 	t.Helper()
 	path := ""
-	if fileJSON != "" {
-		path = filepath.Join(t.TempDir(), "shufflenode.json")
-		if err := os.WriteFile(path, []byte(fileJSON), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if content != "" {
+		path = writeConfig(t, content)
 		args = append([]string{"--config", path}, args...)
 	}
 	var f serveFlags
@@ -30,12 +33,38 @@ func layered(t *testing.T, fileJSON string, env map[string]string, args ...strin
 	return f, path, err
 }
 
+func writeConfig(t testing.TB, content string) string {
+	t.Helper()
+	name := "shufflenode.yaml"
+	if strings.HasPrefix(content, "{") {
+		name = "shufflenode.json"
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func mapEnv(env map[string]string) lookupFunc {
 	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 }
 
+const (
+	yamlFile = `# a comment
+name: file
+data_dir: /file   # a trailing comment
+memory_limit: 62.5MiB
+join:
+  - a:1
+  - b:2
+log_level: warn
+`
+	jsonFile = `{"name": "file", "data_dir": "/file", "memory_limit": "2GiB", "join": ["a:1", "b:2"], "log_level": "warn"}`
+)
+
 func TestConfigPrecedence(t *testing.T) {
-	file := `{"name": "file", "data_dir": "/file", "memory_limit": "2GiB", "join": ["a:1", "b:2"], "log_level": "warn"}`
+	const mib62 = 62.5 * (1 << 20)
 	cases := []struct {
 		name string
 		file string
@@ -47,28 +76,69 @@ func TestConfigPrecedence(t *testing.T) {
 			func(f serveFlags) bool {
 				return f.dataDir == "shufflenode-data" && f.memLimit == 1<<30 && f.api == "127.0.0.1:7947"
 			}},
-		{"file over defaults", file, nil, nil,
+		{"YAML file over defaults", yamlFile, nil, nil,
+			func(f serveFlags) bool {
+				return f.name == "file" && f.dataDir == "/file" && f.memLimit == mib62 && f.join == "a:1,b:2" &&
+					f.logLevel == "warn" && f.api == "127.0.0.1:7947"
+			}},
+		{"JSON file still accepted", jsonFile, nil, nil,
 			func(f serveFlags) bool {
 				return f.name == "file" && f.dataDir == "/file" && f.memLimit == 2<<30 && f.join == "a:1,b:2" && f.api == "127.0.0.1:7947"
 			}},
-		{"env over file", file, map[string]string{"SHUFFLENODE_NAME": "env", "SHUFFLENODE_MEMORY_LIMIT": "3GiB"}, nil,
+		{"env over YAML file", yamlFile, map[string]string{"SHUFFLENODE_NAME": "env", "SHUFFLENODE_JOIN": "c:3"}, nil,
+			func(f serveFlags) bool {
+				return f.name == "env" && f.join == "c:3" && f.dataDir == "/file" && f.memLimit == mib62
+			}},
+		{"env over JSON file", jsonFile, map[string]string{"SHUFFLENODE_NAME": "env", "SHUFFLENODE_MEMORY_LIMIT": "3GiB"}, nil,
 			func(f serveFlags) bool { return f.name == "env" && f.memLimit == 3<<30 && f.dataDir == "/file" }},
-		{"flag over env and file", file, map[string]string{"SHUFFLENODE_NAME": "env"}, []string{"--name", "flag", "--memory-limit=5GiB"},
+		{"flag over env and YAML file", yamlFile, map[string]string{"SHUFFLENODE_NAME": "env"}, []string{"--name", "flag", "--memory-limit=5GiB"},
 			func(f serveFlags) bool { return f.name == "flag" && f.memLimit == 5<<30 && f.logLevel == "warn" }},
-		{"flag equal to the default still wins", file, nil, []string{"--log-level", "info"},
+		{"flag equal to the default still wins", yamlFile, nil, []string{"--log-level", "info"},
 			func(f serveFlags) bool { return f.logLevel == "info" }},
-		{"empty env counts as unset", file, map[string]string{"SHUFFLENODE_JOIN": ""}, nil,
+		{"empty env counts as unset", yamlFile, map[string]string{"SHUFFLENODE_JOIN": ""}, nil,
 			func(f serveFlags) bool { return f.join == "a:1,b:2" }},
 		{"env without a file", "", map[string]string{"SHUFFLENODE_GOSSIP": "0.0.0.0:7946", "SHUFFLENODE_LISTEN": "/ip4/0.0.0.0/tcp/7949"}, nil,
 			func(f serveFlags) bool { return f.gossip == "0.0.0.0:7946" && f.listen == "/ip4/0.0.0.0/tcp/7949" }},
-		{"list as a string, size as a number", `{"listen": "/ip4/1.2.3.4/tcp/1,/ip4/1.2.3.4/tcp/2", "memory_limit": 1048576}`, nil, nil,
+		{"flow list, size as an integer", "listen: [/ip4/1.2.3.4/tcp/1, '/ip4/1.2.3.4/tcp/2']\nmemory_limit: 1048576\n", nil, nil,
 			func(f serveFlags) bool {
 				return f.listen == "/ip4/1.2.3.4/tcp/1,/ip4/1.2.3.4/tcp/2" && f.memLimit == 1<<20
 			}},
-		{"size as a decimal number", `{"memory_limit": 1e9}`, nil, nil,
+		{"list as a string", "join: a:1, b:2\n", nil, nil,
+			func(f serveFlags) bool {
+				return f.join == "a:1, b:2" && slices.Equal(splitList(f.join), []string{"a:1", "b:2"})
+			}},
+		{"empty list", "join: []\n", map[string]string{}, nil,
+			func(f serveFlags) bool { return f.join == "" }},
+		{"JSON list as a string, size as a number", `{"listen": "/ip4/1.2.3.4/tcp/1,/ip4/1.2.3.4/tcp/2", "memory_limit": 1048576}`, nil, nil,
+			func(f serveFlags) bool {
+				return f.listen == "/ip4/1.2.3.4/tcp/1,/ip4/1.2.3.4/tcp/2" && f.memLimit == 1<<20
+			}},
+		{"JSON size as a decimal number", `{"memory_limit": 1e9}`, nil, nil,
 			func(f serveFlags) bool { return f.memLimit == 1e9 }},
-		{"empty object", `{}`, nil, nil,
+		{"size in hex", "memory_limit: 0x100000\n", nil, nil,
+			func(f serveFlags) bool { return f.memLimit == 1<<20 }},
+		{"size with a space before the unit", "memory_limit: 1.5 GiB\n", nil, nil,
+			func(f serveFlags) bool { return f.memLimit == 3<<29 }},
+		{"quoted values stay strings", "name: \"01\"\nlog_level: 'debug'\nadmin: \"\"\n", nil, nil,
+			func(f serveFlags) bool { return f.name == "01" && f.logLevel == "debug" && f.admin == "" }},
+		{"explicit string tag", "name: !!str 007\n", nil, nil,
+			func(f serveFlags) bool { return f.name == "007" }},
+		{"anchor and aliases", "gossip: &g 10.0.0.1:7946\njoin: [*g, 10.0.0.2:7946]\nlisten: &l [/ip4/10.0.0.1/tcp/7949]\n", nil, nil,
+			func(f serveFlags) bool { return f.gossip == "10.0.0.1:7946" && f.join == "10.0.0.1:7946,10.0.0.2:7946" }},
+		{"block string", "name: >-\n  folded\n", nil, nil,
+			func(f serveFlags) bool { return f.name == "folded" }},
+		{"document markers", "---\nname: doc\n...\n", nil, nil,
+			func(f serveFlags) bool { return f.name == "doc" }},
+		{"empty JSON object", `{}`, nil, nil,
 			func(f serveFlags) bool { return f.dataDir == "shufflenode-data" }},
+		{"only comments", "# name: x\n", nil, nil,
+			func(f serveFlags) bool { return f.dataDir == "shufflenode-data" }},
+		{"empty document", "---\n", nil, nil,
+			func(f serveFlags) bool { return f.dataDir == "shufflenode-data" }},
+		{"tab-indented JSON", "{\n\t\"name\": \"tab\",\n\t\"join\": [\"a:1\"]\n}\n", nil, nil,
+			func(f serveFlags) bool { return f.name == "tab" && f.join == "a:1" }},
+		{"JSON escapes YAML lacks", `{"name": "caf\u00e9\/x\ud83d\ude00", "data_dir": "\\\/\\u0041"}`, nil, nil,
+			func(f serveFlags) bool { return f.name == "café/x\U0001F600" && f.dataDir == `\/\u0041` }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,8 +157,8 @@ func TestConfigPrecedence(t *testing.T) {
 // --config beats it.
 func TestConfigFromEnvPath(t *testing.T) {
 	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
-	os.WriteFile(a, []byte(`{"name": "from-a"}`), 0o600)
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.json")
+	os.WriteFile(a, []byte("name: from-a\n"), 0o600)
 	os.WriteFile(b, []byte(`{"name": "from-b"}`), 0o600)
 	for _, c := range []struct {
 		name string
@@ -115,22 +185,42 @@ func TestConfigErrors(t *testing.T) {
 		env  map[string]string
 		want []string // substrings of the error; "FILE" stands for the path
 	}{
-		{"unknown key", `{"name": "a", "memory": "1GiB"}`, nil, []string{"FILE", `unknown key "memory"`, "memory_limit"}},
-		{"flag spelling is not a key", `{"data-dir": "/x"}`, nil, []string{"FILE", `unknown key "data-dir"`}},
-		{"config is not a key", `{"config": "/x"}`, nil, []string{"FILE", `unknown key "config"`}},
-		{"bad size", `{"memory_limit": "lots"}`, nil, []string{"FILE", `key "memory_limit"`, `invalid size "lots"`}},
-		{"negative size", `{"memory_limit": -5}`, nil, []string{"FILE", `key "memory_limit"`, "invalid size"}},
-		{"number for a string", `{"name": 5}`, nil, []string{"FILE", `key "name"`, "want a string"}},
-		{"array for a non-list", `{"api": ["a:1"]}`, nil, []string{"FILE", `key "api"`, "want a string"}},
-		{"object for a list", `{"join": {"a": 1}}`, nil, []string{"FILE", `key "join"`, "array of strings"}},
-		{"null", `{"name": null}`, nil, []string{"FILE", `key "name"`, "got null"}},
-		{"comma inside a list element", `{"join": ["a:1,b:2"]}`, nil, []string{"FILE", `key "join"`, "contains a comma"}},
-		{"repeated key", `{"name": "a", "name": "b"}`, nil, []string{"FILE", `key "name" given twice`}},
-		{"not an object", `["name"]`, nil, []string{"FILE", "want one JSON object"}},
-		{"trailing data", `{"name": "a"} {}`, nil, []string{"FILE", "data after the JSON object"}},
-		{"bad JSON", `{"name": "a",}`, nil, []string{"FILE", "bad JSON"}},
-		{"truncated", `{"name": "a"`, nil, []string{"FILE", "bad JSON"}},
-		{"bad env size", `{}`, map[string]string{"SHUFFLENODE_MEMORY_LIMIT": "x"}, []string{"SHUFFLENODE_MEMORY_LIMIT", `invalid size "x"`}},
+		{"unknown key", "name: a\nmemory: 1GiB\n", nil, []string{"FILE: line 2:", `unknown key "memory"`, "memory_limit"}},
+		{"unknown key in JSON", `{"name": "a", "memory": "1GiB"}`, nil, []string{"FILE: line 1:", `unknown key "memory"`}},
+		{"flag spelling is not a key", "data-dir: /x\n", nil, []string{"FILE", `unknown key "data-dir"`}},
+		{"config is not a key", "config: /x\n", nil, []string{"FILE", `unknown key "config"`}},
+		{"merge keys are not keys", "<<: {name: a}\n", nil, []string{"FILE", `unknown key "<<"`}},
+		{"duplicate key", "name: a\ndata_dir: /x\nname: b\n", nil, []string{"FILE: line 3:", `key "name" given twice (first at line 1)`}},
+		{"duplicate key in JSON", `{"name": "a", "name": "b"}`, nil, []string{"FILE", `key "name" given twice`}},
+		{"nested mapping", "name:\n  first: a\n", nil, []string{"FILE: line 1:", `key "name"`, "want a string, got a mapping"}},
+		{"nested mapping for a list", "join:\n  a: 1\n", nil, []string{"FILE", `key "join"`, "a list of strings, got a mapping"}},
+		{"JSON object for a list", `{"join": {"a": 1}}`, nil, []string{"FILE", `key "join"`, "got a mapping"}},
+		{"number for a string", "name: 01\n", nil, []string{"FILE", `key "name"`, "want a string, got the number 01", `quote it for a string: "01"`}},
+		{"JSON number for a string", `{"name": 5}`, nil, []string{"FILE", `key "name"`, "want a string"}},
+		{"boolean for a string", "\nlog_level: true\n", nil, []string{"FILE: line 2:", `key "log_level"`, "got bool true"}},
+		{"timestamp for a string", "name: 2001-12-14\n", nil, []string{"FILE", `key "name"`, "got timestamp"}},
+		{"null", "admin:\n", nil, []string{"FILE", `key "admin"`, "got null", `write ""`}},
+		{"JSON null", `{"name": null}`, nil, []string{"FILE", `key "name"`, "got null"}},
+		{"list for a non-list", "api: [a:1]\n", nil, []string{"FILE", `key "api"`, "want a string, got a list"}},
+		{"number in a list", "join:\n  - a:1\n  - 7\n", nil, []string{"FILE", `key "join"`, "list element 2: want a string, got the number 7"}},
+		{"list in a list", "join: [[a:1]]\n", nil, []string{"FILE", `key "join"`, "list element 1", "got a list"}},
+		{"comma inside a list element", "join: [\"a:1,b:2\"]\n", nil, []string{"FILE", `key "join"`, "contains a comma"}},
+		{"bad size", "memory_limit: lots\n", nil, []string{"FILE", `key "memory_limit"`, `invalid size "lots"`}},
+		{"negative size", "memory_limit: -5\n", nil, []string{"FILE", `key "memory_limit"`, "invalid size -5"}},
+		{"fractional bytes", "memory_limit: 1.5\n", nil, []string{"FILE", `key "memory_limit"`, "invalid size 1.5", "whole number"}},
+		{"size beyond int64", "memory_limit: 1e30\n", nil, []string{"FILE", `key "memory_limit"`, "invalid size 1e30"}},
+		{"size beyond int64 as an integer", "memory_limit: 9223372036854775808\n", nil, []string{"FILE", `key "memory_limit"`, "invalid size"}},
+		{"infinite size", "memory_limit: .inf\n", nil, []string{"FILE", `key "memory_limit"`, "invalid size .inf"}},
+		{"boolean size", "memory_limit: false\n", nil, []string{"FILE", `key "memory_limit"`, "number of bytes, got bool false"}},
+		{"a list, not a mapping", "- name\n", nil, []string{"FILE", "line 1: want a mapping of keys to values, got a list"}},
+		{"a scalar, not a mapping", "hello\n", nil, []string{"FILE", `want a mapping of keys to values, got "hello"`}},
+		{"a list key", "? [a]\n: b\n", nil, []string{"FILE", "a key must be a string, got a list"}},
+		{"two documents", "name: a\n---\nname: b\n", nil, []string{"FILE", "a second YAML document"}},
+		{"JSON trailing data", `{"name": "a"} {}`, nil, []string{"FILE", "bad YAML"}},
+		{"truncated JSON", `{"name": "a"`, nil, []string{"FILE", "bad YAML"}},
+		{"bad indentation", "name: a\n  data_dir: b\n", nil, []string{"FILE", "bad YAML: line 2"}},
+		{"tab indentation", "join:\n\t- a:1\n", nil, []string{"FILE", "bad YAML"}},
+		{"bad env size", "name: a\n", map[string]string{"SHUFFLENODE_MEMORY_LIMIT": "x"}, []string{"SHUFFLENODE_MEMORY_LIMIT", `invalid size "x"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -139,9 +229,7 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatalf("err = %v, want errConfig", err)
 			}
 			for _, w := range c.want {
-				if w == "FILE" {
-					w = path
-				}
+				w = strings.ReplaceAll(w, "FILE", path)
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
@@ -188,19 +276,69 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 	}
 }
 
-// TestDeployConfigs loads every JSON config under deploy/ and checks the
-// node.Config it gives passes dht's validation (key files aside: they
-// exist only on a deployed host).
-func TestDeployConfigs(t *testing.T) {
-	paths, _ := filepath.Glob("../../deploy/*.json")
-	if len(paths) < 2 {
-		t.Fatalf("found %v, want config.example.json and container-config.json", paths)
-	}
+// deployConfigs returns the config files of deploy/: the top-level YAML
+// files and the ConfigMap of the DaemonSet, written to a temporary file.
+func deployConfigs(t testing.TB) map[string]string {
+	t.Helper()
+	paths, _ := filepath.Glob("../../deploy/*.yaml")
+	out := map[string]string{}
 	for _, p := range paths {
-		t.Run(filepath.Base(p), func(t *testing.T) {
+		out[filepath.Base(p)] = p
+	}
+	out["k8s ConfigMap"] = writeConfig(t, configMapFile(t, "../../deploy/k8s/daemonset.yaml", "config.yaml"))
+	return out
+}
+
+// configMapFile returns the data key of the ConfigMap in a manifest.
+func configMapFile(t testing.TB, manifest, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	for {
+		var obj struct {
+			Kind string
+			Data map[string]string
+		}
+		if err := dec.Decode(&obj); err != nil {
+			t.Fatalf("%s: no ConfigMap with %q: %v", manifest, key, err)
+		}
+		if obj.Kind == "ConfigMap" && obj.Data[key] != "" {
+			return obj.Data[key]
+		}
+	}
+}
+
+// TestDeployConfigs loads every config under deploy/ and checks the
+// node.Config it gives passes dht's validation (key files aside: they
+// exist only on a deployed host) and holds what the file means.
+func TestDeployConfigs(t *testing.T) {
+	want := map[string]func(f serveFlags) bool{
+		"config.example.yaml": func(f serveFlags) bool {
+			return f.memLimit == 4<<30 && f.join == "10.0.0.11:7946,10.0.0.12:7946,10.0.0.13:7946" &&
+				f.listen == "/ip4/10.0.0.11/tcp/7949" && f.api == "10.0.0.11:7947" && f.gossipKey == "/etc/shufflenode/gossip.key"
+		},
+		"container-config.yaml": func(f serveFlags) bool {
+			return f.api == "0.0.0.0:7947" && f.listen == "/ip4/0.0.0.0/tcp/7949" && f.dataDir == "/var/lib/shufflenode"
+		},
+		"k8s ConfigMap": func(f serveFlags) bool {
+			return f.memLimit == 1<<30 && f.networkKey == "/etc/shufflenode-keys/network.key" && f.dataDir == "/var/lib/shufflenode"
+		},
+	}
+	configs := deployConfigs(t)
+	if len(configs) != len(want) {
+		t.Fatalf("found %v, want %d configs", configs, len(want))
+	}
+	for name, p := range configs {
+		t.Run(name, func(t *testing.T) {
 			var f serveFlags
 			if err := parseLayered(newServeFlags(&f, io.Discard), []string{"--config", p, "--name", "n"}, mapEnv(nil)); err != nil {
 				t.Fatal(err)
+			}
+			if w := want[name]; w == nil || !w(f) {
+				t.Errorf("%s gives %+v", name, f)
 			}
 			f.networkKey, f.gossipKey = "", ""
 			cfg, err := f.config()
@@ -214,17 +352,95 @@ func TestDeployConfigs(t *testing.T) {
 	}
 }
 
+// FuzzConfigFile feeds the config decoder arbitrary files. Whatever it
+// accepts must have unique keys, and the flag values it yields, written
+// back as a JSON object of strings, must decode to the same values: the
+// YAML and the JSON spelling of a config agree.
+func FuzzConfigFile(f *testing.F) {
+	for _, p := range deployConfigs(f) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{yamlFile, jsonFile, "join: [*a]\n", "memory_limit: 1e9\njoin: [a, &x b, *x]\n",
+		"name: a\nname: b\n", "name:\n  x: 1\n", "- a\n", "---\n---\n", `{"listen": "a,b", "memory_limit": 1048576}`,
+		`{"name": "\/\ud83d\ude00\\\/", "data_dir": "\u0041\t"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkJSONCompatible(t, b)
+		vals, ok := fuzzValues(t, b)
+		if !ok {
+			return
+		}
+		js, err := json.Marshal(vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, ok := fuzzValues(t, js)
+		if !ok || !maps.Equal(again, vals) {
+			t.Errorf("%q gives %q; as JSON %s it gives %q", b, vals, js, again)
+		}
+	})
+}
+
+// checkJSONCompatible checks a JSON object of strings (as encoding/json
+// reads it) decodes, without duplicate keys, to the same strings. Invalid
+// UTF-8 is out: encoding/json replaces it, YAML refuses the file.
+func checkJSONCompatible(t *testing.T, b []byte) {
+	var obj map[string]string
+	if !utf8.Valid(b) || json.Unmarshal(b, &obj) != nil || obj == nil {
+		return
+	}
+	entries, err := decodeConfig(b)
+	if err != nil {
+		if !strings.Contains(err.Error(), "given twice") {
+			t.Fatalf("JSON %q: %v", b, err)
+		}
+		return
+	}
+	for _, e := range entries {
+		if !isString(e.value) || e.value.Value != obj[e.key] {
+			t.Errorf("JSON %q: key %q is %q, encoding/json reads %q", b, e.key, e.value.Value, obj[e.key])
+		}
+	}
+}
+
+// fuzzValues decodes b and returns the flag text of each known key whose
+// value is of the right type; false if b does not decode.
+func fuzzValues(t *testing.T, b []byte) (map[string]string, bool) {
+	entries, err := decodeConfig(b)
+	if err != nil {
+		return nil, false
+	}
+	var sf serveFlags
+	byKey := flagsByKey(newServeFlags(&sf, io.Discard))
+	vals := map[string]string{}
+	for _, e := range entries {
+		if _, dup := vals[e.key]; dup {
+			t.Fatalf("%q: key %q accepted twice", b, e.key)
+		}
+		if fl := byKey[e.key]; fl != nil {
+			if s, err := flagValue(fl, e.value); err == nil {
+				vals[e.key] = s
+			}
+		}
+	}
+	return vals, true
+}
+
 // TestDeployFilesUseRealFlags scans the Dockerfile, the manifests and the
-// systemd unit for serve flags, SHUFFLENODE_ variables and embedded config
-// keys, and checks each exists: a renamed flag must not leave deploy/ stale.
+// systemd unit for serve flags and SHUFFLENODE_ variables, and checks each
+// exists: a renamed flag must not leave deploy/ stale. (The config files,
+// the ConfigMap's included, are decoded by TestDeployConfigs.)
 func TestDeployFilesUseRealFlags(t *testing.T) {
 	var f serveFlags
 	fs := newServeFlags(&f, io.Discard)
 	files := []string{"Dockerfile", "shufflenode.service", "k8s/daemonset.yaml", "k8s/sidecar.yaml"}
 	flagRe := regexp.MustCompile(`(?:^|[\s"'\[])--([a-z][a-z-]*)`)
 	envRe := regexp.MustCompile(`SHUFFLENODE_[A-Z_]+`)
-	keyRe := regexp.MustCompile(`(?m)^\s*"([a-z_]+)":`)
-	keys := flagsByKey(fs)
 	notServe := map[string]bool{"mount": true, "from": true, "chown": true, "from-file": true, "system": true,
 		"no-create-home": true, "shell": true, "now": true}
 	for _, name := range files {
@@ -240,11 +456,6 @@ func TestDeployFilesUseRealFlags(t *testing.T) {
 		for _, v := range envRe.FindAllString(string(b), -1) {
 			if fs.Lookup(strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v, envPrefix), "_", "-"))) == nil {
 				t.Errorf("%s: %s names no serve flag", name, v)
-			}
-		}
-		for _, m := range keyRe.FindAllStringSubmatch(string(b), -1) {
-			if keys[m[1]] == nil {
-				t.Errorf("%s: config key %q names no serve flag", name, m[1])
 			}
 		}
 	}

@@ -86,7 +86,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	f.register(fs)
 	f.memLimit = 1 << 30
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
-	fs.String(configFlag, "", "JSON config file (keys: flag names with _ for -); env SHUFFLENODE_<KEY> overrides it, flags override both")
+	fs.String(configFlag, "", "YAML (or JSON) config file (keys: flag names with _ for -); env SHUFFLENODE_<KEY> overrides it, flags override both")
 	return fs
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -48,12 +49,7 @@ func nodeLoss(t *testing.T, seed, replication int) {
 	nodes := startCluster(t, 4, 64<<20)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var once sync.Once
-	kill := func(task int) {
-		if task == killAt {
-			once.Do(func() { go nodes[victim].Close() })
-		}
-	}
+	kill := closeAt(nodes[victim], killAt, true)
 	rep, err := job.RunDemo(ctx, apiAddrs(nodes), job.DemoConfig{
 		ID: fmt.Sprintf("loss-%d", seed), Rows: 60_000, Tasks: tasks, Partitions: 30,
 		PayloadBytes: 8, Seed: uint64(seed), BeforeInput: kill, Parallel: 4, Replication: replication,
@@ -90,15 +86,10 @@ func TestNodeLossDuringReads(t *testing.T) {
 			nodes := startCluster(t, 4, 64<<20)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			var once sync.Once
 			rep, err := job.RunDemo(ctx, apiAddrs(nodes), job.DemoConfig{
 				ID: fmt.Sprintf("read-loss-%d", seed), Rows: 60_000, Tasks: tasks, Partitions: partitions,
 				PayloadBytes: 8, Seed: uint64(seed), Parallel: 4, ReadParallel: 2,
-				BeforeRead: func(p int) {
-					if p == killAt {
-						once.Do(func() { nodes[victim].Close() })
-					}
-				},
+				BeforeRead: closeAt(nodes[victim], killAt, false),
 			})
 			if err != nil {
 				t.Fatalf("node-%d killed before reading partition %d: %v", victim, killAt, err)
@@ -131,12 +122,7 @@ func TestArrayNodeLoss(t *testing.T) {
 			nodes := startCluster(t, 4, 64<<20)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			var once sync.Once
-			kill := func(i int) {
-				if i == at {
-					once.Do(func() { nodes[victim].Close() })
-				}
-			}
+			kill := closeAt(nodes[victim], at, false)
 			cfg := job.ArrayConfig{ID: fmt.Sprintf("arr-loss-%d", seed), DType: "<i4", Old: old, New: new, Parallel: 4}
 			phase := "putting old chunk"
 			if seed%2 == 0 {
@@ -163,4 +149,23 @@ func repeat(c int64, n int) []int64 {
 		out[i] = c
 	}
 	return out
+}
+
+// closeAt returns a BeforeInput (or BeforeRead) hook that closes n before
+// input task (or partition) at, once; in the background if async (the
+// put goes on while the node goes away), else before the hook returns.
+func closeAt(n *node.Node, at int, async bool) func(int) {
+	var once sync.Once
+	return func(i int) {
+		if i != at {
+			return
+		}
+		once.Do(func() {
+			if async {
+				go n.Close()
+			} else {
+				n.Close()
+			}
+		})
+	}
 }

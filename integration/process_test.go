@@ -52,8 +52,8 @@ func runDemo(t *testing.T, nodes []string, cfg job.DemoConfig) (job.Report, erro
 	return rep, err
 }
 
-// killAt returns a BeforeInput hook that SIGKILLs victim (and waits until it
-// is gone) before input task at is produced, once.
+// killAt returns a BeforeInput (or BeforeRead) hook that SIGKILLs victim
+// (and waits until it is gone) before input task (or partition) at, once.
 func killAt(victim *proc, at int) func(int) {
 	var once sync.Once
 	return func(task int) {
@@ -315,12 +315,7 @@ func TestProcessKillDuringReads(t *testing.T) {
 			victim, at := 1+rng.IntN(3), rng.IntN(procPartitions)
 			c := startProcs(t, 4)
 			cfg := procDemo(fmt.Sprintf("reads-%d", seed), uint64(seed))
-			var once sync.Once
-			cfg.BeforeRead = func(p int) {
-				if p == at {
-					once.Do(c.procs[victim].kill)
-				}
-			}
+			cfg.BeforeRead = killAt(c.procs[victim], at)
 			rep, err := runDemo(t, c.apis(), cfg)
 			t.Logf("%s killed before reading partition %d", c.procs[victim].name, at)
 			checkRecovered(t, rep, err, 1, procTasks, procTasks)

@@ -51,6 +51,13 @@ var metricHelp = map[string]string{
 	"dht_sent_bytes_total":            "Peer request payload bytes sent.",
 	"dht_received_bytes_total":        "Peer request payload bytes received.",
 	"service_shuffles_by_phase":       "Shuffles held by this node in each phase (open, sealed, failed).",
+	"dht_peer_requests_sent_total":    "Per peer: requests to it that got a reply.",
+	"dht_peer_requests_failed_total":  "Per peer: requests to it that failed in transport.",
+	"dht_peer_requests_served_total":  "Per peer: requests from it served.",
+	"dht_peer_busy_total":             "Per peer: busy replies from it.",
+	"dht_peer_refused_total":          "Per peer: refused replies from it.",
+	"dht_peer_sent_bytes_total":       "Per peer: request payload bytes sent to it.",
+	"dht_peer_received_bytes_total":   "Per peer: request payload bytes received from it.",
 	"spill_shuffle_memory_bytes":      "Per shuffle: shard bytes in memory.",
 	"spill_shuffle_memory_pieces":     "Per shuffle: pieces in memory.",
 	"spill_shuffle_spilled_bytes":     "Per shuffle: shard bytes on disk.",
@@ -63,6 +70,8 @@ var metricHelp = map[string]string{
 	"barrier_shuffle_sent_pieces":     "Per shuffle, on its coordinator: shards the finished tasks sent.",
 	"barrier_shuffle_sent_rows":       "Per shuffle, on its coordinator: rows the finished tasks sent.",
 	"barrier_shuffle_sent_bytes":      "Per shuffle, on its coordinator: payload bytes the finished tasks sent.",
+	"barrier_shuffle_replayed_tasks":  "Per shuffle, on its coordinator: finished tasks lost nodes took with them (run again), over all losses.",
+	"barrier_shuffle_seal_seconds":    "Per shuffle, on its coordinator: seconds from create to the announced seal (0 while not sealed).",
 }
 
 // labelPrefixes maps a metric-name prefix to the label its metrics carry.
@@ -70,6 +79,7 @@ var labelPrefixes = map[string]string{
 	"spill_shuffle_":            "shuffle",
 	"barrier_shuffle_":          "shuffle",
 	"service_shuffles_by_phase": "phase",
+	"dht_peer_":                 "peer",
 }
 
 // phases are the values of the phase label, in service.Phase order.
@@ -164,7 +174,8 @@ func (c *collector) collectProgress(ch chan<- prometheus.Metric, id string, p se
 		"barrier_shuffle_tasks": float64(p.Tasks), "barrier_shuffle_tasks_done": float64(p.TasksDone),
 		"barrier_shuffle_tasks_committed": float64(p.TasksCommitted), "barrier_shuffle_epoch": float64(p.Epoch),
 		"barrier_shuffle_sent_pieces": float64(p.Totals.Pieces), "barrier_shuffle_sent_rows": float64(p.Totals.Rows),
-		"barrier_shuffle_sent_bytes": float64(p.Totals.Bytes),
+		"barrier_shuffle_sent_bytes": float64(p.Totals.Bytes), "barrier_shuffle_replayed_tasks": float64(p.ReplaySet),
+		"barrier_shuffle_seal_seconds": p.SealAfter.Seconds(),
 	} {
 		c.gauge(ch, name, v, id)
 	}
@@ -177,11 +188,20 @@ func (c *collector) collectCluster(ch chan<- prometheus.Metric) {
 	d := c.src.Cluster()
 	c.gauge(ch, "dht_members", float64(d.Members))
 	c.gauge(ch, "dht_routing_table_peers", float64(d.RoutingTablePeers))
+	c.peerCounters(ch, "dht_", d.PeerStats)
+	for peer, ps := range d.Peers {
+		c.peerCounters(ch, "dht_peer_", ps, peer)
+	}
+}
+
+// peerCounters sends the request counters of one peer (or all) as the
+// metrics named prefix + what.
+func (c *collector) peerCounters(ch chan<- prometheus.Metric, prefix string, d dht.PeerStats, labels ...string) {
 	for name, v := range map[string]uint64{
-		"dht_requests_sent_total": d.RequestsSent, "dht_requests_failed_total": d.RequestsFailed,
-		"dht_requests_served_total": d.RequestsServed, "dht_busy_total": d.Busy, "dht_refused_total": d.Refused,
-		"dht_sent_bytes_total": d.BytesSent, "dht_received_bytes_total": d.BytesReceived,
+		"requests_sent_total": d.RequestsSent, "requests_failed_total": d.RequestsFailed,
+		"requests_served_total": d.RequestsServed, "busy_total": d.Busy, "refused_total": d.Refused,
+		"sent_bytes_total": d.BytesSent, "received_bytes_total": d.BytesReceived,
 	} {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, float64(v))
+		ch <- prometheus.MustNewConstMetric(c.descs[prefix+name], prometheus.CounterValue, float64(v), labels...)
 	}
 }

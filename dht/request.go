@@ -45,7 +45,7 @@ func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []by
 	}
 	f, err := n.roundTrip(ctx, e, t, payload)
 	if err != nil {
-		n.stats.requestFailed.Add(1)
+		n.stats.add(to, func(c *peerCounters) { c.requestsFailed.Add(1) })
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s: %w", ErrTransport, t, to, err)
 	}
 	return f, n.replyError(f, t, to)
@@ -56,7 +56,7 @@ func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []by
 func (n *Node) requestSelf(ctx context.Context, t wire.Type, payload []byte) (wire.Frame, error) {
 	rt, reply := n.handler(ctx, n.Self(), wire.Frame{Type: t, Payload: payload})
 	f := wire.Frame{Type: rt, Payload: reply}
-	n.stats.requestsSent.Add(1)
+	n.stats.add(n.cfg.Name, func(c *peerCounters) { c.requestsSent.Add(1) })
 	return f, n.replyError(f, t, n.cfg.Name)
 }
 
@@ -66,9 +66,9 @@ func (n *Node) replyError(f wire.Frame, t wire.Type, to string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, wire.ErrBusy):
-		n.stats.busy.Add(1)
+		n.stats.add(to, func(c *peerCounters) { c.busy.Add(1) })
 	case errors.Is(err, wire.ErrRefused):
-		n.stats.refused.Add(1)
+		n.stats.add(to, func(c *peerCounters) { c.refused.Add(1) })
 	}
 	return fmt.Errorf("dht: request %s to node %s: %w", t, to, err)
 }
@@ -89,8 +89,10 @@ func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, payloa
 		_ = s.Reset()
 		return wire.Frame{}, errors.Join(err, ctx.Err())
 	}
-	n.stats.requestsSent.Add(1)
-	n.stats.bytesSent.Add(uint64(len(payload)))
+	n.stats.add(e.member.Name, func(c *peerCounters) {
+		c.requestsSent.Add(1)
+		c.bytesSent.Add(uint64(len(payload)))
+	})
 	_ = s.Close() // the reply is in: a close error changes nothing
 	return f, nil
 }
@@ -140,8 +142,10 @@ func (n *Node) serveOne(s network.Stream, from Member) bool {
 		_ = s.Reset()
 		return false
 	}
-	n.stats.requestsServed.Add(1)
-	n.stats.bytesReceived.Add(uint64(len(req.Payload)))
+	n.stats.add(from.Name, func(c *peerCounters) {
+		c.requestsServed.Add(1)
+		c.bytesReceived.Add(uint64(len(req.Payload)))
+	})
 	rt, reply := n.handler(n.ctx, from, req)
 	_ = s.SetWriteDeadline(time.Now().Add(n.cfg.RequestTimeout))
 	if err := wire.WriteFrame(s, rt, reply); err != nil {

@@ -67,8 +67,21 @@ func TestRequestReplies(t *testing.T) {
 			}
 		})
 	}
-	if s := nodes[0].Stats(); s.Busy != 2 || s.Refused != 1 || s.RequestsFailed != 1 {
+	s := nodes[0].Stats()
+	if s.Busy != 2 || s.Refused != 1 || s.RequestsFailed != 1 {
 		t.Fatalf("stats %+v", s)
+	}
+	// Per peer: each outcome is counted against the member it came from.
+	for name, want := range map[string]dht.PeerStats{
+		"node-0": {RequestsSent: 2, Busy: 1},
+		"node-1": {RequestsSent: 2, Refused: 1, BytesSent: 2 + 6},
+		"node-2": {RequestsSent: 1, Busy: 1, RequestsFailed: 1, BytesSent: 4},
+	} {
+		got := s.Peers[name]
+		got.RequestsServed, got.BytesReceived = 0, 0 // self requests run the handler directly
+		if got != want {
+			t.Errorf("peer %s: %+v, want %+v", name, got, want)
+		}
 	}
 }
 

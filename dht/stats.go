@@ -1,6 +1,10 @@
 package dht
 
-import "sync/atomic"
+import (
+	"maps"
+	"sync"
+	"sync/atomic"
+)
 
 // Stats is a snapshot of a node's counters.
 type Stats struct {
@@ -8,6 +12,16 @@ type Stats struct {
 	Members int
 	// RoutingTablePeers is the number of peers in kad-dht's routing table.
 	RoutingTablePeers int
+	// PeerStats are the totals over every peer.
+	PeerStats
+	// Peers are the counters of each member this node exchanged requests
+	// with, by member name ("" for a stream from a peer not in the member
+	// list), including members that left since.
+	Peers map[string]PeerStats
+}
+
+// PeerStats counts the requests between this node and one peer (or all).
+type PeerStats struct {
 	// RequestsSent counts requests that got a reply (any type).
 	RequestsSent uint64
 	// RequestsFailed counts requests that failed in transport.
@@ -24,9 +38,54 @@ type Stats struct {
 	BytesReceived uint64
 }
 
+// peerCounters are the live counters behind one PeerStats.
+type peerCounters struct {
+	requestsSent, requestsFailed, busy, refused atomic.Uint64
+	requestsServed, bytesSent, bytesReceived    atomic.Uint64
+}
+
+func (c *peerCounters) snapshot() PeerStats {
+	return PeerStats{
+		RequestsSent: c.requestsSent.Load(), RequestsFailed: c.requestsFailed.Load(),
+		Busy: c.busy.Load(), Refused: c.refused.Load(), RequestsServed: c.requestsServed.Load(),
+		BytesSent: c.bytesSent.Load(), BytesReceived: c.bytesReceived.Load(),
+	}
+}
+
+// counters are a node's totals and per-peer counters. Safe for concurrent
+// use.
 type counters struct {
-	requestsSent, requestFailed, busy, refused atomic.Uint64
-	requestsServed, bytesSent, bytesReceived   atomic.Uint64
+	total peerCounters
+	mu    sync.Mutex
+	peers map[string]*peerCounters
+}
+
+// add applies f to the totals and to peer's counters.
+func (c *counters) add(peer string, f func(*peerCounters)) {
+	f(&c.total)
+	c.mu.Lock()
+	p, ok := c.peers[peer]
+	if !ok {
+		if c.peers == nil {
+			c.peers = map[string]*peerCounters{}
+		}
+		p = &peerCounters{}
+		c.peers[peer] = p
+	}
+	c.mu.Unlock()
+	f(p)
+}
+
+// perPeer snapshots every peer's counters.
+func (c *counters) perPeer() map[string]PeerStats {
+	c.mu.Lock()
+	peers := maps.Clone(c.peers)
+	c.mu.Unlock()
+	out := make(map[string]PeerStats, len(peers))
+	for name, p := range peers {
+		out[name] = p.snapshot()
+	}
+	return out
 }
 
 // Stats returns a snapshot of the node's counters.
@@ -37,12 +96,7 @@ func (n *Node) Stats() Stats {
 	return Stats{
 		Members:           members,
 		RoutingTablePeers: n.kad.RoutingTable().Size(),
-		RequestsSent:      n.stats.requestsSent.Load(),
-		RequestsFailed:    n.stats.requestFailed.Load(),
-		Busy:              n.stats.busy.Load(),
-		Refused:           n.stats.refused.Load(),
-		RequestsServed:    n.stats.requestsServed.Load(),
-		BytesSent:         n.stats.bytesSent.Load(),
-		BytesReceived:     n.stats.bytesReceived.Load(),
+		PeerStats:         n.stats.total.snapshot(),
+		Peers:             n.stats.perPeer(),
 	}
 }

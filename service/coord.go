@@ -119,6 +119,7 @@ func (s *Service) conclude(ctx context.Context, sh *shuffle, c control, failure 
 		sh.coord.err = failure
 	} else {
 		sh.coord.announced = true
+		sh.coord.sealAfter = time.Since(sh.created)
 	}
 	sh.coord.conclude()
 	sh.mu.Unlock()
@@ -211,8 +212,17 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 	}
 }
 
-// Progress is the coordinator's view of a shuffle.
-type Progress = barrier.Progress
+// Progress is the coordinator's view of a shuffle: the tracker's counters
+// and what recovery and the barrier cost.
+type Progress struct {
+	barrier.Progress
+	// ReplaySet is the number of finished tasks that lost nodes took with
+	// them, over every loss: the tasks recovery ran again.
+	ReplaySet int
+	// SealAfter is the time from create to the last announced seal; zero
+	// while the shuffle is not sealed.
+	SealAfter time.Duration
+}
 
 // Progress returns the coordinator's progress of shuffle id (only on its
 // coordinator).
@@ -227,5 +237,9 @@ func (s *Service) Progress(id string) (Progress, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return co.tracker.Progress(), nil
+	p := Progress{Progress: co.tracker.Progress(), ReplaySet: co.replayed}
+	if co.announced {
+		p.SealAfter = co.sealAfter
+	}
+	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
@@ -48,6 +49,7 @@ type shuffle struct {
 	members     []string       // pinned at create, sorted
 	self        string         // this node's name
 	owners0     *ownership.Map // epoch 0's ownership
+	created     time.Time      // when this node installed it
 
 	mu     sync.Mutex
 	route  *route // the current epoch's routing; replaced, never mutated
@@ -88,7 +90,8 @@ type coordState struct {
 	// announced: every live member took the seal (final is closed without
 	// err). A later loss that needs replays reopens the shuffle.
 	announced bool
-	replayed  int // tasks in the replay sets of all losses so far
+	replayed  int           // tasks in the replay sets of all losses so far
+	sealAfter time.Duration // from create to the last announced seal
 }
 
 // newShuffle builds a shuffle's state from its spec and pinned members.
@@ -98,7 +101,7 @@ func newShuffle(sp *spec.Spec, coordinator string, members []string, self string
 		return nil, err
 	}
 	sh := &shuffle{spec: sp, schema: schema, coordinator: coordinator, members: slices.Sorted(slices.Values(members)),
-		self: self, done: make(chan struct{}), recv: map[attemptKey]*recvState{}, puts: map[attemptKey]bool{}}
+		self: self, created: time.Now(), done: make(chan struct{}), recv: map[attemptKey]*recvState{}, puts: map[attemptKey]bool{}}
 	if err := sh.setupKind(); err != nil {
 		return nil, err
 	}

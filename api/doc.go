@@ -14,6 +14,10 @@
 //     output partition, in partition order, whose location is the owner.
 //   - DoGet: the ticket is a Ticket as JSON; any node answers (a non-owner
 //     proxies the owner's stream).
+//   - DoGet with an OpTicket ("op": "join" or "sort"): the node runs the
+//     operation on partition p of the named shuffles (read locally where it
+//     owns them, else from their owners) and streams its result (op.go).
+//     Send it to the owner of p, so that only the result crosses the network.
 //
 // Errors carry gRPC status codes a client acts on: NotFound (unknown
 // shuffle), InvalidArgument (bad spec or input), AlreadyExists,

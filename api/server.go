@@ -215,7 +215,11 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 }
 
 // DoGet streams one output partition, from the owner or through it.
+// An OpTicket runs a join or sort on this node instead (see op.go).
 func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	if isOpTicket(t.Ticket) {
+		return s.doOp(t.Ticket, stream)
+	}
 	var tk Ticket
 	if err := json.Unmarshal(t.Ticket, &tk); err != nil {
 		return status.Error(codes.InvalidArgument, "ticket must be a Ticket as JSON")

@@ -71,3 +71,54 @@ type Status struct {
 // MaxMessageBytes is the gRPC message limit on both sides (the default 4 MiB
 // breaks larger batches).
 const MaxMessageBytes = 256 << 20
+
+// Node-side operations: the Op of an OpTicket.
+const (
+	// OpJoin joins partition p of two dataframe shuffles (left, right) as
+	// OpTicket.Join says; the stream's schema is the join's output schema
+	// (dfops.JoinSchema of the two shuffles' schemas).
+	OpJoin = "join"
+	// OpSort sorts partition p of one dataframe shuffle by OpTicket.Column,
+	// stably, nulls and NaN last (dfops.SortStable); the stream's schema is
+	// the shuffle's.
+	OpSort = "sort"
+)
+
+// OpTicket is a DoGet ticket (as JSON) that runs an operation on the node
+// that receives it instead of streaming one partition as it is: the node
+// reads partition Partition of every shuffle in Shuffles (from its own store
+// when it owns it, else from the owner), runs Op and streams the result. It
+// is told apart from a Ticket by its "op" field. Send it to the owner of the
+// partition (Ticket locations): co-partitioned shuffles (spec co_partition)
+// then never cross the network before the operation.
+type OpTicket struct {
+	Op        string   `json:"op"`
+	Shuffles  []string `json:"shuffles"`
+	Partition int      `json:"partition"`
+	// Join is OpJoin's join (required there, absent otherwise).
+	Join *JoinSpec `json:"join,omitempty"`
+	// Column is OpSort's sort column (required there, absent otherwise).
+	Column string `json:"column,omitempty"`
+}
+
+// JoinSpec is a dfops.JoinSpec as JSON: left_on[i] is compared with
+// right_on[i]; how is inner (default), left, right or outer; suffixes are
+// the left and right suffixes of clashing column names (default _x, _y).
+type JoinSpec struct {
+	LeftOn   []string `json:"left_on"`
+	RightOn  []string `json:"right_on"`
+	How      string   `json:"how,omitempty"`
+	Suffixes []string `json:"suffixes,omitempty"`
+}
+
+// OpStats is the app metadata of the first record batch of an op's stream
+// (an op whose result is empty streams one empty batch to carry it).
+type OpStats struct {
+	// Node is the node that ran the operation.
+	Node string `json:"node"`
+	// InputRows are the rows of each input partition, in Shuffles order.
+	InputRows []int64 `json:"input_rows"`
+	// Remote is how many input partitions the node read from another node
+	// (0 when it owns them all, as co-partitioned shuffles at their owner).
+	Remote int `json:"remote"`
+}

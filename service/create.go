@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
 // Create validates sp and creates the shuffle on every live member, with this
-// node as its coordinator. It returns once every member has it.
+// node as its coordinator. It returns once every member has it. A spec with
+// CoPartition shares the ownership of that shuffle, which this node must
+// hold (see pinLike).
 func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	if _, err := sp.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -18,16 +21,101 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	if _, err := s.lookup(sp.ID); err == nil {
 		return fmt.Errorf("%w: %s", ErrExists, sp.ID)
 	}
+	sp, pin, err := s.pin(sp)
+	if err != nil {
+		return err
+	}
+	c := control{Op: opCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: pin.members, Lost: pin.lost}
+	if err := s.broadcast(ctx, pin.live, c); err != nil {
+		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control{Op: opClose, Shuffle: sp.ID})
+		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
+	}
+	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions,
+		"members", len(pin.live), "epoch", len(pin.lost), "co_partition", sp.CoPartition)
+	return nil
+}
+
+// pinned is the member view a new shuffle starts from.
+type pinned struct {
+	members []string // pinned members: the ownership map is computed over them
+	lost    []string // members already lost, in order (the starting epoch is len(lost))
+	live    []string // members not lost: each gets the shuffle
+}
+
+// pin returns the spec to create and the members it pins: the live members
+// as this node sees them, or those of the shuffle it is co-partitioned with.
+func (s *Service) pin(sp *spec.Spec) (*spec.Spec, pinned, error) {
+	if sp.CoPartition != "" {
+		return s.pinLike(sp)
+	}
 	var members []string
 	for _, m := range s.net.Members() {
 		members = append(members, m.Name)
 	}
-	c := control{Op: opCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: members}
-	if err := s.broadcast(ctx, members, c); err != nil {
-		_ = s.broadcast(context.WithoutCancel(ctx), members, control{Op: opClose, Shuffle: sp.ID})
-		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
+	return sp, pinned{members: members, live: members}, nil
+}
+
+// pinLike pins what shuffle sp.CoPartition has now: its members, the members
+// it lost so far and its seed, so both ownership maps are the same,
+// partition for partition, whatever joined or left since it was created.
+// Later losses move both shuffles the same way (ownership depends only on
+// seed, members and the lost set). The returned spec is a copy with the
+// other's seed.
+func (s *Service) pinLike(sp *spec.Spec) (*spec.Spec, pinned, error) {
+	other, err := s.lookup(sp.CoPartition)
+	if errors.Is(err, ErrClosed) {
+		return nil, pinned{}, err
 	}
-	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions, "members", len(members))
+	if err != nil {
+		return nil, pinned{}, fmt.Errorf("%w: shuffle %s: co_partition %s: no such shuffle on node %s (create it on a node that holds it)",
+			ErrBadInput, sp.ID, sp.CoPartition, s.Name())
+	}
+	if err := coPartitionable(sp, other); err != nil {
+		return nil, pinned{}, err
+	}
+	rt := other.routing()
+	if err := s.present(sp, rt.live); err != nil {
+		return nil, pinned{}, err
+	}
+	cp := *sp
+	cp.OwnershipSeed = other.spec.Seed()
+	return &cp, pinned{members: other.members, lost: rt.lost, live: rt.live}, nil
+}
+
+// coPartitionable checks that sp can share other's ownership map.
+func coPartitionable(sp *spec.Spec, other *shuffle) error {
+	o := other.spec
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: shuffle %s: co_partition %s: %s", ErrBadInput, sp.ID, o.ID, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case sp.Partitions != o.Partitions:
+		return bad("%d partitions, but %s has %d", sp.Partitions, o.ID, o.Partitions)
+	case sp.Replicated() != o.Replicated():
+		return bad("replication %d, but %s has %d (placement after a loss would differ)", max(sp.Replication, 1), o.ID, max(o.Replication, 1))
+	case sp.OwnershipSeed != "" && sp.OwnershipSeed != o.Seed():
+		return bad("ownership_seed %q, but %s has seed %q", sp.OwnershipSeed, o.ID, o.Seed())
+	}
+	if ph, err := other.state(); ph == Failed {
+		return bad("%s failed: %v", o.ID, err)
+	}
+	return nil
+}
+
+// present checks that every member to pin is still a member: one that left
+// but is not lost in the other shuffle yet (its coordinator is applying the
+// loss) would never be lost in the new one.
+func (s *Service) present(sp *spec.Spec, live []string) error {
+	now := map[string]bool{}
+	for _, m := range s.net.Members() {
+		now[m.Name] = true
+	}
+	for _, n := range live {
+		if !now[n] {
+			return fmt.Errorf("%w: shuffle %s: co_partition %s: node %s left and %s has not moved past it yet: create again shortly",
+				ErrUnavailable, sp.ID, sp.CoPartition, n, sp.CoPartition)
+		}
+	}
 	return nil
 }
 
@@ -36,12 +124,15 @@ func (s *Service) install(c *control) error {
 	if c.Spec == nil || c.Spec.ID != c.Shuffle {
 		return fmt.Errorf("%w: create %s without a matching spec", ErrBadInput, c.Shuffle)
 	}
-	sh, err := newShuffle(c.Spec, c.Coordinator, c.Members, s.Name())
+	if slices.Contains(c.Lost, s.Name()) {
+		return fmt.Errorf("%w: create %s: node %s is among the lost members %v", ErrBadInput, c.Shuffle, s.Name(), c.Lost)
+	}
+	sh, err := newShuffle(c.Spec, c.Coordinator, c.Members, c.Lost, s.Name())
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: create %s on node %s: %w", ErrBadInput, c.Shuffle, s.Name(), err)
 	}
 	if c.Coordinator == s.Name() {
-		tr, err := barrier.New(barrier.Config{Shuffle: c.Shuffle, Tasks: c.Spec.Tasks, Receivers: sh.members})
+		tr, err := newTracker(sh)
 		if err != nil {
 			return err
 		}
@@ -54,6 +145,17 @@ func (s *Service) install(c *control) error {
 	}
 	s.shuffles[c.Shuffle] = sh
 	return nil
+}
+
+// newTracker returns the coordinator's tracker of sh: its receivers are the
+// live members, in the shuffle's starting epoch.
+func newTracker(sh *shuffle) (*barrier.Tracker, error) {
+	rt := sh.route
+	tr, err := barrier.New(barrier.Config{Shuffle: sh.id(), Tasks: sh.spec.Tasks, Receivers: rt.live})
+	if err != nil || rt.epoch == 0 {
+		return tr, err
+	}
+	return tr, tr.SetReceivers(int(rt.epoch), rt.live)
 }
 
 // CloseShuffle frees the shuffle on every member. Closing an unknown shuffle

@@ -94,8 +94,10 @@ type coordState struct {
 	sealAfter time.Duration // from create to the last announced seal
 }
 
-// newShuffle builds a shuffle's state from its spec and pinned members.
-func newShuffle(sp *spec.Spec, coordinator string, members []string, self string) (*shuffle, error) {
+// newShuffle builds a shuffle's state from its spec and pinned members. lost
+// are the members already lost, in order (a shuffle co-partitioned with an
+// older one starts in that one's epoch: len(lost)); usually none.
+func newShuffle(sp *spec.Spec, coordinator string, members, lost []string, self string) (*shuffle, error) {
 	schema, err := sp.Validate()
 	if err != nil {
 		return nil, err
@@ -108,7 +110,9 @@ func newShuffle(sp *spec.Spec, coordinator string, members []string, self string
 	if sh.owners0, err = ownership.New(sp.Seed(), sh.members, sp.Partitions); err != nil {
 		return nil, fmt.Errorf("service: shuffle %s: %w", sp.ID, err)
 	}
-	sh.route = sh.layout(0, nil, sh.owners0)
+	if sh.route, err = sh.routeFor(slices.Clone(lost)); err != nil {
+		return nil, err
+	}
 	sh.ledger = recovery.NewLedger(sp.Tasks, sp.Partitions)
 	return sh, nil
 }

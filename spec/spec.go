@@ -55,6 +55,14 @@ type Spec struct {
 	// OwnershipSeed, when set, replaces ID as the seed of the ownership map:
 	// two shuffles with the same seed and members are co-partitioned.
 	OwnershipSeed string `json:"ownership_seed,omitempty"`
+	// CoPartition, when set, names an existing shuffle (with the same
+	// partition count and replication) whose ownership this one shares:
+	// the node that creates this shuffle pins the other's members, nodes
+	// lost so far and seed, so partition p of both lives on the same node
+	// even if membership changed between the two creates. The creating node
+	// must hold the other shuffle; OwnershipSeed, if set, must equal the
+	// other's seed.
+	CoPartition string `json:"co_partition,omitempty"`
 }
 
 // Seed is the seed of the shuffle's ownership map.
@@ -82,6 +90,9 @@ func (s *Spec) Validate() (*arrow.Schema, error) {
 	if err := s.validateCounts(); err != nil {
 		return nil, err
 	}
+	if err := s.validateCoPartition(); err != nil {
+		return nil, err
+	}
 	switch s.Kind {
 	case Array:
 		return nil, s.validateArray()
@@ -107,6 +118,21 @@ func (s *Spec) validateCounts() error {
 		return fmt.Errorf("%w: shuffle %s: partitions = %d, want 1..%d", ErrInvalid, s.ID, s.Partitions, MaxPartitions)
 	case s.Replication < 0 || s.Replication > 2:
 		return fmt.Errorf("%w: shuffle %s: replication = %d, want 1 or 2", ErrInvalid, s.ID, s.Replication)
+	}
+	return nil
+}
+
+// validateCoPartition checks the name of the shuffle to co-partition with
+// (its existence and partition count are checked where it lives, at create).
+func (s *Spec) validateCoPartition() error {
+	if s.CoPartition == "" {
+		return nil
+	}
+	if s.CoPartition == s.ID {
+		return fmt.Errorf("%w: shuffle %s: co_partition names the shuffle itself", ErrInvalid, s.ID)
+	}
+	if err := ValidateID(s.CoPartition); err != nil {
+		return fmt.Errorf("shuffle %s: co_partition: %w", s.ID, err)
 	}
 	return nil
 }

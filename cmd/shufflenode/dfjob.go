@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dfops"
@@ -107,14 +106,15 @@ func newDFInput(name, flagName, pattern string) (*dfInput, error) {
 }
 
 // makeSpec sets the input's shuffle spec; seed, when set, is the ownership
-// seed shared with other shuffles.
-func (in *dfInput) makeSpec(id, seed string, partitions int, rule table.Rule) error {
+// seed shared with other shuffles, and coPartition, when set, the ID of the
+// shuffle whose ownership this one shares (spec.Spec.CoPartition).
+func (in *dfInput) makeSpec(id, seed, coPartition string, partitions int, rule table.Rule) error {
 	codec, err := table.NewCodec(in.schema, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	in.spec = &spec.Spec{ID: id, Kind: spec.Dataframe, Tasks: len(in.inputs.Files), Partitions: partitions,
-		Schema: codec.SchemaBytes(), Rule: rule, OwnershipSeed: seed}
+		Schema: codec.SchemaBytes(), Rule: rule, OwnershipSeed: seed, CoPartition: coPartition}
 	if _, err := in.spec.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
@@ -153,29 +153,23 @@ func (in *dfInput) readTask(ctx context.Context, t int, batchRows int64) ([]arro
 	return recs, nil
 }
 
-// readPartition reads output partition part whole, as one record of schema
-// (an empty one when the partition has no rows); the caller releases it.
-func readPartition(ctx context.Context, res *client.Result, part int, schema *arrow.Schema) (arrow.Record, error) {
-	var recs []arrow.Record
-	defer func() { shuffleRelease(recs) }()
-	err := res.Read(ctx, part, func(rec arrow.Record) error {
-		rec.Retain()
-		recs = append(recs, rec)
-		return nil
-	})
+// writePartFile writes a Parquet file of schema at path with the records
+// that fill hands to its write function (which does not keep them), and
+// returns the rows and the file's size. A failed fill leaves no file.
+func writePartFile(path string, schema *arrow.Schema, cfg parquetio.WriteConfig, fill func(write func(arrow.Record) error) error) (int64, int64, error) {
+	w, err := parquetio.Create(path, schema, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("partition %d: %w", part, err)
+		return 0, 0, err
 	}
-	switch len(recs) {
-	case 0:
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		defer b.Release()
-		return b.NewRecord(), nil
-	case 1:
-		recs[0].Retain()
-		return recs[0], nil
+	if err := fill(w.Write); err != nil {
+		w.Abort()
+		return 0, 0, err
 	}
-	return table.Concat(memory.DefaultAllocator, recs)
+	rows := w.Rows()
+	if err := w.Commit(); err != nil {
+		return 0, 0, err
+	}
+	return rows, fileSize(path), nil
 }
 
 // forEachPartition runs work on partitions 0..n-1, par at a time, and

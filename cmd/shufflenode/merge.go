@@ -4,26 +4,32 @@ package main
 // files.
 //
 // Both sides are shuffled by the same hash rule on their key columns into the
-// same number of partitions, with the merge's ID as the ownership seed of
-// both shuffles: while membership does not change, partition i of the left
-// and of the right side are owned by the same node. Key columns of different
-// but compatible types are cast to their common type (dfops.CommonKeyType)
+// same number of partitions. The right side's spec names the left shuffle as
+// its co_partition: the coordinator gives it the left's ownership map as it
+// stands (same members, same lost nodes, same seed), so partition i of both
+// sides lives on the same node even if membership changed between the two
+// shuffles, and later losses move both alike. Key columns of different but
+// compatible types are cast to their common type (dfops.CommonKeyType)
 // while the files are read, before the shuffle, so equal keys hash alike on
 // both sides.
 //
-// Where the join runs, in this version: in this process (the CLI), not on
-// the nodes. Nodes do not run user code yet, so for each partition i this
-// process reads left i and right i from their owner (one node when the
-// ownership maps agree), joins them with dfops.HashJoinBatches and writes
-// part-i.parquet; partitions are joined in parallel (--parallel). With
-// --cluster the partitions cross the network once more than a node-side join
-// would need. Reads go to wherever a partition lives, so the result is right
-// even when membership changed between the two shuffles.
+// The join runs on the nodes: for each partition i this process asks the
+// owner of left partition i to join it with right partition i (a join op,
+// client.Result.Join); that node reads both from its own store, joins them
+// with dfops.HashJoinBatches and streams the result, which this process
+// writes as part-i.parquet. Partitions are joined in parallel (--parallel).
+// Only the join's output crosses the network. Had the right partition moved
+// elsewhere (it cannot while both shuffles are co-partitioned), the node
+// would fetch it from its owner; the report counts such partitions.
 //
 // A skewed key (one value in many rows) is not split: all its rows hash to
-// one partition, which is simply large, and its join runs in one worker; the
-// output is written in batches, so only the two input partitions and 8 bytes
-// per output row are held at once. The report names the largest partition.
+// one partition, which is simply large, and its join runs on that
+// partition's owner. That node holds both input partitions (one
+// concatenated copy each, besides the stored pieces), the hash table on the
+// smaller side and 8 bytes per output row, and streams the output in
+// batches of dfops.DefaultBatchRows rows; this process holds one batch at a
+// time per partition being written. The report names the largest partition
+// and the node that joined it.
 
 import (
 	"context"
@@ -39,7 +45,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dfops"
 	"github.com/shufflenode/shufflenode/parquetio"
@@ -87,12 +93,15 @@ type mergeReport struct {
 	arrowBytes       [2]int64
 	rowsOut, fileOut int64
 	largest          mergePartStats
+	remote           int // partitions whose join read an input from another node
 }
 
-// mergePartStats are the rows of one partition.
+// mergePartStats are the rows of one partition and where it was joined.
 type mergePartStats struct {
 	part             int
 	left, right, out int64
+	node             string // the node that joined it
+	remote           int    // input partitions that node read from another node
 }
 
 func cmdMerge(args []string, stdout, stderr io.Writer) int {
@@ -207,14 +216,17 @@ func castKeys(schema *arrow.Schema, keys []string, types []arrow.DataType) *arro
 }
 
 // makeSpecs makes both shuffles: the same hash rule over each side's keys,
-// the same partition count and the same ownership seed.
+// the same partition count and seed, and the right co-partitioned with the
+// left.
 func (p *mergePlan) makeSpecs() error {
 	keys := [2][]string{p.join.LeftOn, p.join.RightOn}
+	co := ""
 	for s, side := range p.sides {
 		rule := table.Rule{Kind: table.Hash, Columns: keys[s]}
-		if err := side.makeSpec(p.id+"-"+side.name, p.id, p.flags.job.partitions, rule); err != nil {
+		if err := side.makeSpec(p.id+"-"+side.name, p.id, co, p.flags.job.partitions, rule); err != nil {
 			return err
 		}
+		co = side.spec.ID // the right side shares the left's ownership
 	}
 	return nil
 }
@@ -273,6 +285,9 @@ func (p *mergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int,
 		defer mu.Unlock()
 		rep.rowsRead[0], rep.rowsRead[1] = rep.rowsRead[0]+st.left, rep.rowsRead[1]+st.right
 		rep.rowsOut, rep.fileOut = rep.rowsOut+st.out, rep.fileOut+size
+		if st.remote > 0 {
+			rep.remote++
+		}
 		if st.left+st.right > rep.largest.left+rep.largest.right {
 			rep.largest = st
 		}
@@ -281,34 +296,24 @@ func (p *mergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int,
 	return forEachPartition(ctx, n, par, work, func(done int) { prog("join", done, n) })
 }
 
-// joinPartition reads partition part of both sides, joins them and writes
-// the result to its file; it returns the rows and the file's size.
+// joinPartition has the owner of partition part join it and writes the
+// result to its file; it returns the rows and the file's size.
 func (p *mergePlan) joinPartition(ctx context.Context, res [2]*client.Result, part int) (mergePartStats, int64, error) {
 	st := mergePartStats{part: part}
-	var recs [2]arrow.Record
-	for s := range recs {
-		r, err := readPartition(ctx, res[s], part, p.sides[s].schema)
-		if err != nil {
-			return st, 0, fmt.Errorf("%s %w", p.sides[s].name, err)
-		}
-		defer r.Release()
-		recs[s] = r
-	}
-	st.left, st.right = recs[0].NumRows(), recs[1].NumRows()
 	path := filepath.Join(p.flags.job.output, shufflePartFile(part, p.flags.job.partitions))
-	w, err := parquetio.Create(path, p.schema, p.write)
+	var op api.OpStats
+	rows, size, err := writePartFile(path, p.schema, p.write, func(write func(arrow.Record) error) (err error) {
+		op, err = res[0].Join(ctx, res[1], part, p.join, write)
+		return err
+	})
 	if err != nil {
-		return st, 0, err
-	}
-	if err := dfops.HashJoinBatches(memory.DefaultAllocator, recs[0], recs[1], p.join, 0, w.Write); err != nil {
-		w.Abort()
 		return st, 0, fmt.Errorf("partition %d: join: %w", part, err)
 	}
-	st.out = w.Rows()
-	if err := w.Commit(); err != nil {
-		return st, 0, err
+	if len(op.InputRows) != 2 {
+		return st, 0, fmt.Errorf("partition %d: join on node %s reported %d input row counts, want 2", part, op.Node, len(op.InputRows))
 	}
-	return st, fileSize(path), nil
+	st.left, st.right, st.out, st.node, st.remote = op.InputRows[0], op.InputRows[1], rows, op.Node, op.Remote
+	return st, size, nil
 }
 
 func fileSize(path string) int64 {
@@ -329,9 +334,10 @@ func printMergeReport(w io.Writer, p *mergePlan, r mergeReport) {
 		fmt.Fprintf(w, "%-12s %d rows from %d files (%s Parquet, %s Arrow), shuffled in %.2f s\n", side.name,
 			r.rowsIn[s], len(side.inputs.Files), formatBytes(side.inputs.Bytes), formatBytes(r.arrowBytes[s]), r.shuffleSecs[s])
 	}
-	fmt.Fprintf(w, "join         %s on %s: %d rows out in %d files (%s Parquet), %.2f s (in this process)\n", p.join.How,
-		mergeKeyNames(p.join), r.rowsOut, p.flags.job.partitions, formatBytes(r.fileOut), r.joinSecs)
-	fmt.Fprintf(w, "largest      partition %d: %d left + %d right rows -> %d rows\n", r.largest.part, r.largest.left, r.largest.right, r.largest.out)
+	fmt.Fprintf(w, "join         %s on %s: %d rows out in %d files (%s Parquet), %.2f s (on the nodes; %d partitions read an input from another node)\n",
+		p.join.How, mergeKeyNames(p.join), r.rowsOut, p.flags.job.partitions, formatBytes(r.fileOut), r.joinSecs, r.remote)
+	fmt.Fprintf(w, "largest      partition %d: %d left + %d right rows -> %d rows, joined on %s\n",
+		r.largest.part, r.largest.left, r.largest.right, r.largest.out, r.largest.node)
 	in := float64(r.arrowBytes[0] + r.arrowBytes[1])
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes of both sides)\n", r.totalSecs, in/1e6/r.totalSecs)
 	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))

@@ -341,6 +341,9 @@ func TestMergeMatchesNestedLoop(t *testing.T) {
 				if !strings.Contains(stdout, "verified") || !strings.Contains(stdout, "largest") {
 					t.Errorf("report:\n%s", stdout)
 				}
+				if !strings.Contains(stdout, mergeAllLocal) {
+					t.Errorf("co-partitioned sides: every join should read both inputs on its node:\n%s", stdout)
+				}
 				sfx := [2]string{"_x", "_y"}
 				if tc.name == "left-on id, right-on rid" {
 					sfx = [2]string{"_l", "_r"}
@@ -369,7 +372,14 @@ func TestMergeEmbedded(t *testing.T) {
 	if !strings.Contains(stdout, fmt.Sprintf("largest      partition %d: ", partitionOfKey(t, out, 7))) {
 		t.Errorf("the largest partition should be the skewed key's (%d):\n%s", partitionOfKey(t, out, 7), stdout)
 	}
+	if !strings.Contains(stdout, mergeAllLocal) || !strings.Contains(stdout, "joined on node-") {
+		t.Errorf("the joins should run on the nodes, each reading both inputs locally:\n%s", stdout)
+	}
 }
+
+// mergeAllLocal is what the report says when every join read both of its
+// input partitions on the node that ran it.
+const mergeAllLocal = "(on the nodes; 0 partitions read an input from another node)"
 
 // partitionOfKey returns the output file holding key k.
 func partitionOfKey(t *testing.T, dir string, k int64) int {

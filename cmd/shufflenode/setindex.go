@@ -12,8 +12,10 @@ package main
 // input order (file order, then row order), nulls last. When one value holds
 // more than 1/P of the sample, neighbouring divisions are equal and the
 // partitions between them stay empty, so there are always P files; all rows
-// of one value land in one partition. The sort runs in this process, like
-// merge's join (nodes do not run user code yet).
+// of one value land in one partition. The sort runs on the nodes: the owner
+// of each partition sorts it (a sort op, client.Result.Sort) and streams the
+// sorted rows, which this process writes; a partition of one hot value is
+// sorted on its owner, which holds it twice (input and sorted copy).
 
 import (
 	"context"
@@ -33,6 +35,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dfops"
 	"github.com/shufflenode/shufflenode/parquetio"
@@ -121,7 +124,7 @@ func planSetIndex(ctx context.Context, f setIndexFlags, set map[string]bool) (*s
 		return nil, err
 	}
 	rule := table.Rule{Kind: table.Range, Columns: []string{f.column}, Divisions: p.divisions}
-	if err := p.in.makeSpec(jobID(f.job.id, "set-index"), "", len(p.divisions)+1, rule); err != nil {
+	if err := p.in.makeSpec(jobID(f.job.id, "set-index"), "", "", len(p.divisions)+1, rule); err != nil {
 		return nil, err
 	}
 	return p, shufflePrepareOutput(f.job.output, f.job.overwrite)
@@ -299,36 +302,22 @@ func (p *setIndexPlan) sortAll(ctx context.Context, res *client.Result, par int,
 	return forEachPartition(ctx, n, par, work, func(done int) { prog("sort", done, n) })
 }
 
-// sortPartition reads partition part, sorts it by the column and writes it.
+// sortPartition has the owner of partition part sort it by the column and
+// writes the sorted rows; it returns the rows and the file's size.
 func (p *setIndexPlan) sortPartition(ctx context.Context, res *client.Result, part int) (int64, int64, error) {
-	rec, err := readPartition(ctx, res, part, p.in.schema)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer rec.Release()
-	sorted, err := dfops.SortStable(memory.DefaultAllocator, rec, p.flags.column)
-	if err != nil {
-		return 0, 0, fmt.Errorf("partition %d: %w", part, err)
-	}
-	defer sorted.Release()
 	path := filepath.Join(p.flags.job.output, shufflePartFile(part, p.in.spec.Partitions))
-	if err := writeRecordFile(path, p.in.schema, sorted, p.write); err != nil {
-		return 0, 0, err
-	}
-	return sorted.NumRows(), fileSize(path), nil
-}
-
-// writeRecordFile writes rec to a Parquet file at path.
-func writeRecordFile(path string, schema *arrow.Schema, rec arrow.Record, cfg parquetio.WriteConfig) error {
-	w, err := parquetio.Create(path, schema, cfg)
+	var op api.OpStats
+	rows, size, err := writePartFile(path, p.in.schema, p.write, func(write func(arrow.Record) error) (err error) {
+		op, err = res.Sort(ctx, part, p.flags.column, write)
+		return err
+	})
 	if err != nil {
-		return err
+		return 0, 0, fmt.Errorf("partition %d: sort: %w", part, err)
 	}
-	if err := w.Write(rec); err != nil {
-		w.Abort()
-		return err
+	if len(op.InputRows) != 1 || op.InputRows[0] != rows {
+		return 0, 0, fmt.Errorf("partition %d: sort on node %s: input rows %v, %d rows written", part, op.Node, op.InputRows, rows)
 	}
-	return w.Commit()
+	return rows, size, nil
 }
 
 // writeDivisions saves the column and divisions as divisions.json in the
@@ -365,7 +354,7 @@ func printSetIndexReport(w io.Writer, p *setIndexPlan, r setIndexReport) {
 	fmt.Fprintf(w, "rows out     %d in %d files sorted by %q (%s Parquet; largest: partition %d, %d rows; %d empty)\n",
 		r.rowsOut, p.in.spec.Partitions, p.flags.column, formatBytes(r.fileOut), r.largest[0], r.largest[1], r.empty)
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, range-partition, put, barrier)\n", r.shuffleSecs)
-	fmt.Fprintf(w, "sort+write   %.2f s (in this process)\n", r.sortSecs)
+	fmt.Fprintf(w, "sort+write   %.2f s (sorted on the nodes, written here)\n", r.sortSecs)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
 	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
 }

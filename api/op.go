@@ -1,0 +1,396 @@
+package api
+
+// Node-side operations: a DoGet with an OpTicket runs a join or a sort of
+// output partitions on the node that receives it and streams the result.
+//
+// The node reads each input partition whole (from its spill store when it
+// owns it, else over Flight from the owner, dialled per read as proxy does),
+// runs the dfops function and streams the result in batches of at most
+// dfops.DefaultBatchRows rows. The first batch carries OpStats as app
+// metadata. What one op holds in memory: its input partitions (one copy,
+// concatenated), the join's matched row numbers (8 bytes per output row) or
+// the sorted copy, and one output batch in flight.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/service"
+	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/table"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// MaxOpTicketBytes bounds an op ticket; a longer one is refused unread.
+const MaxOpTicketBytes = 64 << 10
+
+// isOpTicket reports whether a DoGet ticket is an OpTicket: a JSON object
+// with an "op" field.
+func isOpTicket(b []byte) bool {
+	var probe struct {
+		Op *string `json:"op"`
+	}
+	return json.Unmarshal(b, &probe) == nil && probe.Op != nil
+}
+
+// DecodeOpTicket decodes and checks an op ticket: a known op, the number of
+// shuffles it takes with valid IDs, a partition >= 0 and the op's own
+// argument (a valid join, or a column). Unknown fields are refused. Errors
+// wrap service.ErrBadInput.
+func DecodeOpTicket(b []byte) (OpTicket, error) {
+	var op OpTicket
+	if len(b) > MaxOpTicketBytes {
+		return op, fmt.Errorf("%w: op ticket of %d bytes over the limit of %d", service.ErrBadInput, len(b), MaxOpTicketBytes)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&op); err != nil {
+		return op, fmt.Errorf("%w: op ticket: %w", service.ErrBadInput, err)
+	}
+	if d.More() {
+		return op, fmt.Errorf("%w: op ticket: data after the JSON object", service.ErrBadInput)
+	}
+	if err := op.Validate(); err != nil {
+		return op, fmt.Errorf("%w: %w", service.ErrBadInput, err)
+	}
+	if op.Join != nil && len(op.Join.Suffixes) == 0 {
+		op.Join.Suffixes = nil // [] means the defaults, as absent does
+	}
+	return op, nil
+}
+
+// Validate checks an op ticket on its own (the shuffles, partition range
+// and columns are checked against the node's shuffles when it runs).
+func (op OpTicket) Validate() error {
+	want := map[string]int{OpJoin: 2, OpSort: 1}[op.Op]
+	switch {
+	case want == 0:
+		return fmt.Errorf("op ticket: op %q, want %q or %q", op.Op, OpJoin, OpSort)
+	case len(op.Shuffles) != want:
+		return fmt.Errorf("op ticket: %s takes %d shuffles, got %d", op.Op, want, len(op.Shuffles))
+	case op.Partition < 0:
+		return fmt.Errorf("op ticket: partition %d < 0", op.Partition)
+	}
+	for _, id := range op.Shuffles {
+		if err := spec.ValidateID(id); err != nil {
+			return fmt.Errorf("op ticket: %w", err)
+		}
+	}
+	if op.Op == OpJoin {
+		return op.validateJoin()
+	}
+	return op.validateSort()
+}
+
+func (op OpTicket) validateJoin() error {
+	if op.Join == nil || op.Column != "" {
+		return errors.New("op ticket: join needs \"join\" and no \"column\"")
+	}
+	if _, err := op.Join.DFOps(); err != nil {
+		return fmt.Errorf("op ticket: join: %w", err)
+	}
+	return nil
+}
+
+func (op OpTicket) validateSort() error {
+	if op.Column == "" || op.Join != nil {
+		return errors.New("op ticket: sort needs \"column\" and no \"join\"")
+	}
+	return nil
+}
+
+// DFOps returns the join as a dfops.JoinSpec, checked (errors wrap
+// dfops.ErrSpec).
+func (j JoinSpec) DFOps() (dfops.JoinSpec, error) {
+	d := dfops.JoinSpec{LeftOn: j.LeftOn, RightOn: j.RightOn, How: dfops.How(j.How)}
+	switch len(j.Suffixes) {
+	case 0:
+	case 2:
+		d.Suffixes = [2]string{j.Suffixes[0], j.Suffixes[1]}
+	default:
+		return d, fmt.Errorf("%w: %d suffixes, want 2 (left, right)", dfops.ErrSpec, len(j.Suffixes))
+	}
+	return d, d.Validate()
+}
+
+// JoinSpecOf is the JSON form of a dfops.JoinSpec.
+func JoinSpecOf(j dfops.JoinSpec) JoinSpec {
+	out := JoinSpec{LeftOn: j.LeftOn, RightOn: j.RightOn, How: string(j.How)}
+	if j.Suffixes != [2]string{} {
+		out.Suffixes = []string{j.Suffixes[0], j.Suffixes[1]}
+	}
+	return out
+}
+
+// doOp runs an op ticket and streams its result.
+func (s *Server) doOp(b []byte, stream flight.FlightService_DoGetServer) error {
+	op, err := DecodeOpTicket(b)
+	if err != nil {
+		return toStatus(err)
+	}
+	if op.Op == OpJoin {
+		err = s.runJoin(stream.Context(), op, stream)
+	} else {
+		err = s.runSort(stream.Context(), op, stream)
+	}
+	if err != nil {
+		return opStatus(fmt.Errorf("%s of shuffle %s partition %d on node %s: %w",
+			op.Op, strings.Join(op.Shuffles, " and "), op.Partition, s.svc.Name(), err))
+	}
+	return nil
+}
+
+// opStatus keeps the code of a status from another node (an owner read
+// from), else maps err as toStatus does.
+func opStatus(err error) error {
+	if st, ok := status.FromError(err); ok {
+		return status.Error(st.Code(), err.Error())
+	}
+	return toStatus(err)
+}
+
+// runJoin joins partition p of the two shuffles.
+func (s *Server) runJoin(ctx context.Context, op OpTicket, stream flight.FlightService_DoGetServer) error {
+	j, _ := op.Join.DFOps() // checked by DecodeOpTicket
+	out, err := s.joinSchema(op.Shuffles, j)
+	if err != nil {
+		return err
+	}
+	ins, err := s.readInputs(ctx, op)
+	if err != nil {
+		return err
+	}
+	defer ins.release()
+	w := s.newOpWriter(stream, out, ins.stats)
+	if err := dfops.HashJoinBatches(s.mem, ins.recs[0], ins.recs[1], j, 0, w.write); err != nil {
+		return badData(err)
+	}
+	return w.close()
+}
+
+// joinSchema checks the join against both shuffles' schemas and returns
+// its output schema.
+func (s *Server) joinSchema(ids []string, j dfops.JoinSpec) (*arrow.Schema, error) {
+	left, err := s.svc.Schema(ids[0])
+	if err != nil {
+		return nil, err
+	}
+	right, err := s.svc.Schema(ids[1])
+	if err != nil {
+		return nil, err
+	}
+	out, err := dfops.JoinSchema(left, right, j)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", service.ErrBadInput, err)
+	}
+	return out, nil
+}
+
+// runSort sorts partition p of the shuffle by the column.
+func (s *Server) runSort(ctx context.Context, op OpTicket, stream flight.FlightService_DoGetServer) error {
+	schema, err := s.svc.Schema(op.Shuffles[0])
+	if err != nil {
+		return err
+	}
+	if n := len(schema.FieldIndices(op.Column)); n != 1 {
+		return fmt.Errorf("%w: sort column %q: the shuffle has %d columns of that name", service.ErrBadInput, op.Column, n)
+	}
+	ins, err := s.readInputs(ctx, op)
+	if err != nil {
+		return err
+	}
+	sorted, err := dfops.SortStable(s.mem, ins.recs[0], op.Column)
+	ins.release()
+	if err != nil {
+		return badData(err)
+	}
+	defer sorted.Release()
+	w := s.newOpWriter(stream, schema, ins.stats)
+	for off := int64(0); off < sorted.NumRows(); off += dfops.DefaultBatchRows {
+		if err := w.writeSlice(sorted, off, min(off+dfops.DefaultBatchRows, sorted.NumRows())); err != nil {
+			return err
+		}
+	}
+	return w.close()
+}
+
+// badData marks the errors of dfops (key types, columns, sizes) as bad
+// input; others (the stream's) stay as they are.
+func badData(err error) error {
+	for _, e := range []error{dfops.ErrKeyType, dfops.ErrColumn, dfops.ErrSpec, dfops.ErrTooLarge, dfops.ErrUnsupportedType} {
+		if errors.Is(err, e) {
+			return fmt.Errorf("%w: %w", service.ErrBadInput, err)
+		}
+	}
+	return err
+}
+
+// opInputs are an op's input partitions, each whole in one record.
+type opInputs struct {
+	recs  []arrow.Record
+	stats OpStats
+}
+
+func (in *opInputs) release() {
+	for _, r := range in.recs {
+		r.Release()
+	}
+	in.recs = nil
+}
+
+// readInputs reads partition op.Partition of every shuffle of op.
+func (s *Server) readInputs(ctx context.Context, op OpTicket) (*opInputs, error) {
+	in := &opInputs{stats: OpStats{Node: s.svc.Name()}}
+	for _, id := range op.Shuffles {
+		rec, remote, err := s.readWhole(ctx, id, op.Partition)
+		if err != nil {
+			in.release()
+			return nil, err
+		}
+		in.recs = append(in.recs, rec)
+		in.stats.InputRows = append(in.stats.InputRows, rec.NumRows())
+		if remote {
+			in.stats.Remote++
+		}
+	}
+	return in, nil
+}
+
+// readWhole reads partition p of shuffle id into one record: from this
+// node's store when it owns p, else from the owner (remote is then true).
+func (s *Server) readWhole(ctx context.Context, id string, p int) (rec arrow.Record, remote bool, err error) {
+	schema, err := s.svc.Schema(id)
+	if err != nil {
+		return nil, false, err
+	}
+	var recs []arrow.Record
+	defer func() { releaseRecords(recs) }()
+	err = s.svc.Get(ctx, id, p, func(r arrow.Record) error {
+		recs = append(recs, r) // Get hands over its reference
+		return nil
+	})
+	if errors.Is(err, service.ErrNotOwner) {
+		releaseRecords(recs)
+		recs, remote = nil, true
+		err = s.fetch(ctx, id, p, func(r arrow.Record) error {
+			r.Retain()
+			recs = append(recs, r)
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, remote, err
+	}
+	rec, err = s.concat(schema, recs)
+	return rec, remote, err
+}
+
+// concat returns recs as one record of schema (an empty one for none).
+func (s *Server) concat(schema *arrow.Schema, recs []arrow.Record) (arrow.Record, error) {
+	switch len(recs) {
+	case 0:
+		b := array.NewRecordBuilder(s.mem, schema)
+		defer b.Release()
+		return b.NewRecord(), nil
+	case 1:
+		recs[0].Retain()
+		return recs[0], nil
+	}
+	return table.Concat(s.mem, recs)
+}
+
+// fetch streams partition p of shuffle id from its owner to fn (which
+// must Retain what it keeps).
+func (s *Server) fetch(ctx context.Context, id string, p int, fn func(arrow.Record) error) error {
+	locs, err := s.svc.Locations(id)
+	if err != nil {
+		return err
+	}
+	if p >= len(locs) {
+		return fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", service.ErrBadInput, id, p, len(locs)-1)
+	}
+	c, err := Dial(locs[p].APIAddr)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "shuffle %s partition %d: owner %s: %v", id, p, locs[p].Node, err)
+	}
+	defer c.Close()
+	t, _ := json.Marshal(Ticket{Shuffle: id, Partition: p})
+	stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: t})
+	if err != nil {
+		return err
+	}
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	if err != nil {
+		return fmt.Errorf("shuffle %s partition %d from owner %s: %w", id, p, locs[p].Node, err)
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		if err := fn(rdr.Record()); err != nil {
+			return err
+		}
+	}
+	return rdr.Err()
+}
+
+func releaseRecords(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// opWriter streams an op's result; the first batch carries the stats.
+type opWriter struct {
+	w      *flight.Writer
+	schema *arrow.Schema
+	mem    memory.Allocator
+	stats  []byte
+	sent   bool
+}
+
+func (s *Server) newOpWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, st OpStats) *opWriter {
+	b, _ := json.Marshal(st)
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	return &opWriter{w: w, schema: schema, mem: s.mem, stats: b}
+}
+
+// write sends one batch (the caller keeps its reference).
+func (o *opWriter) write(rec arrow.Record) error {
+	if o.sent {
+		return o.w.Write(rec)
+	}
+	o.sent = true
+	return o.w.WriteWithAppMetadata(rec, o.stats)
+}
+
+// writeSlice sends rows [from, to) of rec.
+func (o *opWriter) writeSlice(rec arrow.Record, from, to int64) error {
+	sl := rec.NewSlice(from, to)
+	defer sl.Release()
+	return o.write(sl)
+}
+
+// close sends the stats in an empty batch if no batch carried them, and
+// ends the stream.
+func (o *opWriter) close() error {
+	if !o.sent {
+		b := array.NewRecordBuilder(o.mem, o.schema)
+		defer b.Release()
+		rec := b.NewRecord()
+		defer rec.Release()
+		if err := o.write(rec); err != nil {
+			return err
+		}
+	}
+	return o.w.Close()
+}

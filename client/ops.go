@@ -1,0 +1,124 @@
+package client
+
+// Node-side operations: a join or a sort of output partitions runs on a
+// node (api.OpTicket), which streams the result back.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/dfops"
+)
+
+// Op runs op on the node at addr ("" for the node c was dialled to) and
+// streams the result's records to fn, which must not keep a record past its
+// call without Retain; records without rows are not passed on. It returns
+// the stats the node reported. Errors carry the node's gRPC status code.
+func (c *Client) Op(ctx context.Context, addr string, op api.OpTicket, fn func(arrow.Record) error) (api.OpStats, error) {
+	var st api.OpStats
+	fc, err := c.peer(addr)
+	if err != nil {
+		return st, err
+	}
+	t, err := json.Marshal(op)
+	if err != nil {
+		return st, err
+	}
+	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: t})
+	if err != nil {
+		return st, err
+	}
+	rdr, err := flight.NewRecordReader(stream)
+	if err != nil {
+		return st, err
+	}
+	defer rdr.Release()
+	return readOp(rdr, op, fn)
+}
+
+// readOp reads an op's stream: stats from the first batch, then records.
+func readOp(rdr *flight.Reader, op api.OpTicket, fn func(arrow.Record) error) (api.OpStats, error) {
+	var st api.OpStats
+	first := true
+	for rdr.Next() {
+		if first {
+			if err := json.Unmarshal(rdr.LatestAppMetadata(), &st); err != nil {
+				return st, fmt.Errorf("client: %s of partition %d: stats of the first batch: %w", op.Op, op.Partition, err)
+			}
+			first = false
+		}
+		if rdr.Record().NumRows() == 0 {
+			continue
+		}
+		if err := fn(rdr.Record()); err != nil {
+			return st, err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return st, err
+	}
+	if first {
+		return st, fmt.Errorf("client: %s of partition %d: the stream ended without a batch", op.Op, op.Partition)
+	}
+	return st, nil
+}
+
+// Join joins partition p of the shuffles left and right on the node at addr
+// (see Op and api.OpJoin); send it to the owner of left's partition p.
+func (c *Client) Join(ctx context.Context, addr, left, right string, p int, j dfops.JoinSpec, fn func(arrow.Record) error) (api.OpStats, error) {
+	js := api.JoinSpecOf(j)
+	return c.Op(ctx, addr, api.OpTicket{Op: api.OpJoin, Shuffles: []string{left, right}, Partition: p, Join: &js}, fn)
+}
+
+// Sort sorts partition p of shuffle by column on the node at addr (see Op
+// and api.OpSort); send it to the partition's owner.
+func (c *Client) Sort(ctx context.Context, addr, shuffle string, p int, column string, fn func(arrow.Record) error) (api.OpStats, error) {
+	return c.Op(ctx, addr, api.OpTicket{Op: api.OpSort, Shuffles: []string{shuffle}, Partition: p, Column: column}, fn)
+}
+
+// Join joins partition p of r (the left side) with partition p of right on
+// the node that owns r's partition p: with right co-partitioned with r
+// (spec co_partition), that node holds both and nothing crosses the network
+// but the result. A lost owner is recovered as Read does (both shuffles),
+// and every output row reaches fn once (the join's output order is fixed by
+// its inputs' order).
+func (r *Result) Join(ctx context.Context, right *Result, p int, j dfops.JoinSpec, fn func(arrow.Record) error) (api.OpStats, error) {
+	res := &resumer{fn: fn}
+	var st api.OpStats
+	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
+		st, err = c.Join(ctx, ep.Addr, r.Shuffle, right.Shuffle, p, j, res.try())
+		return right.healOn(ctx, err)
+	})
+	return st, err
+}
+
+// Sort sorts partition p of r by column on its owner and streams the sorted
+// rows to fn, recovering a lost owner as Read does.
+func (r *Result) Sort(ctx context.Context, p int, column string, fn func(arrow.Record) error) (api.OpStats, error) {
+	res := &resumer{fn: fn}
+	var st api.OpStats
+	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
+		st, err = c.Sort(ctx, ep.Addr, r.Shuffle, p, column, res.try())
+		return err
+	})
+	return st, err
+}
+
+// healOn recovers r after a failed op that a lost node may explain (the
+// op read r's partition from its owner, which may be the lost one), and
+// returns err for the caller's own recovery and retry.
+func (r *Result) healOn(ctx context.Context, err error) error {
+	var ce *callerError
+	if err == nil || errors.As(err, &ce) || !recoverable(err) {
+		return err
+	}
+	if _, herr := r.recover(ctx); herr != nil {
+		return &callerError{fmt.Errorf("%w (%w)", herr, err)}
+	}
+	return err
+}

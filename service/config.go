@@ -6,13 +6,16 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/spill"
 )
 
 // Config configures a Service. The zero value of a field means its default.
 type Config struct {
 	// MemoryLimit is the node's budget for shard data: a quarter goes to
 	// send buffers, the rest to the in-memory part of the spill store.
-	// Default 1 GiB.
+	// Received pieces are charged their bytes plus ~160 bytes of
+	// bookkeeping each. MemoryOverhead estimates what the node needs on
+	// top. Default 1 GiB.
 	MemoryLimit int64
 	// SpillDir is where the spill store keeps badger files. Empty means
 	// memory only: over budget, receiving fails.
@@ -67,6 +70,18 @@ func (c Config) withDefaults() Config {
 		c.Logger = d.Logger
 	}
 	return c
+}
+
+// storeBudget is the part of MemoryLimit that goes to the spill store's memory.
+func (c Config) storeBudget() int64 { return c.MemoryLimit - c.MemoryLimit/4 }
+
+// MemoryOverhead estimates the Go heap the service needs beyond MemoryLimit, at most: the
+// spill store's overhead (badger's memtables and caches, scaled to the store's budget, and a
+// spill batch being written; spill.Config.Overhead). The Go runtime, RPC buffers and batches
+// of reads in progress come on top.
+func (c Config) MemoryOverhead() int64 {
+	c = c.withDefaults()
+	return spill.Config{Dir: c.SpillDir, MemoryLimit: c.storeBudget()}.Overhead()
 }
 
 // Validate reports a configuration that cannot work.

@@ -140,7 +140,7 @@ func (s *Service) storeEntry(sh *shuffle, e *splitter.Entry) error {
 	for _, r := range e.Runs {
 		rec.Retain()
 		v := &piece{rec: rec, off: off, rows: int64(r.Count), codec: sh.codec}
-		v.size = int64(len(data)) * int64(r.Count) / max(rec.NumRows(), 1)
+		v.size = pieceOverhead + int64(len(data))*int64(r.Count)/max(rec.NumRows(), 1)
 		off += int64(r.Count)
 		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
 		if err := s.store.Put(sh.id(), k, v); err != nil {
@@ -236,6 +236,11 @@ func (s *Service) afterCommit(sh *shuffle, n *commitNote) error {
 	return nil
 }
 
+// pieceOverhead is what a piece in memory costs beyond its share of the entry's bytes: this
+// struct (48 bytes), the spill store's index entry (~90 bytes) and its key (16). It is
+// charged against the budget so that many small pieces cannot take memory far past it.
+const pieceOverhead = 160
+
 // piece is one output partition's rows of one entry, held in memory: rows
 // [off, off+rows) of the decoded entry, which every piece of the entry
 // shares (one reference each). Reads gather pieces straight into output
@@ -251,10 +256,14 @@ type piece struct {
 func (p *piece) Size() int64 { return p.size }
 
 // MarshalSpill implements spill.Value: the piece's rows as Arrow IPC.
-func (p *piece) MarshalSpill() ([]byte, error) {
+func (p *piece) MarshalSpill() ([]byte, error) { return p.AppendSpill(nil) }
+
+// AppendSpill implements spill.SpillAppender: it encodes the piece's rows
+// straight into the spill store's group.
+func (p *piece) AppendSpill(dst []byte) ([]byte, error) {
 	s := table.Slice(p.rec, p.off, p.rows)
 	defer s.Release()
-	return p.codec.AppendRecord(nil, s)
+	return p.codec.AppendRecord(dst, s)
 }
 
 // Release implements spill.Value.

@@ -30,14 +30,19 @@ type badgerDisk struct {
 	created bool     // Open created dir: Close removes it
 }
 
-// badgerOptions keeps badger's heap near 60 MiB (DEPENDENCIES.md): small memtables and
-// caches, large values in the value log, no compression, no conflict detection, no metrics.
-func badgerOptions(dir string, log *slog.Logger) badger.Options {
+// badgerOptions tunes badger as a spill buffer (DEPENDENCIES.md): small memtables and
+// caches, values (groups of pieces) in the value log, no compression, no conflict detection,
+// no metrics. Its memory scales with the store's budget (badgerScale): at budgets of 256 MiB
+// and more, memtables 16 MiB x 2 and caches of 16 MiB each, ~60 MiB of heap; at 48 MiB,
+// 3 MiB each.
+func badgerOptions(dir string, budget int64, log *slog.Logger) badger.Options {
+	scale := badgerScale(budget)
 	return badger.DefaultOptions(dir).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(scale).
 		WithNumMemtables(2).
-		WithBlockCacheSize(16 << 20).
-		WithIndexCacheSize(16 << 20).
+		WithBlockCacheSize(scale).
+		WithIndexCacheSize(scale).
+		WithBaseTableSize(min(scale/2, 2<<20)).
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(8).
 		WithValueThreshold(1 << 10).
@@ -50,8 +55,15 @@ func badgerOptions(dir string, log *slog.Logger) badger.Options {
 		WithLogger(badgerLogger{log.With("component", "badger")})
 }
 
+// badgerScale is the size of each of badger's memtables and caches for a store budget: a
+// sixteenth of it, between 1 MiB and 16 MiB. Spilled pieces go to the value log in groups,
+// so the LSM holds one small entry per group and small memtables flush rarely.
+func badgerScale(budget int64) int64 {
+	return min(max(budget/16, 1<<20), 16<<20)
+}
+
 // openBadger claims dir, wipes what a previous run left there and opens badger in it.
-func openBadger(dir string, log *slog.Logger) (*badgerDisk, error) {
+func openBadger(dir string, budget int64, log *slog.Logger) (*badgerDisk, error) {
 	created, err := claimDir(dir)
 	if err != nil {
 		return nil, err
@@ -65,7 +77,7 @@ func openBadger(dir string, log *slog.Logger) (*badgerDisk, error) {
 		d.unlock()
 		return nil, err
 	}
-	d.db, err = badger.Open(badgerOptions(dir, log))
+	d.db, err = badger.Open(badgerOptions(dir, budget, log))
 	if err != nil {
 		d.unlock()
 		return nil, err

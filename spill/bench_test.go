@@ -16,7 +16,7 @@ var diskBackends = []struct {
 }{
 	{"mem", func(*testing.B) Disk { return newMemDisk() }},
 	{"badger", func(b *testing.B) Disk {
-		d, err := openBadger(b.TempDir(), slog.New(slog.DiscardHandler))
+		d, err := openBadger(b.TempDir(), DefaultMemoryLimit, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -159,8 +159,8 @@ func BenchmarkStorePut(b *testing.B) {
 		{"badger", func(b *testing.B) Config { return Config{MemoryLimit: 64 << 20, Dir: b.TempDir()} }},
 	}
 	for _, st := range stores {
-		for _, size := range benchSizes {
-			b.Run(fmt.Sprintf("%s/%dKiB", st.name, size>>10), func(b *testing.B) {
+		for _, size := range append([]int{512}, benchSizes...) { // 512 B: the demo's pieces
+			b.Run(fmt.Sprintf("%s/%dB", st.name, size), func(b *testing.B) {
 				benchStorePut(b, st.cfg(b), size)
 			})
 		}

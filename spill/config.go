@@ -56,6 +56,23 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Overhead estimates the Go heap a store with this configuration uses beyond MemoryLimit, at
+// most: badger's memtables, table builders and caches, which scale with MemoryLimit (from
+// ~11 MiB at budgets of 16 MiB and less to ~56 MiB at 256 MiB and more), and a spill batch
+// being marshalled into groups (twice SpillChunk). The piece index is not counted: callers
+// charge it in Value.Size. A memory-only store has no overhead.
+func (c Config) Overhead() int64 {
+	c = c.withDefaults()
+	if c.Dir == "" && c.Disk == nil {
+		return 0
+	}
+	disk := int64(0)
+	if c.Disk == nil {
+		disk = 3*badgerScale(c.MemoryLimit) + 8<<20
+	}
+	return disk + 2*c.SpillChunk
+}
+
 // withDefaults returns c with every zero field replaced by its default.
 func (c Config) withDefaults() Config {
 	if c.MemoryLimit == 0 {

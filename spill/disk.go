@@ -4,9 +4,10 @@ package spill
 // wrappers in tests. Implementations must be safe for concurrent use: the store calls Scan for
 // one shuffle while it writes or drops others.
 type Disk interface {
-	// WriteBatch stores entries. It is all-or-nothing from the caller's view: on error the
-	// store keeps the values in memory and returns the error; entries that did reach the disk
-	// are shadowed by the in-memory copies and overwritten by a later successful spill.
+	// WriteBatch stores entries (groups of pieces). It is all-or-nothing from the caller's
+	// view: on error the store keeps the values in memory and returns the error; groups that
+	// did reach the disk repeat keys that memory or later groups hold too, and Scan returns
+	// each key once (from memory if it is there).
 	// WriteBatch must not retain the slices after it returns.
 	WriteBatch(entries []Entry) error
 	// Scan calls fn for every entry whose key starts with prefix, in key order (bytewise).

@@ -13,14 +13,23 @@
 // memory over the budget spills, before it returns, the oldest pieces of any shuffle (FIFO)
 // in batches of at least Config.SpillChunk bytes: back-pressure on the caller. Pieces of
 // Puts in progress and of partitions being scanned are not spillable, so memory can exceed
-// the budget by those. The budget counts Value.Size only: the piece index (about 150 bytes a
-// piece) and badger's own memory (about 60 MiB) come on top. Without a disk (Config.Dir and Config.Disk empty) a Put that does not
-// fit fails with ErrMemoryFull.
+// the budget by those. The budget counts Value.Size only: callers charge the piece index
+// (about 90 bytes a piece in memory) in it. What comes on top is Config.Overhead: badger's
+// memtables and caches, scaled to the budget (a sixteenth of it each, 1 to 16 MiB), and the
+// spill batch being written; plus 16 bytes per piece for duplicate detection, which stays
+// until the shuffle is dropped. Without a disk (Config.Dir and Config.Disk empty) a Put that
+// does not fit fails with ErrMemoryFull.
 //
-// On disk a piece's key is the shuffle ID prefixed with its 2-byte big-endian length,
-// followed by partition, task, attempt and seq in big endian, so badger's order is Key order
-// and a shuffle or a partition is a key prefix. DropShuffle is one badger DropPrefix (or
-// DropAll when no other shuffle has data on disk, which also frees the value-log files).
+// A spill writes one disk entry per group: the batch's pieces of one (shuffle, partition) in
+// Key order, up to about 1 MiB. Its key is the shuffle ID prefixed with its 2-byte big-endian
+// length, followed by the first piece's partition, task, attempt and seq in big endian, so a
+// shuffle or a partition is a key prefix; its value holds each piece's task, attempt, seq and
+// length, then its bytes. Groups of different spills may overlap in key range: Scan merges
+// them (holding in memory the groups whose ranges overlap the keys it is at) with the
+// partition's pieces in memory. DropShuffle is one badger DropPrefix (or DropAll when no
+// other shuffle has data on disk, which also frees the value-log files). Badger memory-maps
+// its value log, so spilled bytes show in the process's RSS as file-backed pages (page cache
+// that the kernel can reclaim) until the shuffle is dropped.
 //
 // Spill data does not survive a restart: Open wipes Config.Dir (refusing a non-empty
 // directory it did not mark as its own) and Close deletes it. There is no crash recovery.

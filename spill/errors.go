@@ -25,4 +25,6 @@ var (
 	ErrConfig = errors.New("spill: invalid config")
 	// ErrBadKey is returned when a key read from disk does not decode.
 	ErrBadKey = errors.New("spill: malformed disk key")
+	// ErrBadValue is returned when a group of spilled pieces read from disk does not decode.
+	ErrBadValue = errors.New("spill: malformed disk value")
 )

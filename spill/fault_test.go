@@ -69,7 +69,7 @@ func TestDiskFault(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bd, err := openBadger(t.TempDir(), slog.New(slog.DiscardHandler))
+			bd, err := openBadger(t.TempDir(), DefaultMemoryLimit, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,30 +129,32 @@ func recoverFromFullDisk(t *testing.T, r *faultRun, fd *faultDisk) {
 	}
 }
 
-// TestFailedSpillLeftovers makes a spill fail after half its batch reached the disk, then
-// spills only the first of those pieces again: the second is in memory and, stale, on disk.
-// Scan must return it once, from memory.
+// TestFailedSpillLeftovers makes a spill fail after its first group (tasks 0 and 1 of
+// partition 0) reached the disk, then spills only task 1 again, in a group of its own: task 0
+// is in memory and, stale, on disk; task 1 is on disk twice. Scan must return each once,
+// task 0 from memory.
 func TestFailedSpillLeftovers(t *testing.T) {
 	fd := &faultDisk{Disk: newMemDisk(), failAt: 1, partial: true}
 	log := newReleaseLog(t)
 	s := openStore(t, Config{Disk: fd, MemoryLimit: 400, SpillChunk: 1, Node: "node-3"})
-	want := putAll(t, s, log, []put{
-		{"s", Key{Task: 0}, 100}, {"s", Key{Task: 1}, 100}, {"s", Key{Task: 2}, 100}, {"s", Key{Task: 3}, 100},
+	want := putAll(t, s, log, []put{ // queue order: task 1 is the oldest
+		{"s", Key{Task: 1}, 100}, {"s", Key{Task: 0}, 100},
+		{"s", Key{Partition: 1, Task: 2}, 100}, {"s", Key{Partition: 1, Task: 3}, 100},
 	})
 	big := &testValue{id: 1000, data: make([]byte, 400), log: log}
 	if err := s.Put("s", Key{Task: 9}, big); !errors.Is(err, ErrDisk) {
 		t.Fatalf("Put = %v, want ErrDisk", err)
 	}
-	if n := fd.Disk.(*memDisk).len(); n != 2 {
-		t.Fatalf("failed batch left %d entries on disk, want 2", n)
+	if n := fd.Disk.(*memDisk).len(); n != 1 {
+		t.Fatalf("failed batch left %d groups on disk, want 1", n)
 	}
-	more := putAll(t, s, log, []put{{"s", Key{Task: 4}, 50}}) // spills task 0 only
+	more := putAll(t, s, log, []put{{"s", Key{Task: 4}, 50}}) // spills task 1 only
 	want["s"][0] = append(want["s"][0], more["s"][0]...)
 	g := scanAll(t, s, "s", 0)
 	if err := sameData(g, want["s"][0]); err != nil {
 		t.Fatal(err)
 	}
-	if !g[0].OnDisk || g[1].OnDisk {
-		t.Fatalf("task 0 on disk %v, task 1 on disk %v; want true, false", g[0].OnDisk, g[1].OnDisk)
+	if g[0].OnDisk || !g[1].OnDisk || g[2].OnDisk {
+		t.Fatalf("tasks 0, 1, 4 on disk: %v %v %v; want false true false", g[0].OnDisk, g[1].OnDisk, g[2].OnDisk)
 	}
 }

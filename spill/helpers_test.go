@@ -83,6 +83,14 @@ func (v *testValue) Release() {
 	}
 }
 
+// appendValue is a testValue that also implements SpillAppender, as the service's pieces do.
+type appendValue struct{ *testValue }
+
+func (v appendValue) AppendSpill(dst []byte) ([]byte, error) {
+	data, err := v.MarshalSpill()
+	return append(dst, data...), err
+}
+
 // pieceData builds deterministic contents for a piece: its key, then filler.
 func pieceData(shuffle string, k Key, size int) []byte {
 	b := make([]byte, size)

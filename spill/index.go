@@ -7,14 +7,13 @@ import (
 // piece is one stored value. Every field is guarded by Store.mu, except that a spiller (holding
 // Store.spillMu) reads value while marshalling a piece it has taken out of the queue.
 type piece struct {
-	key    Key
-	size   int64
-	value  Value // nil once spilled or released
-	part   *partIndex
-	onDisk bool
-
+	key        Key
+	size       int64
+	value      Value // nil once spilled or released
+	part       *partIndex
 	prev, next *piece // links of Store.queue
 	queued     bool
+	onDisk     bool
 }
 
 // partIndex indexes the pieces of one (shuffle, partition).
@@ -25,20 +24,20 @@ type partIndex struct {
 	live   int      // pieces of mem still in memory
 	onDisk int      // pieces spilled to disk
 	pins   int      // running scans; pinned pieces are not spilled
+	keys   keySet   // every key put, in memory or on disk: duplicate detection
 }
 
 // shuffleState is the store's view of one shuffle.
 type shuffleState struct {
 	id      string
 	parts   map[uint32]*partIndex
-	keys    map[Key]struct{} // every key put, in memory or on disk: duplicate detection
 	stats   ShuffleStats
 	touched bool // a spill batch held its pieces: the disk may hold its keys
 	dropped bool
 }
 
 func newShuffleState(id string) *shuffleState {
-	return &shuffleState{id: id, parts: map[uint32]*partIndex{}, keys: map[Key]struct{}{}}
+	return &shuffleState{id: id, parts: map[uint32]*partIndex{}}
 }
 
 // part returns the index of partition p, creating it.
@@ -51,8 +50,9 @@ func (sh *shuffleState) part(p uint32) *partIndex {
 	return pi
 }
 
-// add appends p to the partition's in-memory pieces.
+// add appends p to the partition's in-memory pieces and its key to the partition's keys.
 func (pi *partIndex) add(p *piece) {
+	pi.keys.add(p.key)
 	if n := len(pi.mem); n > 0 && pi.mem[n-1].key.Compare(p.key) > 0 {
 		pi.sorted = false
 	}
@@ -60,8 +60,9 @@ func (pi *partIndex) add(p *piece) {
 	pi.live++
 }
 
-// remove takes p (a piece still in memory) out of the partition.
+// remove takes p (a piece still in memory) and its key out of the partition.
 func (pi *partIndex) remove(p *piece) {
+	pi.keys.remove(p.key)
 	if i := slices.Index(pi.mem, p); i >= 0 {
 		pi.mem = slices.Delete(pi.mem, i, i+1)
 		pi.live--

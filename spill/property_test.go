@@ -108,7 +108,11 @@ func putConcurrently(t *testing.T, s *Store, log *releaseLog, sc scenario) map[s
 	for w := range sc.workers {
 		wg.Go(func() {
 			for i := w; i < len(sc.puts); i += sc.workers {
-				if err := s.Put(sc.puts[i].shuffle, sc.puts[i].key, values[i]); err != nil {
+				var v Value = values[i]
+				if i%2 == 1 { // half the values write straight into their group
+					v = appendValue{values[i]}
+				}
+				if err := s.Put(sc.puts[i].shuffle, sc.puts[i].key, v); err != nil {
 					t.Errorf("Put %d: %v", i, err)
 				}
 			}

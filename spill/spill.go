@@ -1,11 +1,17 @@
 package spill
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // batch is a set of pieces taken out of the queue to be spilled together.
 type batch struct {
-	pieces []*piece
-	bytes  int64 // Value.Size bytes
+	pieces []*piece // in queue order: a failed spill puts them back in it
+	bytes  int64    // Value.Size bytes
+	sorted []*piece // pieces by shuffle and Key, as the groups hold them (set by entries)
+	disk   []int64  // MarshalSpill bytes of sorted[i]
 }
 
 // makeRoom spills until memory is within budget or nothing is left to spill (pieces being
@@ -70,18 +76,75 @@ func (s *Store) pickBatch() *batch {
 	return b
 }
 
-// entries marshals the batch. The pieces are out of the queue and DropShuffle waits for
-// spillMu, so their values stay valid without holding mu.
+// entries marshals the batch into groups: one disk entry per run of a (shuffle,
+// partition)'s pieces in Key order, of about maxGroupBytes at most. The pieces are out of the
+// queue and DropShuffle waits for spillMu, so their values stay valid without holding mu.
 func (b *batch) entries() ([]Entry, error) {
-	es := make([]Entry, len(b.pieces))
-	for i, p := range b.pieces {
-		data, err := p.value.MarshalSpill()
+	b.sorted = slices.Clone(b.pieces)
+	slices.SortFunc(b.sorted, comparePieces)
+	b.disk = make([]int64, len(b.sorted))
+	var es []Entry
+	for i := 0; i < len(b.sorted); {
+		end, est := b.groupEnd(i)
+		e, err := b.group(i, end, est)
 		if err != nil {
-			return nil, fmt.Errorf("piece of shuffle %q %v: %w", p.part.sh.id, p.key, err)
+			return nil, err
 		}
-		es[i] = Entry{Key: encodeKey(p.part.sh.id, p.key), Value: data}
+		es, i = append(es, e), end
 	}
 	return es, nil
+}
+
+// comparePieces orders pieces by shuffle ID, then Key.
+func comparePieces(a, b *piece) int {
+	if c := strings.Compare(a.part.sh.id, b.part.sh.id); c != 0 {
+		return c
+	}
+	return a.key.Compare(b.key)
+}
+
+// groupEnd returns the end of the group that starts at sorted[i] and its size estimated from
+// Value.Size: the group ends at the next partition or once the estimate reaches
+// maxGroupBytes.
+func (b *batch) groupEnd(i int) (end int, est int64) {
+	part := b.sorted[i].part
+	for end = i; end < len(b.sorted) && b.sorted[end].part == part && est < maxGroupBytes; end++ {
+		est += b.sorted[end].size + groupHeaderLen
+	}
+	return end, est
+}
+
+// group marshals sorted[i:end] into one entry.
+func (b *batch) group(i, end int, est int64) (Entry, error) {
+	first := b.sorted[i]
+	value := make([]byte, 0, est)
+	for j := i; j < end; j++ {
+		p := b.sorted[j]
+		n := len(value)
+		var err error
+		if value, err = appendSpilled(value, p); err != nil {
+			return Entry{}, fmt.Errorf("piece of shuffle %q %v: %w", p.part.sh.id, p.key, err)
+		}
+		b.disk[j] = int64(len(value) - n - groupHeaderLen)
+	}
+	return Entry{Key: encodeKey(first.part.sh.id, first.key), Value: value}, nil
+}
+
+// appendSpilled appends piece p to a group value, through SpillAppender if its value has it.
+func appendSpilled(value []byte, p *piece) ([]byte, error) {
+	a, ok := p.value.(SpillAppender)
+	if !ok {
+		data, err := p.value.MarshalSpill()
+		return appendGroupPiece(value, p.key, data), err
+	}
+	n := len(value)
+	value = appendGroupPiece(value, p.key, nil)
+	value, err := a.AppendSpill(value)
+	if err != nil {
+		return value[:n], err
+	}
+	setGroupPieceLen(value[n:], len(value)-n-groupHeaderLen)
+	return value, nil
 }
 
 // finishBatch records the outcome of a spill: on success the values are released, on failure
@@ -101,11 +164,11 @@ func (s *Store) finishBatch(b *batch, entries []Entry, err error) {
 	}
 	s.totals.Spills++
 	var diskBytes int64
-	for i, p := range b.pieces {
-		diskBytes += int64(len(entries[i].Value))
-		s.spilled(p, int64(len(entries[i].Value)))
+	for i, p := range b.sorted {
+		diskBytes += b.disk[i]
+		s.spilled(p, b.disk[i])
 	}
-	s.log.Debug("spilled", "pieces", len(b.pieces), "bytes", diskBytes)
+	s.log.Debug("spilled", "pieces", len(b.pieces), "groups", len(entries), "bytes", diskBytes)
 }
 
 // spilled moves the accounting of p from memory to disk and releases its value.

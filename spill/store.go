@@ -22,6 +22,14 @@ type Value interface {
 	Release()
 }
 
+// SpillAppender is an optional interface of a Value: AppendSpill appends to dst the bytes
+// MarshalSpill would return, and returns the extended slice. The store uses it, when a value
+// has it, to write a piece straight into its group without a buffer of its own. The same
+// rules as for MarshalSpill apply.
+type SpillAppender interface {
+	AppendSpill(dst []byte) ([]byte, error)
+}
+
 // Store holds the pieces of many shuffles: in memory up to Config.MemoryLimit, beyond it on
 // disk. See the package documentation for the concurrency rules.
 type Store struct {
@@ -60,7 +68,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s.totals.MemoryLimit = cfg.MemoryLimit
 	if s.disk == nil && cfg.Dir != "" {
-		d, err := openBadger(cfg.Dir, s.log)
+		d, err := openBadger(cfg.Dir, cfg.MemoryLimit, s.log)
 		if err != nil {
 			return nil, fmt.Errorf("spill: node %q: opening %q: %w", cfg.Node, cfg.Dir, err)
 		}
@@ -116,10 +124,8 @@ func (s *Store) admit(shuffle string, k Key, v Value) (p *piece, over bool, err 
 		return nil, false, s.errorf(shuffle, ErrClosed, "put %v", k)
 	}
 	sh := s.shuffles[shuffle]
-	if sh != nil {
-		if _, dup := sh.keys[k]; dup {
-			return nil, false, s.errorf(shuffle, ErrDuplicate, "%v", k)
-		}
+	if sh != nil && sh.parts[k.Partition] != nil && sh.parts[k.Partition].keys.has(k) {
+		return nil, false, s.errorf(shuffle, ErrDuplicate, "%v", k)
 	}
 	used := s.totals.MemoryBytes
 	if s.disk == nil && used+size > s.cfg.MemoryLimit {
@@ -132,7 +138,6 @@ func (s *Store) admit(shuffle string, k Key, v Value) (p *piece, over bool, err 
 	}
 	p = &piece{key: k, size: size, value: v, part: sh.part(k.Partition)}
 	p.part.add(p)
-	sh.keys[k] = struct{}{}
 	s.account(sh, size, 1)
 	s.ops.Add(1)
 	return p, s.overBudget(), nil
@@ -168,7 +173,6 @@ func (s *Store) unadmit(p *piece) bool {
 	}
 	sh := p.part.sh
 	p.part.remove(p)
-	delete(sh.keys, p.key)
 	s.account(sh, -p.size, -1)
 	p.value = nil
 	return true

@@ -144,6 +144,8 @@ func TestPutErrors(t *testing.T) {
 		{"overlong shuffle ID", Config{}, nil, strings.Repeat("x", MaxShuffleIDLen+1), Key{}, nil, ErrInvalid},
 		{"marshal failure", Config{MemoryLimit: 10, Disk: newMemDisk()},
 			[]put{{"s", Key{Task: 1}, 10}}, "s", Key{Task: 2}, nil, ErrMarshal},
+		{"append failure", Config{MemoryLimit: 10, Disk: newMemDisk()},
+			[]put{{"s", Key{Task: 1}, 10}}, "s", Key{Task: 2}, nil, ErrMarshal},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,7 +158,11 @@ func TestPutErrors(t *testing.T) {
 				v = &testValue{id: 1000, data: make([]byte, 50), log: log, failMarshal: tc.want == ErrMarshal}
 			}
 			if tc.want == ErrMarshal {
-				s.shuffles["s"].parts[0].mem[0].value.(*testValue).failMarshal = true
+				p := s.shuffles["s"].parts[0].mem[0]
+				p.value.(*testValue).failMarshal = true
+				if tc.name == "append failure" {
+					p.value = appendValue{p.value.(*testValue)}
+				}
 			}
 			err := s.Put(tc.shuffle, tc.key, v)
 			if !errors.Is(err, tc.want) {
@@ -460,7 +466,7 @@ func (d *dropCounter) DropAll() error {
 // must use DropPrefix (badger's DropAll is unsafe with concurrent reads), then DropAll once
 // the disk is idle.
 func TestNoDropAllDuringScan(t *testing.T) {
-	bd, err := openBadger(t.TempDir(), slog.New(slog.DiscardHandler))
+	bd, err := openBadger(t.TempDir(), DefaultMemoryLimit, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,13 +127,14 @@ func writeHeapProfile(path string, stderr io.Writer) {
 	}
 }
 
-// softMemoryLimit tells the Go runtime to collect harder as the heap nears
-// what the node budgets allow (budget bytes of shard data plus overhead
-// for the runtime, Arrow, gRPC and badger), so RSS stays near the budget.
-// GOMEMLIMIT, when set, wins.
+// softMemoryLimit tells the Go runtime to collect harder as its memory nears the budget
+// (bytes of shard data, which the splitter and the spill store keep to) plus overhead (the
+// runtime, Arrow, gRPC, libp2p, badger and what a spill or a read holds for a moment), so
+// the heap stays near the budget instead of growing to twice what is live. GOMEMLIMIT, when
+// set, wins.
 func softMemoryLimit(budget, overhead int64) {
 	if os.Getenv("GOMEMLIMIT") == "" && budget > 0 {
-		debug.SetMemoryLimit(budget*5/4 + overhead)
+		debug.SetMemoryLimit(budget + overhead)
 	}
 }
 

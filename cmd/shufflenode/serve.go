@@ -90,6 +90,11 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// serveOverhead is the Go memory a serve process needs beyond its budget and the service's
+// MemoryOverhead: ~15 MiB at rest (runtime, gRPC, libp2p, JSON tables), frames and Flight
+// batches in flight and the output batches of reads in progress.
+const serveOverhead = 40 << 20
+
 func cmdServe(args []string, stdout, stderr io.Writer) int {
 	var f serveFlags
 	fs := newServeFlags(&f, stderr)
@@ -109,7 +114,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	softMemoryLimit(cfg.Service.MemoryLimit, 256<<20)
+	softMemoryLimit(cfg.Service.MemoryLimit, serveOverhead+cfg.Service.MemoryOverhead())
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)

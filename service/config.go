@@ -32,6 +32,10 @@ type Config struct {
 	// when a member does not take the seal, before failing the shuffle
 	// (default 30 s).
 	LossWait time.Duration
+	// IdleExpiry closes a shuffle on this node once nobody put to it, read
+	// from it, waited at its barrier or sent it shards for this long (its
+	// client died without closing it). Default 1 hour; negative: never.
+	IdleExpiry time.Duration
 	// Allocator for Arrow data; default memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger; default slog.Default().
@@ -42,7 +46,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		MemoryLimit: 1 << 30, BufferBytes: 4 << 20, MaxInFlight: 2,
-		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
+		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
 	}
 }
 
@@ -62,6 +66,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LossWait == 0 {
 		c.LossWait = d.LossWait
+	}
+	if c.IdleExpiry == 0 {
+		c.IdleExpiry = d.IdleExpiry
 	}
 	if c.Allocator == nil {
 		c.Allocator = d.Allocator

@@ -194,6 +194,7 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 	if err != nil {
 		return BarrierResult{}, err
 	}
+	sh.touch()
 	for {
 		var r controlReply
 		if sh.coord != nil {

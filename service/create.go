@@ -168,16 +168,23 @@ func (s *Service) CloseShuffle(ctx context.Context, id string) error {
 	return s.broadcast(ctx, members, control{Op: opClose, Shuffle: id})
 }
 
-// drop frees a shuffle on this node.
-func (s *Service) drop(id string) error {
+// drop frees a shuffle on this node: its client closed it.
+func (s *Service) drop(id string) error { return s.dropAs(id, "closed") }
+
+// dropAs frees a shuffle on this node; reason says why it is gone to
+// later calls that name it.
+func (s *Service) dropAs(id, reason string) error {
 	s.mu.Lock()
 	sh, ok := s.shuffles[id]
 	delete(s.shuffles, id)
+	if ok {
+		s.gone.add(id, reason)
+	}
 	s.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	sh.finish(Failed, errors.New("closed"))
+	sh.finish(Failed, errors.New(reason))
 	s.split.Forget(id)
 	return s.store.DropShuffle(id)
 }

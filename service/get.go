@@ -135,6 +135,7 @@ func (s *Service) readable(id string, p int) (*shuffle, error) {
 	if p < 0 || p >= sh.spec.Partitions {
 		return nil, fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", ErrBadInput, id, p, sh.spec.Partitions-1)
 	}
+	sh.touch()
 	if r := sh.routing(); !r.owned.Has(p) {
 		return nil, fmt.Errorf("%w: shuffle %s partition %d is on node %s, not %s", ErrNotOwner, id, p, sh.members[r.groupOf[p]], s.Name())
 	}

@@ -63,6 +63,7 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	sh.touch()
 	r, err := s.dispatch(sh, c)
 	if err != nil {
 		return nil, err

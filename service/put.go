@@ -54,6 +54,7 @@ func (s *Service) putWith(ctx context.Context, sh *shuffle, task uint64, attempt
 	if err := sh.openErr(); err != nil {
 		return PutResult{}, err
 	}
+	sh.touch()
 	k := attemptKey{task, attempt}
 	if err := sh.startPut(k); err != nil {
 		return PutResult{}, err

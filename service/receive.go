@@ -31,6 +31,7 @@ func (s *Service) receive(ctx context.Context, m *shardsMsg) error {
 	if err != nil {
 		return refuse(wire.RefuseUnknownShuffle, err)
 	}
+	sh.touch()
 	rt := sh.routing()
 	if err := s.checkEpoch(sh, rt, m.Epoch); err != nil {
 		return err

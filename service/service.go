@@ -45,6 +45,7 @@ type Service struct {
 
 	mu       sync.RWMutex
 	shuffles map[string]*shuffle
+	gone     tombstones // why recently dropped shuffles are gone
 	closed   bool
 }
 
@@ -58,7 +59,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*shuffle), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	send := cfg.MemoryLimit / 4
-	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.MemoryLimit - send, Logger: cfg.Logger})
+	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
@@ -80,6 +81,7 @@ func (s *Service) Attach(n Network) {
 	s.net = n
 	s.log = s.log.With("node", n.Self().Name)
 	s.watch(n.Subscribe(16))
+	s.expireIdle()
 	close(s.ready)
 }
 
@@ -121,6 +123,9 @@ func (s *Service) lookup(id string) (*shuffle, error) {
 	}
 	sh, ok := s.shuffles[id]
 	if !ok {
+		if why, ok := s.gone.why(id); ok {
+			return nil, fmt.Errorf("%w: %s on node %s: %s", ErrUnknownShuffle, id, s.net.Self().Name, why)
+		}
 		return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, id, s.net.Self().Name)
 	}
 	return sh, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -50,6 +51,7 @@ type shuffle struct {
 	self        string         // this node's name
 	owners0     *ownership.Map // epoch 0's ownership
 	created     time.Time      // when this node installed it
+	active      atomic.Int64   // unix nanoseconds of the last activity (see expire.go)
 
 	mu     sync.Mutex
 	route  *route // the current epoch's routing; replaced, never mutated
@@ -114,6 +116,7 @@ func newShuffle(sp *spec.Spec, coordinator string, members, lost []string, self 
 		return nil, err
 	}
 	sh.ledger = recovery.NewLedger(sp.Tasks, sp.Partitions)
+	sh.touch()
 	return sh, nil
 }
 

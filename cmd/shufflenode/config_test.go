@@ -267,7 +267,7 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 	want := []string{
 		"admin admin SHUFFLENODE_ADMIN", "api api SHUFFLENODE_API", "config config SHUFFLENODE_CONFIG",
 		"data-dir data_dir SHUFFLENODE_DATA_DIR", "gossip gossip SHUFFLENODE_GOSSIP",
-		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "join join SHUFFLENODE_JOIN", "listen listen SHUFFLENODE_LISTEN",
+		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY", "join join SHUFFLENODE_JOIN", "listen listen SHUFFLENODE_LISTEN",
 		"log-level log_level SHUFFLENODE_LOG_LEVEL", "memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
 		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY", "profile profile SHUFFLENODE_PROFILE",
 	}

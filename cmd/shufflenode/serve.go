@@ -24,6 +24,7 @@ type serveFlags struct {
 	admin                                    string
 	networkKey, gossipKey, profile, logLevel string
 	memLimit                                 byteSize
+	idleExpiry                               time.Duration
 }
 
 func (f *serveFlags) register(fs interface {
@@ -49,7 +50,8 @@ func (f *serveFlags) config() (node.Config, error) {
 	c := node.Config{APIAddr: f.api, AdminAddr: f.admin, Logger: log,
 		Cluster: dht.Config{Name: f.name, DataDir: f.dataDir, GossipAddr: f.gossip, Profile: f.profile,
 			ListenAddrs: splitList(f.listen), Join: splitList(f.join), Logger: log},
-		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"), Logger: log},
+		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"),
+			IdleExpiry: f.idleExpiry, Logger: log},
 	}
 	var err error
 	if c.Cluster.NetworkKey, err = readKey(f.networkKey); err != nil {
@@ -86,6 +88,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	f.register(fs)
 	f.memLimit = 1 << 30
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
+	fs.DurationVar(&f.idleExpiry, "idle-expiry", time.Hour, "close a shuffle on this node after this long without puts, reads, barrier calls or shards (negative: never)")
 	fs.String(configFlag, "", "YAML (or JSON) config file (keys: flag names with _ for -); env SHUFFLENODE_<KEY> overrides it, flags override both")
 	return fs
 }

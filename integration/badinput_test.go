@@ -57,14 +57,7 @@ func newBadFixture(t *testing.T, id string) *badFixture {
 	if f.sp, err = f.demo.Spec(); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range apiAddrs(nodes) {
-		c, err := client.Dial(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		f.clients = append(f.clients, c)
-	}
+	f.clients = dialEach(t, nodes)
 	return f
 }
 

@@ -16,12 +16,19 @@ import (
 // budget; they are closed when the test ends.
 func startCluster(t *testing.T, n int, memLimit int64) []*node.Node {
 	t.Helper()
+	return startClusterWith(t, n, service.Config{MemoryLimit: memLimit})
+}
+
+// startClusterWith is startCluster with the nodes' service configuration.
+func startClusterWith(t *testing.T, n int, svc service.Config) []*node.Node {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := testLogger()
+	svc.Logger = log
 	nodes, err := node.StartLocal(ctx, n, node.Config{
 		Cluster: dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
-		Service: service.Config{MemoryLimit: memLimit, Logger: log},
+		Service: svc,
 		Logger:  log,
 	})
 	if err != nil {

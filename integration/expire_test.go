@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
-	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
@@ -27,16 +26,7 @@ func TestIdleShuffleExpires(t *testing.T) {
 	const expiry = 1500 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	log := testLogger()
-	nodes, err := node.StartLocal(ctx, 3, node.Config{
-		Cluster: dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
-		Service: service.Config{MemoryLimit: 64 << 20, IdleExpiry: expiry, Logger: log},
-		Logger:  log,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.CloseAll(nodes) })
+	nodes := startClusterWith(t, 3, service.Config{MemoryLimit: 64 << 20, IdleExpiry: expiry})
 	clients := dialEach(t, nodes)
 	for _, id := range []string{"idle", "busy"} {
 		createAndPutOne(ctx, t, clients[0], id)

@@ -75,8 +75,13 @@ func (n *Node) replyError(f wire.Frame, t wire.Type, to string) error {
 
 // roundTrip writes one frame on a new stream and reads one reply. The
 // stream is reset if ctx ends first.
+//
+// The dial skips libp2p's dial backoff: memberlist, not a failed dial,
+// says whether a member is alive. A dial that failed while the cluster was
+// forming (the peer not listening yet) would otherwise refuse every
+// request to that member for seconds after it joined.
 func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, payload []byte) (wire.Frame, error) {
-	s, err := n.host.NewStream(ctx, e.peer, PeerProtocol)
+	s, err := n.host.NewStream(network.WithForceDirectDial(ctx, "cluster member"), e.peer, PeerProtocol)
 	if err != nil {
 		return wire.Frame{}, err
 	}

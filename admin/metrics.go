@@ -50,6 +50,8 @@ var metricHelp = map[string]string{
 	"dht_refused_total":               "Refused replies received from peers.",
 	"dht_sent_bytes_total":            "Peer request payload bytes sent.",
 	"dht_received_bytes_total":        "Peer request payload bytes received.",
+	"dht_busy_sent_total":             "Busy replies sent because the requests being received held the inbound byte bound.",
+	"dht_peer_busy_sent_total":        "Per peer: busy replies sent to it for want of inbound bytes.",
 	"service_shuffles_by_phase":       "Shuffles held by this node in each phase (open, sealed, failed).",
 	"dht_peer_requests_sent_total":    "Per peer: requests to it that got a reply.",
 	"dht_peer_requests_failed_total":  "Per peer: requests to it that failed in transport.",
@@ -200,7 +202,7 @@ func (c *collector) peerCounters(ch chan<- prometheus.Metric, prefix string, d d
 	for name, v := range map[string]uint64{
 		"requests_sent_total": d.RequestsSent, "requests_failed_total": d.RequestsFailed,
 		"requests_served_total": d.RequestsServed, "busy_total": d.Busy, "refused_total": d.Refused,
-		"sent_bytes_total": d.BytesSent, "received_bytes_total": d.BytesReceived,
+		"sent_bytes_total": d.BytesSent, "received_bytes_total": d.BytesReceived, "busy_sent_total": d.BusySent,
 	} {
 		ch <- prometheus.MustNewConstMetric(c.descs[prefix+name], prometheus.CounterValue, float64(v), labels...)
 	}

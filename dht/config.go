@@ -63,6 +63,14 @@ type Config struct {
 	// MaxPayload is the largest frame payload a node reads from a peer.
 	// Default wire.DefaultMaxPayload.
 	MaxPayload int
+	// MaxInboundBytes bounds the payload bytes of the peer requests this
+	// node reads and handles at once, whatever the number of peers: a
+	// request over the bound waits before its payload is read, and after
+	// RequestTimeout/4 its payload is skipped and it gets a Busy reply (the
+	// sender backs off and sends it again). A single request larger than
+	// the bound is read alone; requests of up to 64 KiB (control messages)
+	// are not counted. Default 256 MiB.
+	MaxInboundBytes int64
 	// RequestTimeout bounds a Request whose context has no deadline, and
 	// each background dial to a new member. Default 60 s.
 	RequestTimeout time.Duration
@@ -76,11 +84,12 @@ type Config struct {
 // which the caller must set.
 func DefaultConfig() Config {
 	return Config{
-		ListenAddrs:    []string{"/ip4/127.0.0.1/tcp/0"},
-		GossipAddr:     "127.0.0.1:0",
-		Profile:        ProfileLAN,
-		MaxPayload:     wire.DefaultMaxPayload,
-		RequestTimeout: 60 * time.Second,
+		ListenAddrs:     []string{"/ip4/127.0.0.1/tcp/0"},
+		GossipAddr:      "127.0.0.1:0",
+		Profile:         ProfileLAN,
+		MaxPayload:      wire.DefaultMaxPayload,
+		MaxInboundBytes: 256 << 20,
+		RequestTimeout:  60 * time.Second,
 	}
 }
 
@@ -101,6 +110,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = d.RequestTimeout
+	}
+	if c.MaxInboundBytes == 0 {
+		c.MaxInboundBytes = d.MaxInboundBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -158,8 +170,8 @@ func (c Config) validateKeys() error {
 }
 
 func (c Config) validateLimits() error {
-	if c.MaxPayload < 0 || c.RequestTimeout < 0 || c.ProbeInterval < 0 || c.ProbeTimeout < 0 || c.SuspicionMult < 0 {
-		return fmt.Errorf("%w: negative MaxPayload, RequestTimeout or timer of node %s", ErrConfig, c.Name)
+	if c.MaxPayload < 0 || c.MaxInboundBytes < 0 || c.RequestTimeout < 0 || c.ProbeInterval < 0 || c.ProbeTimeout < 0 || c.SuspicionMult < 0 {
+		return fmt.Errorf("%w: negative MaxPayload, MaxInboundBytes, RequestTimeout or timer of node %s", ErrConfig, c.Name)
 	}
 	return nil
 }

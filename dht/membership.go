@@ -3,8 +3,10 @@ package dht
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	ma "github.com/multiformats/go-multiaddr"
@@ -179,12 +181,30 @@ func (n *Node) dropLocked(e memberEntry, kind EventKind) {
 	n.log.Info("member gone", "peer", e.member.Name, "event", kind.String())
 }
 
-// dial connects to a new member so that identify and kad-dht learn it.
+// dialTries bounds the attempts to connect to a new member.
+const dialTries = 8
+
+// dial connects to a new member so that identify and kad-dht learn it. A
+// failed dial (the member may not listen yet while a cluster forms) is
+// tried again with backoff while the member is listed, past libp2p's dial
+// backoff: memberlist says the member is alive.
 func (n *Node) dial(info peer.AddrInfo, name string) {
-	ctx, cancel := context.WithTimeout(n.ctx, n.cfg.RequestTimeout)
-	defer cancel()
-	if err := n.host.Connect(ctx, info); err != nil && n.ctx.Err() == nil {
-		n.log.Warn("cannot connect to member", "peer", name, "err", err)
+	for try := range dialTries {
+		ctx, cancel := context.WithTimeout(network.WithForceDirectDial(n.ctx, "cluster member"), n.cfg.RequestTimeout)
+		err := n.host.Connect(ctx, info)
+		cancel()
+		if err == nil || n.ctx.Err() != nil {
+			return
+		}
+		if e, ok := n.lookup(name); !ok || e.peer != info.ID {
+			return // gone meanwhile
+		}
+		n.log.Warn("cannot connect to member", "peer", name, "try", try+1, "err", err)
+		select {
+		case <-time.After(min(50*time.Millisecond<<try, 5*time.Second)):
+		case <-n.ctx.Done():
+			return
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	kaddht "github.com/libp2p/go-libp2p-kad-dht"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -54,6 +55,7 @@ type Node struct {
 	ml      *memberlist.Memberlist
 	self    Member
 	stats   counters
+	inbound *semaphore.Weighted // payload bytes of requests being read and handled
 
 	recordVersion atomic.Uint64 // last version PutRecord used
 
@@ -89,6 +91,7 @@ func New(ctx context.Context, cfg Config, h Handler) (*Node, error) {
 		cfg: cfg.withDefaults(), handler: h, boot: randomUint64(),
 		members: map[string]memberEntry{}, byPeer: map[peer.ID]string{}, subs: map[*subscriber]struct{}{},
 	}
+	n.inbound = semaphore.NewWeighted(n.cfg.MaxInboundBytes)
 	n.log = n.cfg.Logger.With("node", cfg.Name)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if err := n.start(ctx); err != nil {

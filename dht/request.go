@@ -137,11 +137,22 @@ func (n *Node) serveStream(s network.Stream) {
 // serveOne handles one frame; it reports whether to read another.
 func (n *Node) serveOne(s network.Stream, from Member) bool {
 	_ = s.SetReadDeadline(time.Now().Add(n.cfg.RequestTimeout))
-	req, err := wire.ReadFrame(s, n.cfg.MaxPayload)
+	h, err := wire.ReadHeader(s, n.cfg.MaxPayload)
 	if errors.Is(err, io.EOF) {
 		_ = s.Close()
 		return false
 	}
+	if err != nil {
+		n.log.Warn("bad request stream", "peer", peerLabel(from), "err", err)
+		_ = s.Reset()
+		return false
+	}
+	release, ok := n.admit(h.Len)
+	if !ok {
+		return n.replyBusy(s, h, from)
+	}
+	defer release()
+	req, err := h.ReadPayload(s)
 	if err != nil {
 		n.log.Warn("bad request stream", "peer", peerLabel(from), "err", err)
 		_ = s.Reset()
@@ -155,6 +166,54 @@ func (n *Node) serveOne(s network.Stream, from Member) bool {
 	_ = s.SetWriteDeadline(time.Now().Add(n.cfg.RequestTimeout))
 	if err := wire.WriteFrame(s, rt, reply); err != nil {
 		n.log.Debug("cannot write reply", "peer", peerLabel(from), "err", err)
+		_ = s.Reset()
+		return false
+	}
+	return true
+}
+
+// admitWait bounds, as a share of RequestTimeout, how long a request waits
+// for inbound bytes before it gets a Busy reply.
+const admitWait = 4
+
+// admitRetry is the retry-after of a Busy reply for want of inbound bytes.
+const admitRetry = 50 * time.Millisecond
+
+// smallRequest is the payload size up to which a request is admitted at
+// once: control messages must not wait behind bulk data.
+const smallRequest = 64 << 10
+
+// admit reserves n inbound payload bytes (at most MaxInboundBytes, so a
+// larger request is read alone), waiting up to RequestTimeout/admitWait.
+// It returns the release, or false if the bytes did not free up in time.
+// Small requests need no reservation.
+func (n *Node) admit(size int) (release func(), ok bool) {
+	if size <= smallRequest {
+		return func() {}, true
+	}
+	w := min(int64(size), n.cfg.MaxInboundBytes)
+	ctx, cancel := context.WithTimeout(n.ctx, n.cfg.RequestTimeout/admitWait)
+	defer cancel()
+	if n.inbound.TryAcquire(w) {
+		return func() { n.inbound.Release(w) }, true
+	}
+	if err := n.inbound.Acquire(ctx, w); err != nil {
+		return nil, false
+	}
+	return func() { n.inbound.Release(w) }, true
+}
+
+// replyBusy skips the payload of a request that was not admitted and tells
+// the sender to send it again later. It reports whether to read another
+// request from the stream.
+func (n *Node) replyBusy(s network.Stream, h wire.Header, from Member) bool {
+	n.stats.add(from.Name, func(c *peerCounters) { c.busySent.Add(1) })
+	if err := h.SkipPayload(s); err != nil {
+		_ = s.Reset()
+		return false
+	}
+	_ = s.SetWriteDeadline(time.Now().Add(n.cfg.RequestTimeout))
+	if err := wire.WriteFrame(s, wire.TypeBusy, wire.EncodeBusy(admitRetry)); err != nil {
 		_ = s.Reset()
 		return false
 	}

@@ -152,3 +152,67 @@ func TestManyConcurrentRequestsToOnePeer(t *testing.T) {
 		t.Fatalf("served %d requests, want %d", got, n)
 	}
 }
+
+// TestInboundBytesBounded sends 12 requests of 100 KiB at once to a peer
+// that reads at most 300 KiB of payloads at a time and holds each request
+// in its handler: at most three are handled at once, the others wait and
+// then get Busy replies (counted in BusySent), and once the handler lets
+// go, every request goes through when sent again.
+func TestInboundBytesBounded(t *testing.T) {
+	const n, size, limit = 12, 100 << 10, 300 << 10
+	var held, peak atomic.Int64
+	release := make(chan struct{})
+	holding := func(int) dht.Handler {
+		return func(ctx context.Context, _ dht.Member, req wire.Frame) (wire.Type, []byte) {
+			if len(req.Payload) != size {
+				return wire.TypeAck, nil // the cluster's own probes
+			}
+			now := held.Add(int64(len(req.Payload)))
+			for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			held.Add(-int64(len(req.Payload)))
+			return wire.TypeAck, nil
+		}
+	}
+	limitInbound := func(_ int, c *dht.Config) {
+		c.MaxInboundBytes, c.RequestTimeout = limit, 2*time.Second // Busy after 0.5 s
+	}
+	nodes := dhttest.StartCluster(t, 2, limitInbound, holding)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := nodes[0].Request(ctx, "node-1", wire.TypeShards, make([]byte, size))
+			errs <- err
+		}()
+	}
+	busy := 0
+	for range n - limit/size {
+		if err := <-errs; !errors.Is(err, dht.ErrBusy) {
+			t.Fatalf("a request over the inbound bound: %v, want ErrBusy", err)
+		}
+		busy++
+	}
+	close(release)
+	for range limit / size {
+		if err := <-errs; err != nil {
+			t.Fatalf("an admitted request: %v", err)
+		}
+	}
+	if p := peak.Load(); p > limit {
+		t.Errorf("handlers held %d payload bytes at once, bound %d", p, limit)
+	}
+	if got := nodes[1].Stats().BusySent; got != uint64(busy) {
+		t.Errorf("BusySent = %d, want %d", got, busy)
+	}
+	for range busy { // sent again, now that the handler lets go
+		if _, err := nodes[0].Request(ctx, "node-1", wire.TypeShards, make([]byte, size)); err != nil {
+			t.Fatalf("request sent again: %v", err)
+		}
+	}
+}

@@ -36,19 +36,23 @@ type PeerStats struct {
 	BytesSent uint64
 	// BytesReceived: see BytesSent.
 	BytesReceived uint64
+	// BusySent counts Busy replies this node sent because the requests it
+	// was reading and handling held MaxInboundBytes (Config).
+	BusySent uint64
 }
 
 // peerCounters are the live counters behind one PeerStats.
 type peerCounters struct {
 	requestsSent, requestsFailed, busy, refused atomic.Uint64
 	requestsServed, bytesSent, bytesReceived    atomic.Uint64
+	busySent                                    atomic.Uint64
 }
 
 func (c *peerCounters) snapshot() PeerStats {
 	return PeerStats{
 		RequestsSent: c.requestsSent.Load(), RequestsFailed: c.requestsFailed.Load(),
 		Busy: c.busy.Load(), Refused: c.refused.Load(), RequestsServed: c.requestsServed.Load(),
-		BytesSent: c.bytesSent.Load(), BytesReceived: c.bytesReceived.Load(),
+		BytesSent: c.bytesSent.Load(), BytesReceived: c.bytesReceived.Load(), BusySent: c.busySent.Load(),
 	}
 }
 

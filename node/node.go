@@ -82,6 +82,9 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 		}
 		ccs[i] = c.Cluster
 		ccs[i].APIAddr = nodes[i].API.Addr()
+		if ccs[i].MaxInboundBytes == 0 {
+			ccs[i].MaxInboundBytes = c.Service.InboundBytes()
+		}
 		if ccs[i].Logger == nil {
 			ccs[i].Logger = c.Logger
 		}

@@ -84,12 +84,26 @@ func (c Config) storeBudget() int64 { return c.MemoryLimit - c.MemoryLimit/4 }
 
 // MemoryOverhead estimates the Go heap the service needs beyond MemoryLimit, at most: the
 // spill store's overhead (badger's memtables and caches, scaled to the store's budget, and a
-// spill batch being written; spill.Config.Overhead). The Go runtime, RPC buffers and batches
-// of reads in progress come on top.
+// spill batch being written; spill.Config.Overhead) and the shard messages being received
+// (InboundBytes). The Go runtime, RPC buffers and batches of reads in progress come on top.
 func (c Config) MemoryOverhead() int64 {
 	c = c.withDefaults()
-	return spill.Config{Dir: c.SpillDir, MemoryLimit: c.storeBudget()}.Overhead()
+	return spill.Config{Dir: c.SpillDir, MemoryLimit: c.storeBudget()}.Overhead() + c.InboundBytes()
 }
+
+// InboundBytes is what the node should allow the shard messages it is
+// receiving to hold at once (dht.Config.MaxInboundBytes), whatever the
+// number of senders: a quarter of the budget, and at least two send
+// buffers, so that the cluster's senders cannot together take memory far
+// past the budget.
+func (c Config) InboundBytes() int64 {
+	c = c.withDefaults()
+	return max(c.MemoryLimit/4, 2*c.sendBuffer())
+}
+
+// sendBuffer is the size at which a send buffer is sent: BufferBytes, at
+// most an eighth of the send budget.
+func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.MemoryLimit/4/8, 1)) }
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {

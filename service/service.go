@@ -65,7 +65,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.store = store
 	s.split, err = splitter.New(splitter.Config{
-		BufferBytes: min(cfg.BufferBytes, max(send/8, 1)), MemoryLimit: send,
+		BufferBytes: cfg.sendBuffer(), MemoryLimit: send,
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
 	}, sender{s})
 	if err != nil {

@@ -118,19 +118,49 @@ func WriteFrame(w io.Writer, t Type, payload []byte) error {
 // At a clean end of stream it returns io.EOF; inside a frame, an error
 // matching both ErrShortFrame and io.ErrUnexpectedEOF.
 func ReadFrame(r io.Reader, maxPayload int) (Frame, error) {
-	var hdr [HeaderSize]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return Frame{}, shortErr(err)
-	}
-	n, err := checkHeader(hdr[:], maxPayload)
+	h, err := ReadHeader(r, maxPayload)
 	if err != nil {
 		return Frame{}, err
 	}
-	payload, err := readPayload(r, n)
+	return h.ReadPayload(r)
+}
+
+// Header is a frame header whose version and length were checked: a
+// reader can decide what to do before it reads (and holds) the payload.
+type Header struct {
+	raw [HeaderSize]byte
+	// Len is the payload length (at most the limit ReadHeader was given).
+	Len int
+}
+
+// ReadHeader reads and checks one frame header. Its errors are ReadFrame's
+// for the header: io.EOF at a clean end of stream, ErrShortFrame,
+// ErrVersion, ErrTooLarge.
+func ReadHeader(r io.Reader, maxPayload int) (Header, error) {
+	var h Header
+	if _, err := io.ReadFull(r, h.raw[:]); err != nil {
+		return Header{}, shortErr(err)
+	}
+	var err error
+	h.Len, err = checkHeader(h.raw[:], maxPayload)
+	return h, err
+}
+
+// ReadPayload reads the payload that follows h and checks the frame's
+// checksum (ErrShortFrame, ErrChecksum).
+func (h Header) ReadPayload(r io.Reader) (Frame, error) {
+	payload, err := readPayload(r, h.Len)
 	if err != nil {
 		return Frame{}, shortErr(noEOF(err))
 	}
-	return finish(hdr[:], payload)
+	return finish(h.raw[:], payload)
+}
+
+// SkipPayload reads and drops the payload that follows h without holding
+// it in memory, so that the stream can carry a reply.
+func (h Header) SkipPayload(r io.Reader) error {
+	_, err := io.CopyN(io.Discard, r, int64(h.Len))
+	return shortErr(noEOF(err))
 }
 
 // readChunk bounds what readPayload allocates ahead of the bytes that

@@ -287,3 +287,30 @@ func TestReadFrameDoesNotTrustClaimedLength(t *testing.T) {
 		t.Fatalf("large frame round trip: %v", err)
 	}
 }
+
+// TestSkipPayload reads a header, skips its payload and reads the next
+// frame from the same stream; a header whose payload is cut short fails.
+func TestSkipPayload(t *testing.T) {
+	var buf bytes.Buffer
+	first, second := bytes.Repeat([]byte{7}, 3000), []byte("next")
+	buf.Write(AppendFrame(nil, TypeShards, first))
+	buf.Write(AppendFrame(nil, TypeControl, second))
+	h, err := ReadHeader(&buf, 0)
+	if err != nil || h.Len != len(first) {
+		t.Fatalf("ReadHeader: %+v, %v", h, err)
+	}
+	if err := h.SkipPayload(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFrame(&buf, 0)
+	if err != nil || f.Type != TypeControl || string(f.Payload) != "next" {
+		t.Fatalf("frame after the skipped one: %v %q, %v", f.Type, f.Payload, err)
+	}
+	cut := bytes.NewReader(AppendFrame(nil, TypeShards, first)[:HeaderSize+10])
+	if h, err = ReadHeader(cut, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.SkipPayload(cut); !errors.Is(err, ErrShortFrame) {
+		t.Fatalf("skipping a cut payload: %v, want ErrShortFrame", err)
+	}
+}

@@ -2,7 +2,6 @@ package dht
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -15,22 +14,9 @@ import (
 // backoff, as a dial that failed while the cluster was forming does, and
 // checks that a request still reaches it: memberlist says who is alive.
 func TestRequestIgnoresDialBackoff(t *testing.T) {
-	base := DefaultConfig()
-	base.Profile, base.Logger = ProfileLocal, slog.New(slog.DiscardHandler)
-	ack := func(int) Handler {
-		return func(context.Context, Member, wire.Frame) (wire.Type, []byte) { return wire.TypeAck, nil }
-	}
+	nodes := ackPair(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nodes, err := Start(ctx, 2, base, ack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, n := range nodes {
-			_ = n.Close()
-		}
-	}()
 	peer := nodes[1].host.ID()
 	sw, ok := nodes[0].host.Network().(*swarm.Swarm)
 	if !ok {

@@ -23,6 +23,18 @@ const benchProtocol = "/shufflenode/bench/1"
 // an empty Ack and serves benchProtocol with serve.
 func benchPair(b *testing.B, serve func(io.ReadWriter), networkKey []byte) []*Node {
 	b.Helper()
+	nodes := ackPair(b, networkKey)
+	nodes[1].host.SetStreamHandler(benchProtocol, func(s network.Stream) {
+		defer s.Close()
+		serve(s)
+	})
+	return nodes
+}
+
+// ackPair starts two local nodes that acknowledge every request with an
+// empty Ack, closed when tb ends.
+func ackPair(tb testing.TB, networkKey []byte) []*Node {
+	tb.Helper()
 	base := DefaultConfig()
 	base.Profile, base.Logger, base.NetworkKey = ProfileLocal, slog.New(slog.DiscardHandler), networkKey
 	ack := func(int) Handler {
@@ -32,16 +44,12 @@ func benchPair(b *testing.B, serve func(io.ReadWriter), networkKey []byte) []*No
 	defer cancel()
 	nodes, err := Start(ctx, 2, base, ack)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() {
+	tb.Cleanup(func() {
 		for _, n := range nodes {
 			_ = n.Close()
 		}
-	})
-	nodes[1].host.SetStreamHandler(benchProtocol, func(s network.Stream) {
-		defer s.Close()
-		serve(s)
 	})
 	return nodes
 }

@@ -192,13 +192,13 @@ func (n *Node) admit(size int) (release func(), ok bool) {
 		return func() {}, true
 	}
 	w := min(int64(size), n.cfg.MaxInboundBytes)
-	ctx, cancel := context.WithTimeout(n.ctx, n.cfg.RequestTimeout/admitWait)
-	defer cancel()
-	if n.inbound.TryAcquire(w) {
-		return func() { n.inbound.Release(w) }, true
-	}
-	if err := n.inbound.Acquire(ctx, w); err != nil {
-		return nil, false
+	if !n.inbound.TryAcquire(w) {
+		ctx, cancel := context.WithTimeout(n.ctx, n.cfg.RequestTimeout/admitWait)
+		err := n.inbound.Acquire(ctx, w)
+		cancel()
+		if err != nil {
+			return nil, false
+		}
 	}
 	return func() { n.inbound.Release(w) }, true
 }

@@ -102,23 +102,18 @@ func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
 }
 
 // destinations are the member indexes a piece of partition part goes to:
-// its owner, and its backup with replication 2.
+// its owner, and its backup with replication 2 (either left out where a
+// replay need not send it, see sendOnlyMoved).
 func (p *putter) destinations(part int) []int {
-	var out []int
-	for _, d := range []int{p.primary[part], backupOr(p.backups, part, len(p.sh.members))} {
-		if d < len(p.sh.members) {
-			out = append(out, d)
-		}
+	none := len(p.sh.members)
+	out := make([]int, 0, 2)
+	if d := p.primary[part]; d < none {
+		out = append(out, d)
+	}
+	if p.backups != nil && p.backups[part] < none {
+		out = append(out, p.backups[part])
 	}
 	return out
-}
-
-// backupOr returns backups[part], or none without replication.
-func backupOr(backups []int, part, none int) int {
-	if backups == nil {
-		return none
-	}
-	return backups[part]
 }
 
 // sendBytes hands one entry of array pieces to the splitter; its "rows"

@@ -79,8 +79,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// sendBudget is the part of MemoryLimit that goes to send buffers: a quarter.
+func (c Config) sendBudget() int64 { return c.MemoryLimit / 4 }
+
 // storeBudget is the part of MemoryLimit that goes to the spill store's memory.
-func (c Config) storeBudget() int64 { return c.MemoryLimit - c.MemoryLimit/4 }
+func (c Config) storeBudget() int64 { return c.MemoryLimit - c.sendBudget() }
 
 // MemoryOverhead estimates the Go heap the service needs beyond MemoryLimit, at most: the
 // spill store's overhead (badger's memtables and caches, scaled to the store's budget, and a
@@ -103,7 +106,7 @@ func (c Config) InboundBytes() int64 {
 
 // sendBuffer is the size at which a send buffer is sent: BufferBytes, at
 // most an eighth of the send budget.
-func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.MemoryLimit/4/8, 1)) }
+func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.sendBudget()/8, 1)) }
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {

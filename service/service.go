@@ -58,14 +58,13 @@ func New(cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
 	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*shuffle), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	send := cfg.MemoryLimit / 4
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
 	s.split, err = splitter.New(splitter.Config{
-		BufferBytes: cfg.sendBuffer(), MemoryLimit: send,
+		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
 	}, sender{s})
 	if err != nil {

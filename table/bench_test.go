@@ -31,27 +31,18 @@ func reportRows(b *testing.B, rows int64) {
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-func BenchmarkPartitionHashInt64(b *testing.B) {
-	rec := benchRecord(b)
-	defer rec.Release()
-	part, _ := NewPartitioner(rec.Schema(), Rule{Kind: Hash, Columns: []string{"key"}}, 1000)
-	out := make([]uint32, rec.NumRows())
-	b.SetBytes(rec.NumRows() * 8) // key bytes hashed
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := part.Partition(rec, out); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportRows(b, rec.NumRows())
-}
+func BenchmarkPartitionHashInt64(b *testing.B) { benchPartitionHash(b, "key", 8) }
 
-func BenchmarkPartitionHashString(b *testing.B) {
+func BenchmarkPartitionHashString(b *testing.B) { benchPartitionHash(b, "name", 20) }
+
+// benchPartitionHash hashes column col of the bench record into 1000
+// partitions; bytesPerRow is what SetBytes counts per row hashed.
+func benchPartitionHash(b *testing.B, col string, bytesPerRow int64) {
 	rec := benchRecord(b)
 	defer rec.Release()
-	part, _ := NewPartitioner(rec.Schema(), Rule{Kind: Hash, Columns: []string{"name"}}, 1000)
+	part, _ := NewPartitioner(rec.Schema(), Rule{Kind: Hash, Columns: []string{col}}, 1000)
 	out := make([]uint32, rec.NumRows())
-	b.SetBytes(rec.NumRows() * 20)
+	b.SetBytes(rec.NumRows() * bytesPerRow)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := part.Partition(rec, out); err != nil {

@@ -9,9 +9,9 @@ import (
 	"slices"
 
 	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitaxes"
-	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
@@ -73,7 +73,7 @@ func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
 		return err
 	}
 	bufs := make([][]byte, len(p.sh.members))
-	runs := make([][]splitter.Run, len(p.sh.members))
+	runs := make([][]shard.Run, len(p.sh.members))
 	for nd := range splits {
 		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
 		for _, dest := range p.destinations(part) {
@@ -82,7 +82,7 @@ func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
 			if bufs[dest], _, err = rechunk.AppendCut(bufs[dest], c, nd.Slices); err != nil {
 				return fmt.Errorf("shuffle %s task %d: cutting new chunk %v: %w", p.sh.id(), p.k.task, nd.NewChunk, err)
 			}
-			runs[dest] = append(runs[dest], splitter.Run{Partition: uint32(part), Count: uint64(len(bufs[dest]) - start)})
+			runs[dest] = append(runs[dest], shard.Run{Partition: uint32(part), Count: uint64(len(bufs[dest]) - start)})
 			if len(bufs[dest]) >= arrayEntryBytes {
 				if err := p.sendBytes(ctx, dest, bufs[dest], runs[dest]); err != nil {
 					return err
@@ -118,8 +118,8 @@ func (p *putter) destinations(part int) []int {
 
 // sendBytes hands one entry of array pieces to the splitter; its "rows"
 // are its bytes, as the receiver counts them.
-func (p *putter) sendBytes(ctx context.Context, dest int, data []byte, runs []splitter.Run) error {
-	e := splitter.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
+func (p *putter) sendBytes(ctx context.Context, dest int, data []byte, runs []shard.Run) error {
+	e := shard.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
 	p.seq[dest]++
 	p.sent[dest].Add(uint64(len(data)), uint64(len(data)), crc32.Checksum(data, castagnoli))
 	return p.s.split.Add(ctx, p.sh.id(), p.rt.epoch, p.sh.members[dest], e)
@@ -172,7 +172,7 @@ func decodePiece(b []byte, dt rechunk.DType) (rechunk.Chunk, error) {
 }
 
 // storeArrayEntry stores each piece of an entry under its new chunk.
-func (s *Service) storeArrayEntry(sh *shuffle, e *splitter.Entry) error {
+func (s *Service) storeArrayEntry(sh *shuffle, e *shard.Entry) error {
 	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
 	var off uint64
 	for _, r := range e.Runs {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -41,7 +42,7 @@ func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (
 }
 
 func (s *Service) handleShards(ctx context.Context, b []byte) error {
-	m, err := decodeShards(b)
+	m, err := shard.Decode(b)
 	if err != nil {
 		return refuse(wire.RefuseBadRequest, err)
 	}
@@ -117,7 +118,7 @@ type sender struct{ s *Service }
 // Send implements splitter.Sender: busy replies and transport errors are
 // retried (receivers drop resent entries by seq); refusals are final.
 func (x sender) Send(ctx context.Context, b *splitter.Batch) error {
-	_, err := x.s.net.Request(ctx, b.Dest, wire.TypeShards, encodeShards(nil, b))
+	_, err := x.s.net.Request(ctx, b.Dest, wire.TypeShards, shard.AppendMsg(nil, b.Msg()))
 	switch {
 	case err == nil:
 		return nil

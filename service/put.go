@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/table"
 	"github.com/shufflenode/shufflenode/wire"
@@ -268,11 +269,11 @@ func (p *putter) send(ctx context.Context, dest int, g table.Group) error {
 	if err != nil {
 		return fmt.Errorf("shuffle %s task %d: encoding: %w", p.sh.id(), p.k.task, err)
 	}
-	runs := make([]splitter.Run, len(g.Runs))
+	runs := make([]shard.Run, len(g.Runs))
 	for i, r := range g.Runs {
-		runs[i] = splitter.Run{Partition: r.Partition, Count: uint64(r.Rows)}
+		runs[i] = shard.Run{Partition: r.Partition, Count: uint64(r.Rows)}
 	}
-	e := splitter.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
+	e := shard.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
 	p.seq[dest]++
 	p.sent[dest].Add(uint64(g.Rec.NumRows()), uint64(len(data)), crc32.Checksum(data, castagnoli))
 	return p.s.split.Add(ctx, p.sh.id(), p.rt.epoch, p.sh.members[dest], e)
@@ -295,7 +296,7 @@ func (p *putter) finish(ctx context.Context) error {
 		if !slices.Contains(p.rt.live, node) {
 			continue
 		}
-		end := splitter.End{Task: p.k.task, Attempt: p.k.attempt, Pieces: p.seq[dest], Totals: p.sent[dest],
+		end := splitter.End{End: shard.End{Task: p.k.task, Attempt: p.k.attempt, Pieces: p.seq[dest], Totals: p.sent[dest]},
 			Done: func(err error) { acks <- err }}
 		if err := p.s.split.End(sh.id(), p.rt.epoch, node, end); err != nil {
 			acks <- err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/spill"
-	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/table"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -21,12 +21,12 @@ type recvState struct {
 	seen      map[uint32]bool // entries stored or being stored, by seq
 	stored    uint32          // entries fully stored
 	held      barrier.Totals
-	end       *endMsg
+	end       *shard.End
 	committed bool
 }
 
 // receive handles a shards message: store its entries, then its end markers.
-func (s *Service) receive(ctx context.Context, m *shardsMsg) error {
+func (s *Service) receive(ctx context.Context, m *shard.Msg) error {
 	sh, err := s.lookup(m.Shuffle)
 	if err != nil {
 		return refuse(wire.RefuseUnknownShuffle, err)
@@ -65,7 +65,7 @@ func (s *Service) checkEpoch(sh *shuffle, rt *route, epoch uint64) error {
 }
 
 // receiveEntry stores one entry's pieces unless it was seen before.
-func (s *Service) receiveEntry(sh *shuffle, rt *route, e *splitter.Entry) error {
+func (s *Service) receiveEntry(sh *shuffle, rt *route, e *shard.Entry) error {
 	if err := sh.checkEntry(rt, e); err != nil {
 		return refuse(wire.RefuseBadRequest, err)
 	}
@@ -85,7 +85,7 @@ func (s *Service) receiveEntry(sh *shuffle, rt *route, e *splitter.Entry) error 
 
 // checkEntry refuses an entry for a task out of range or a partition this
 // node does not own in the entry's epoch.
-func (sh *shuffle) checkEntry(rt *route, e *splitter.Entry) error {
+func (sh *shuffle) checkEntry(rt *route, e *shard.Entry) error {
 	if e.Task >= uint64(sh.spec.Tasks) {
 		return fmt.Errorf("shuffle %s: task %d out of range", sh.id(), e.Task)
 	}
@@ -99,7 +99,7 @@ func (sh *shuffle) checkEntry(rt *route, e *splitter.Entry) error {
 
 // claim marks e (of an attempt running in epoch) as being stored; false
 // if it was seen before.
-func (sh *shuffle) claim(e *splitter.Entry, epoch uint64) bool {
+func (sh *shuffle) claim(e *shard.Entry, epoch uint64) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	rs := sh.recvState(attemptKey{e.Task, e.Attempt})
@@ -111,7 +111,7 @@ func (sh *shuffle) claim(e *splitter.Entry, epoch uint64) bool {
 	return true
 }
 
-func (sh *shuffle) unclaim(e *splitter.Entry) {
+func (sh *shuffle) unclaim(e *shard.Entry) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	delete(sh.recvState(attemptKey{e.Task, e.Attempt}).seen, e.Seq)
@@ -127,7 +127,7 @@ func (sh *shuffle) recvState(k attemptKey) *recvState {
 }
 
 // storeEntry decodes an entry and stores one piece per output partition.
-func (s *Service) storeEntry(sh *shuffle, e *splitter.Entry) error {
+func (s *Service) storeEntry(sh *shuffle, e *shard.Entry) error {
 	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
 	rec, err := sh.codec.Decode(data)
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Service) storeEntry(sh *shuffle, e *splitter.Entry) error {
 }
 
 // checkRuns checks that the runs cover the record's rows exactly.
-func checkRuns(sh *shuffle, e *splitter.Entry, rec arrow.Record) error {
+func checkRuns(sh *shuffle, e *shard.Entry, rec arrow.Record) error {
 	var n uint64
 	for _, r := range e.Runs {
 		n += r.Count
@@ -168,7 +168,7 @@ func checkRuns(sh *shuffle, e *splitter.Entry, rec arrow.Record) error {
 }
 
 // stored counts a stored entry and commits if the attempt is complete.
-func (s *Service) stored(sh *shuffle, e *splitter.Entry) error {
+func (s *Service) stored(sh *shuffle, e *shard.Entry) error {
 	var rows uint64
 	for _, r := range e.Runs {
 		rows += r.Count
@@ -183,7 +183,7 @@ func (s *Service) stored(sh *shuffle, e *splitter.Entry) error {
 }
 
 // receiveEnd records an end marker and commits if the attempt is complete.
-func (s *Service) receiveEnd(sh *shuffle, rt *route, e endMsg) error {
+func (s *Service) receiveEnd(sh *shuffle, rt *route, e shard.End) error {
 	if e.Task >= uint64(sh.spec.Tasks) {
 		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: end of task %d out of range", sh.id(), e.Task))
 	}

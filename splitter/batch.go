@@ -1,38 +1,14 @@
 package splitter
 
-import "github.com/shufflenode/shufflenode/barrier"
+import "github.com/shufflenode/shufflenode/shard"
 
-// Run says that Count units of an Entry's data belong to one output
-// partition: rows for dataframes, bytes for array pieces. Runs of an Entry are
-// stored in the order the data holds them.
-type Run struct {
-	Partition uint32
-	Count     uint64
-}
+// entrySize is what an entry costs the memory budget.
+func entrySize(e *shard.Entry) int64 { return int64(len(e.Data)) + 16*int64(len(e.Runs)) + 32 }
 
-// Entry is the part of one input task attempt bound for one destination
-// node: an encoded payload holding one or more output partitions. Seq numbers
-// the entries of one (task, attempt, destination) from 0; receivers use
-// (task, attempt, seq) to drop a resent entry.
-type Entry struct {
-	Task    uint64
-	Attempt uint32
-	Seq     uint32
-	Runs    []Run
-	Data    []byte // owned by the splitter after Add
-}
-
-// size is what an entry costs the memory budget.
-func (e *Entry) size() int64 { return int64(len(e.Data)) + 16*int64(len(e.Runs)) + 32 }
-
-// End is the end-of-task marker of one (task, attempt) for one destination:
-// how many entries were sent to it and their totals. The receiver commits the
-// attempt once it holds the marker and all Pieces entries.
+// End is an end-of-task marker (shard.End) with the callback that learns
+// whether it arrived.
 type End struct {
-	Task    uint64
-	Attempt uint32
-	Pieces  uint32
-	Totals  barrier.Totals
+	shard.End
 	// Done is called once, from a splitter goroutine, when the message
 	// carrying the marker was acknowledged (nil) or failed for good.
 	Done func(error)
@@ -44,9 +20,19 @@ type Batch struct {
 	Shuffle string
 	Epoch   uint64
 	Dest    string
-	Entries []Entry
+	Entries []shard.Entry
 	Ends    []End
 	bytes   int64
+}
+
+// Msg returns the batch as the shard message that carries it (entries are
+// shared, not copied).
+func (b *Batch) Msg() *shard.Msg {
+	m := &shard.Msg{Shuffle: b.Shuffle, Epoch: b.Epoch, Entries: b.Entries, Ends: make([]shard.End, len(b.Ends))}
+	for i, e := range b.Ends {
+		m.Ends[i] = e.End
+	}
+	return m
 }
 
 // finish completes every End of b with err.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/shufflenode/shufflenode/shard"
 )
 
 // queue is the buffer and the send queue of one (shuffle, destination).
@@ -29,7 +31,7 @@ func newQueue(s *Splitter, k qkey) *queue {
 }
 
 // add appends e (costing n bytes) and sends the buffer once it is full.
-func (q *queue) add(epoch uint64, e Entry, n, limit int64) error {
+func (q *queue) add(epoch uint64, e shard.Entry, n, limit int64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err != nil {

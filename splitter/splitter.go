@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/shufflenode/shufflenode/shard"
 )
 
 // Sender delivers one batch to its destination. Send returns when the
@@ -48,8 +50,8 @@ func New(cfg Config, s Sender) (*Splitter, error) {
 // Add appends e to the buffer of (shuffle, dest), waiting while the node's
 // send budget is exhausted. The splitter owns e.Data afterwards. It returns
 // the queue's error if an earlier send to dest for this shuffle failed.
-func (s *Splitter) Add(ctx context.Context, shuffle string, epoch uint64, dest string, e Entry) error {
-	n := e.size()
+func (s *Splitter) Add(ctx context.Context, shuffle string, epoch uint64, dest string, e shard.Entry) error {
+	n := entrySize(&e)
 	if err := s.mem.acquire(ctx, n, s.flushAll); err != nil {
 		return fmt.Errorf("splitter: shuffle %s: waiting for send memory: %w", shuffle, err)
 	}

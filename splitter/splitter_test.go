@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shufflenode/shufflenode/shard"
 )
 
 // fakeSender records delivered entries; fail decides per call what to return.
@@ -45,15 +47,15 @@ func (f *fakeSender) Send(ctx context.Context, b *Batch) error {
 	return nil
 }
 
-func entry(task uint64, seq uint32, n int) Entry {
-	return Entry{Task: task, Seq: seq, Runs: []Run{{Partition: 1, Count: 1}}, Data: make([]byte, n)}
+func entry(task uint64, seq uint32, n int) shard.Entry {
+	return shard.Entry{Task: task, Seq: seq, Runs: []shard.Run{{Partition: 1, Count: 1}}, Data: make([]byte, n)}
 }
 
 // endWait queues an end marker and returns a channel with its outcome.
 func endWait(t *testing.T, s *Splitter, shuffle, dest string, task uint64) <-chan error {
 	t.Helper()
 	ch := make(chan error, 1)
-	if err := s.End(shuffle, 0, dest, End{Task: task, Done: func(err error) { ch <- err }}); err != nil {
+	if err := s.End(shuffle, 0, dest, End{End: shard.End{Task: task}, Done: func(err error) { ch <- err }}); err != nil {
 		ch <- err
 	}
 	return ch
@@ -244,7 +246,7 @@ func BenchmarkAddSend(b *testing.B) {
 	b.ReportAllocs()
 	ctx := context.Background()
 	for i := range b.N {
-		_ = s.Add(ctx, "s", 0, "a", Entry{Task: uint64(i), Data: data})
+		_ = s.Add(ctx, "s", 0, "a", shard.Entry{Task: uint64(i), Data: data})
 	}
 	<-endWaitB(s)
 }

@@ -1,0 +1,151 @@
+package shard
+
+import (
+	"fmt"
+
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Limits on decoded messages; a decoder never allocates past them.
+const (
+	MaxEntries     = 1 << 20
+	MaxRunsPerItem = 1 << 22
+	MaxEnds        = 1 << 20
+)
+
+// Run says that Count units of an Entry's data belong to one output
+// partition: rows for dataframes, bytes for array pieces. Runs of an Entry
+// are in the order the data holds them.
+type Run struct {
+	Partition uint32
+	Count     uint64
+}
+
+// Entry is the part of one input task attempt bound for one destination
+// node: an encoded payload holding one or more output partitions. Seq
+// numbers the entries of one (task, attempt, destination) from 0; receivers
+// use (task, attempt, seq) to drop a resent entry.
+type Entry struct {
+	Task    uint64
+	Attempt uint32
+	Seq     uint32
+	Runs    []Run
+	Data    []byte
+}
+
+// Rows is the sum of the entry's run counts.
+func (e *Entry) Rows() uint64 {
+	var n uint64
+	for _, r := range e.Runs {
+		n += r.Count
+	}
+	return n
+}
+
+// End is the end-of-task marker of one (task, attempt) for one receiver:
+// how many entries were sent to it and their totals. The receiver commits
+// the attempt once it holds the marker and all Pieces entries.
+type End struct {
+	Task    uint64
+	Attempt uint32
+	Pieces  uint32
+	Totals  barrier.Totals
+}
+
+// Msg is one shards message: entries and end markers of one shuffle and
+// epoch.
+type Msg struct {
+	Shuffle string
+	Epoch   uint64
+	Entries []Entry
+	Ends    []End
+}
+
+// AppendMsg appends the wire form of m to dst.
+func AppendMsg(dst []byte, m *Msg) []byte {
+	e := wire.NewEncoder(dst)
+	e.String(m.Shuffle)
+	e.Uvarint(m.Epoch)
+	e.Uvarint(uint64(len(m.Entries)))
+	for i := range m.Entries {
+		appendEntry(e, &m.Entries[i])
+	}
+	e.Uvarint(uint64(len(m.Ends)))
+	for _, x := range m.Ends {
+		appendEnd(e, x)
+	}
+	return e.Bytes()
+}
+
+func appendEntry(e *wire.Encoder, x *Entry) {
+	e.Uvarint(x.Task)
+	e.Uvarint(uint64(x.Attempt))
+	e.Uvarint(uint64(x.Seq))
+	e.Uvarint(uint64(len(x.Runs)))
+	for _, r := range x.Runs {
+		e.Uvarint(uint64(r.Partition))
+		e.Uvarint(r.Count)
+	}
+	e.Blob(x.Data)
+}
+
+func appendEnd(e *wire.Encoder, x End) {
+	e.Uvarint(x.Task)
+	e.Uvarint(uint64(x.Attempt))
+	e.Uvarint(uint64(x.Pieces))
+	e.Uvarint(x.Totals.Pieces)
+	e.Uvarint(x.Totals.Rows)
+	e.Uvarint(x.Totals.Bytes)
+	e.Uvarint(x.Totals.Checksum)
+}
+
+// Decode decodes a message. Entry data aliases b.
+func Decode(b []byte) (*Msg, error) {
+	d := wire.NewDecoder(b, len(b))
+	m := &Msg{Shuffle: d.String(), Epoch: d.Uvarint()}
+	n := d.Count(MaxEntries)
+	if n > 0 && d.Err() == nil {
+		m.Entries = make([]Entry, 0, min(n, d.Remaining()/5))
+	}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		m.Entries = append(m.Entries, decodeEntry(d))
+	}
+	n = d.Count(MaxEnds)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		m.Ends = append(m.Ends, decodeEnd(d))
+	}
+	if err := d.Done(); err != nil {
+		return nil, fmt.Errorf("shard: message: %w", err)
+	}
+	return m, nil
+}
+
+func decodeEntry(d *wire.Decoder) Entry {
+	x := Entry{Task: d.Uvarint(), Attempt: u32(d), Seq: u32(d)}
+	n := d.Count(MaxRunsPerItem)
+	if n > 0 && d.Err() == nil {
+		x.Runs = make([]Run, 0, min(n, d.Remaining()/2))
+	}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		x.Runs = append(x.Runs, Run{Partition: u32(d), Count: d.Uvarint()})
+	}
+	x.Data = d.Blob()
+	return x
+}
+
+func decodeEnd(d *wire.Decoder) End {
+	x := End{Task: d.Uvarint(), Attempt: u32(d), Pieces: u32(d)}
+	x.Totals = barrier.Totals{Pieces: d.Uvarint(), Rows: d.Uvarint(), Bytes: d.Uvarint(), Checksum: d.Uvarint()}
+	return x
+}
+
+// u32 reads a uvarint that must fit 32 bits.
+func u32(d *wire.Decoder) uint32 {
+	v := d.Uvarint()
+	if v > 1<<32-1 {
+		d.Count(0) // poison: a count over its limit records ErrMalformed
+		return 0
+	}
+	return uint32(v)
+}

@@ -1,0 +1,101 @@
+package shard
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/shufflenode/shufflenode/barrier"
+)
+
+func sampleMsg() *Msg {
+	return &Msg{Shuffle: "s-1", Epoch: 3,
+		Entries: []Entry{
+			{Task: 7, Attempt: 1, Seq: 0, Runs: []Run{{Partition: 2, Count: 10}, {Partition: 9, Count: 1}}, Data: []byte("arrow bytes")},
+			{Task: 1 << 40, Attempt: 0, Seq: 5, Data: []byte{}},
+		},
+		Ends: []End{{Task: 7, Attempt: 1, Pieces: 1, Totals: barrier.Totals{Pieces: 1, Rows: 11, Bytes: 11, Checksum: 1 << 33}}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    *Msg
+	}{
+		{"empty", &Msg{Shuffle: "x"}},
+		{"entries and ends", sampleMsg()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Decode(AppendMsg(nil, tc.m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Shuffle != tc.m.Shuffle || m.Epoch != tc.m.Epoch || len(m.Entries) != len(tc.m.Entries) || len(m.Ends) != len(tc.m.Ends) {
+				t.Fatalf("decoded %+v from %+v", m, tc.m)
+			}
+			for i, e := range tc.m.Entries {
+				got := m.Entries[i]
+				if got.Task != e.Task || got.Attempt != e.Attempt || got.Seq != e.Seq || !bytes.Equal(got.Data, e.Data) || len(got.Runs) != len(e.Runs) {
+					t.Fatalf("entry %d: %+v, want %+v", i, got, e)
+				}
+			}
+			for i, e := range tc.m.Ends {
+				if m.Ends[i] != e {
+					t.Fatalf("end %d: %+v, want %+v", i, m.Ends[i], e)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeRejectsTruncation(t *testing.T) {
+	b := AppendMsg(nil, sampleMsg())
+	for n := range len(b) {
+		if _, err := Decode(b[:n]); err == nil {
+			t.Fatalf("a message cut to %d of %d bytes decoded", n, len(b))
+		}
+	}
+	if _, err := Decode(append(b, 0)); err == nil {
+		t.Fatal("trailing byte accepted")
+	}
+}
+
+func TestEntryRows(t *testing.T) {
+	e := sampleMsg().Entries[0]
+	if got := e.Rows(); got != 11 {
+		t.Fatalf("Rows() = %d, want 11", got)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(AppendMsg(nil, sampleMsg()))
+	f.Add(AppendMsg(nil, &Msg{Shuffle: "x"}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err != nil {
+			return
+		}
+		// What decodes must survive a re-encoding (varints may have had
+		// non-canonical forms, so compare messages, not bytes).
+		m2, err := Decode(AppendMsg(nil, m))
+		if err != nil || !reflect.DeepEqual(normal(m), normal(m2)) {
+			t.Fatalf("message does not survive a round trip (%v):\n%+v\n%+v", err, m, m2)
+		}
+	})
+}
+
+// normal makes empty slices nil so DeepEqual compares content.
+func normal(m *Msg) *Msg {
+	c := *m
+	c.Entries = append([]Entry(nil), m.Entries...)
+	for i := range c.Entries {
+		if len(c.Entries[i].Runs) == 0 {
+			c.Entries[i].Runs = nil
+		}
+		if len(c.Entries[i].Data) == 0 {
+			c.Entries[i].Data = nil
+		}
+	}
+	return &c
+}

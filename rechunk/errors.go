@@ -26,6 +26,9 @@ var (
 	ErrSplitIndex = errors.New("rechunk: split index out of range")
 	// ErrDuplicate means a piece was placed twice.
 	ErrDuplicate = errors.New("rechunk: piece placed twice")
+	// ErrBadPiece means encoded piece bytes (from a peer or from disk) are
+	// malformed: a bad header, or a byte count that does not match the shape.
+	ErrBadPiece = errors.New("rechunk: malformed piece")
 	// ErrIncomplete means a new chunk was read before all its pieces arrived.
 	ErrIncomplete = errors.New("rechunk: pieces missing")
 )

@@ -2,10 +2,7 @@ package service
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/crc32"
 	"slices"
 
 	"github.com/shufflenode/shufflenode/rechunk"
@@ -21,10 +18,6 @@ type arrayKind struct {
 	dtype rechunk.DType
 }
 
-// arrayEntryBytes is the size at which a destination's pieces of one old
-// chunk are handed to the splitter as one entry.
-const arrayEntryBytes = 1 << 20
-
 // PutChunk runs one input task attempt of an array shuffle: old chunk task
 // (C-order index into the old grid) with its bytes. The chunk's dtype and
 // shape must be the spec's (unknown-size axes take the chunk's own size).
@@ -39,7 +32,7 @@ func (s *Service) PutChunk(ctx context.Context, id string, task uint64, attempt 
 	if err := sh.checkChunk(task, c); err != nil {
 		return PutResult{}, err
 	}
-	return s.putWith(ctx, sh, task, attempt, func(p *putter) error { return p.cutChunk(ctx, c) })
+	return s.putWith(ctx, sh, task, attempt, func(p *putter) error { return badInputOr(p.cut.Chunk(ctx, sh.array.plan, c)) })
 }
 
 // checkChunk refuses a chunk of the wrong dtype, shape or byte length.
@@ -62,118 +55,10 @@ func (sh *shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
 	return nil
 }
 
-// cutChunk cuts an old chunk into its ndsplits, lazily, and hands them to
-// the splitter as entries of about arrayEntryBytes per destination. Each
-// piece is self-describing: its shape (uvarint ndim, then extents) and its
-// C-order bytes.
-func (p *putter) cutChunk(ctx context.Context, c rechunk.Chunk) error {
-	plan := p.sh.array.plan
-	splits, err := plan.NDSplits(splitaxes.Unravel(int(p.k.task), plan.OldGrid()))
-	if err != nil {
-		return err
-	}
-	bufs := make([][]byte, len(p.sh.members))
-	runs := make([][]shard.Run, len(p.sh.members))
-	for nd := range splits {
-		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
-		for _, dest := range p.destinations(part) {
-			start := len(bufs[dest])
-			bufs[dest] = appendShape(bufs[dest], pieceShape(nd.Slices, c.Shape))
-			if bufs[dest], _, err = rechunk.AppendCut(bufs[dest], c, nd.Slices); err != nil {
-				return fmt.Errorf("shuffle %s task %d: cutting new chunk %v: %w", p.sh.id(), p.k.task, nd.NewChunk, err)
-			}
-			runs[dest] = append(runs[dest], shard.Run{Partition: uint32(part), Count: uint64(len(bufs[dest]) - start)})
-			if len(bufs[dest]) >= arrayEntryBytes {
-				if err := p.sendBytes(ctx, dest, bufs[dest], runs[dest]); err != nil {
-					return err
-				}
-				bufs[dest], runs[dest] = nil, nil
-			}
-		}
-	}
-	for dest := range bufs {
-		if len(runs[dest]) > 0 {
-			if err := p.sendBytes(ctx, dest, bufs[dest], runs[dest]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// destinations are the member indexes a piece of partition part goes to:
-// its owner, and its backup with replication 2 (either left out where a
-// replay need not send it, see sendOnlyMoved).
-func (p *putter) destinations(part int) []int {
-	none := len(p.sh.members)
-	out := make([]int, 0, 2)
-	if d := p.primary[part]; d < none {
-		out = append(out, d)
-	}
-	if p.backups != nil && p.backups[part] < none {
-		out = append(out, p.backups[part])
-	}
-	return out
-}
-
-// sendBytes hands one entry of array pieces to the splitter; its "rows"
-// are its bytes, as the receiver counts them.
-func (p *putter) sendBytes(ctx context.Context, dest int, data []byte, runs []shard.Run) error {
-	e := shard.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
-	p.seq[dest]++
-	p.sent[dest].Add(uint64(len(data)), uint64(len(data)), crc32.Checksum(data, castagnoli))
-	return p.s.split.Add(ctx, p.sh.id(), p.rt.epoch, p.sh.members[dest], e)
-}
-
-// pieceShape is the shape of an ndsplit of a chunk of shape (open-ended
-// slices run to the chunk's end).
-func pieceShape(sl []splitaxes.Slice, shape []int64) []int64 {
-	out := make([]int64, len(sl))
-	for a, r := range sl {
-		stop := r.Stop
-		if stop == splitaxes.Unknown {
-			stop = shape[a]
-		}
-		out[a] = stop - r.Start
-	}
-	return out
-}
-
-func appendShape(b []byte, shape []int64) []byte {
-	b = binary.AppendUvarint(b, uint64(len(shape)))
-	for _, n := range shape {
-		b = binary.AppendUvarint(b, uint64(n))
-	}
-	return b
-}
-
-// decodePiece splits a stored piece into its shape and bytes, checking the
-// byte length against the shape.
-func decodePiece(b []byte, dt rechunk.DType) (rechunk.Chunk, error) {
-	d := wire.NewDecoder(b, len(b))
-	n := d.Count(32)
-	shape := make([]int64, n)
-	elems := int64(1)
-	for a := range shape {
-		shape[a] = int64(d.Uvarint())
-		if shape[a] < 0 || (shape[a] != 0 && elems > (1<<62)/shape[a]) {
-			return rechunk.Chunk{}, fmt.Errorf("%w: piece shape overflows", ErrBadInput)
-		}
-		elems *= shape[a]
-	}
-	if err := d.Err(); err != nil {
-		return rechunk.Chunk{}, err
-	}
-	data := b[len(b)-d.Remaining():]
-	if int64(len(data)) != elems*int64(dt.ItemSize()) {
-		return rechunk.Chunk{}, fmt.Errorf("%w: piece of shape %v has %d bytes, want %d", ErrBadInput, shape, len(data), elems*int64(dt.ItemSize()))
-	}
-	return rechunk.Chunk{DType: dt, Shape: shape, Data: data}, nil
-}
-
 // storeArrayEntry stores each piece of an entry under its new chunk.
 func (s *Service) storeArrayEntry(sh *shuffle, e *shard.Entry) error {
 	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
+	items := make([]spill.Item, 0, len(e.Runs))
 	var off uint64
 	for _, r := range e.Runs {
 		if off+r.Count > uint64(len(data)) {
@@ -181,18 +66,16 @@ func (s *Service) storeArrayEntry(sh *shuffle, e *shard.Entry) error {
 		}
 		b := data[off : off+r.Count : off+r.Count]
 		off += r.Count
-		if _, err := decodePiece(b, sh.array.dtype); err != nil {
+		if _, err := rechunk.DecodePiece(b, sh.array.dtype); err != nil {
 			return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.id(), e.Task, r.Partition, err))
 		}
 		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
-		if err := s.store.Put(sh.id(), k, bytesValue(b)); err != nil && !errors.Is(err, spill.ErrDuplicate) {
-			return refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.id(), e.Task, s.Name(), err))
-		}
+		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
 	}
 	if off != uint64(len(data)) {
 		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.id(), e.Task, off, len(data)))
 	}
-	return nil
+	return s.putPieces(sh, e, items)
 }
 
 // bytesValue is an array piece held in memory.
@@ -242,7 +125,7 @@ func (s *Service) GetChunk(ctx context.Context, id string, p int) (rechunk.Chunk
 
 // placePiece decodes a stored piece and places it (the assembler copies it).
 func placePiece(asm *rechunk.Assembler, sh *shuffle, k spill.Key, b []byte, plan *splitaxes.Plan) error {
-	c, err := decodePiece(b, sh.array.dtype)
+	c, err := rechunk.DecodePiece(b, sh.array.dtype)
 	if err != nil {
 		return err
 	}

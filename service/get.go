@@ -97,7 +97,7 @@ func (b *outBatch) rangeOf(mem spill.Value, disk []byte) (table.RowRange, error)
 		p := mem.(*piece)
 		p.rec.Retain()
 		b.owned = append(b.owned, p.rec)
-		return table.RowRange{Rec: p.rec, Off: p.off, Rows: p.rows}, nil
+		return table.RowRange{Rec: p.rec, Off: p.off, Rows: p.rows, Cols: p.cols}, nil
 	}
 	rec, err := b.sh.codec.Decode(append([]byte(nil), disk...))
 	if err != nil {

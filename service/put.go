@@ -4,19 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/shufflenode/shufflenode/barrier"
-	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/splitter"
-	"github.com/shufflenode/shufflenode/table"
 	"github.com/shufflenode/shufflenode/wire"
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // PutResult says what a put did.
 type PutResult struct {
@@ -119,13 +113,14 @@ func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(
 	case statusStale:
 		return PutResult{}, fmt.Errorf("%w: %s", ErrStaleEpoch, r.Reason)
 	}
-	p := &putter{s: s, sh: sh, rt: rt, k: k, seq: make([]uint32, len(sh.members)), sent: make([]barrier.Totals, len(sh.members)),
-		primary: rt.groupOf, backups: backupGroups(rt, len(sh.members))}
+	route := splitter.Route{Shuffle: sh.id(), Epoch: rt.epoch, Task: k.task, Attempt: k.attempt, Dests: sh.members,
+		Primary: rt.groupOf, Backups: backupGroups(rt, len(sh.members))}
 	if r.Since > 0 {
-		if err := p.sendOnlyMoved(r.Since - 1); err != nil {
+		if err := sh.sendOnlyMoved(&route, rt, r.Since-1); err != nil {
 			return PutResult{}, err
 		}
 	}
+	p := &putter{s: s, sh: sh, rt: rt, k: k, cut: s.split.NewCut(route)}
 	if err := feed(p); err != nil {
 		return p.result(), staleOr(err)
 	}
@@ -151,27 +146,27 @@ func backupGroups(rt *route, n int) []int {
 	return out
 }
 
-// sendOnlyMoved makes a replay send only what moved: a partition's owner
+// sendOnlyMoved makes a replay (routed by r) send only what moved: a partition's owner
 // or backup that already held it in epoch since (when the replayed attempt
 // was done) committed that attempt's rows of it and keeps them, so it gets
 // none of this attempt's rows; it still gets the end marker.
-func (p *putter) sendOnlyMoved(since uint64) error {
-	if since >= p.rt.epoch {
+func (sh *shuffle) sendOnlyMoved(r *splitter.Route, rt *route, since uint64) error {
+	if since >= rt.epoch {
 		return fmt.Errorf("%w: shuffle %s task %d attempt %d replays epoch %d, not older than %d",
-			ErrBadInput, p.sh.id(), p.k.task, p.k.attempt, since, p.rt.epoch)
+			ErrBadInput, sh.id(), r.Task, r.Attempt, since, rt.epoch)
 	}
-	prev, err := p.sh.routeFor(p.rt.lost[:since])
+	prev, err := sh.routeFor(rt.lost[:since])
 	if err != nil {
 		return err
 	}
-	none := len(p.sh.members)
-	p.primary = slices.Clone(p.primary)
-	for part, dest := range p.primary {
+	none := len(sh.members)
+	r.Primary = slices.Clone(r.Primary)
+	for part, dest := range r.Primary {
 		if prev.holds(part, dest) {
-			p.primary[part] = none
+			r.Primary[part] = none
 		}
-		if p.backups != nil && prev.holds(part, p.backups[part]) {
-			p.backups[part] = none
+		if r.Backups != nil && prev.holds(part, r.Backups[part]) {
+			r.Backups[part] = none
 		}
 	}
 	return nil
@@ -195,21 +190,25 @@ func staleOr(err error) error {
 	return err
 }
 
-// putter cuts one task attempt into entries per destination.
+// putter runs one task attempt on this node: the splitter's Cut does the
+// cutting and sending; the putter adds the coordinator's part (begin, done)
+// and the input's checks.
 type putter struct {
-	s       *Service
-	sh      *shuffle
-	rt      *route // the epoch the attempt runs in
-	primary []int  // partition -> owner's member index (len(members) for none)
-	backups []int  // replication 2: partition -> backup member index (len(members) for none)
-	k       attemptKey
-	pids    []uint32
-	seq     []uint32         // entries sent, per member index
-	sent    []barrier.Totals // totals sent, per member index
+	s   *Service
+	sh  *shuffle
+	rt  *route // the epoch the attempt runs in
+	k   attemptKey
+	cut *splitter.Cut
+}
+
+// frame is how this shuffle's record batches are cut.
+func (p *putter) frame() splitter.Frame {
+	return splitter.Frame{Partitioner: p.sh.part, Codec: p.sh.codec, Allocator: p.s.cfg.Allocator}
 }
 
 // feed reads every record of the input and sends its rows.
 func (p *putter) feed(ctx context.Context, next func() (arrow.Record, error)) error {
+	f := p.frame()
 	for {
 		rec, err := next()
 		if errors.Is(err, io.EOF) {
@@ -218,123 +217,40 @@ func (p *putter) feed(ctx context.Context, next func() (arrow.Record, error)) er
 		if err != nil {
 			return fmt.Errorf("shuffle %s task %d attempt %d: reading input: %w", p.sh.id(), p.k.task, p.k.attempt, err)
 		}
-		if err := p.add(ctx, rec); err != nil {
+		if err := p.sh.checkSchema(p.k.task, rec.Schema()); err != nil {
 			return err
 		}
-	}
-}
-
-// add partitions one record and hands its groups to the splitter.
-func (p *putter) add(ctx context.Context, rec arrow.Record) error {
-	sh := p.sh
-	if err := sh.checkSchema(p.k.task, rec.Schema()); err != nil {
-		return err
-	}
-	var err error
-	if p.pids, err = sh.part.Partition(rec, p.pids); err != nil {
-		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, sh.id(), p.k.task, err)
-	}
-	if err := p.split(ctx, rec, p.primary); err != nil {
-		return err
-	}
-	if p.backups != nil {
-		return p.split(ctx, rec, p.backups) // replication 2: the same rows to each backup
-	}
-	return nil
-}
-
-// split gathers rec's rows per destination (groupOf: partition -> member
-// index; len(members) means none) and sends each group.
-func (p *putter) split(ctx context.Context, rec arrow.Record, groupOf []int) error {
-	sh := p.sh
-	groups, err := table.Split(p.s.cfg.Allocator, rec, p.pids, groupOf, len(sh.members)+1)
-	if err != nil {
-		return fmt.Errorf("shuffle %s task %d: %w", sh.id(), p.k.task, err)
-	}
-	defer releaseGroups(groups)
-	for dest, g := range groups[:len(sh.members)] {
-		if g.Rec == nil || g.Rec.NumRows() == 0 {
-			continue
-		}
-		if err := p.send(ctx, dest, g); err != nil {
-			return err
+		if err := p.cut.Record(ctx, f, rec); err != nil {
+			return badInputOr(err)
 		}
 	}
-	return nil
 }
 
-// send encodes one group and adds it to the destination's buffer.
-func (p *putter) send(ctx context.Context, dest int, g table.Group) error {
-	data, err := p.sh.codec.AppendRecord(nil, g.Rec)
-	if err != nil {
-		return fmt.Errorf("shuffle %s task %d: encoding: %w", p.sh.id(), p.k.task, err)
+// badInputOr marks the splitter's bad-input errors as the service's.
+func badInputOr(err error) error {
+	if errors.Is(err, splitter.ErrBadInput) {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	runs := make([]shard.Run, len(g.Runs))
-	for i, r := range g.Runs {
-		runs[i] = shard.Run{Partition: r.Partition, Count: uint64(r.Rows)}
-	}
-	e := shard.Entry{Task: p.k.task, Attempt: p.k.attempt, Seq: p.seq[dest], Runs: runs, Data: data}
-	p.seq[dest]++
-	p.sent[dest].Add(uint64(g.Rec.NumRows()), uint64(len(data)), crc32.Checksum(data, castagnoli))
-	return p.s.split.Add(ctx, p.sh.id(), p.rt.epoch, p.sh.members[dest], e)
-}
-
-func releaseGroups(gs []table.Group) {
-	for _, g := range gs {
-		if g.Rec != nil {
-			g.Rec.Release()
-		}
-	}
+	return err
 }
 
 // finish sends the end markers to every live member, waits for them, and
 // reports the task done.
 func (p *putter) finish(ctx context.Context) error {
-	sh := p.sh
-	acks := make(chan error, len(sh.members))
-	for dest, node := range sh.members {
-		if !slices.Contains(p.rt.live, node) {
-			continue
-		}
-		end := splitter.End{End: shard.End{Task: p.k.task, Attempt: p.k.attempt, Pieces: p.seq[dest], Totals: p.sent[dest]},
-			Done: func(err error) { acks <- err }}
-		if err := p.s.split.End(sh.id(), p.rt.epoch, node, end); err != nil {
-			acks <- err
-		}
-	}
-	var errs []error
-	for range p.rt.live {
-		select {
-		case err := <-acks:
-			errs = append(errs, err)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("shuffle %s task %d attempt %d: %w", sh.id(), p.k.task, p.k.attempt, err)
+	if err := p.cut.End(ctx, p.rt.live); err != nil {
+		return err
 	}
 	return p.reportDone(ctx)
 }
 
 // reportDone tells the coordinator what the attempt sent to each receiver.
 func (p *putter) reportDone(ctx context.Context) error {
-	sent := make(map[string]barrier.Totals, len(p.rt.live))
-	for i, n := range p.sh.members {
-		if slices.Contains(p.rt.live, n) {
-			sent[n] = p.sent[i]
-		}
-	}
-	c := control{Op: opDone, Shuffle: p.sh.id(), Epoch: p.rt.epoch, Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: sent}
+	c := control{Op: opDone, Shuffle: p.sh.id(), Epoch: p.rt.epoch, Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: p.cut.Sent(p.rt.live)}
 	return p.s.retry(ctx, 5, func() error { _, err := p.s.control(ctx, p.sh.coordinator, c); return err })
 }
 
 // result sums what was sent.
 func (p *putter) result() PutResult {
-	var r PutResult
-	for _, t := range p.sent {
-		r.Rows += t.Rows
-		r.Bytes += t.Bytes
-	}
-	return r
+	rows, bytes := p.cut.Totals()
+	return PutResult{Rows: rows, Bytes: bytes}
 }

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"time"
@@ -137,20 +136,31 @@ func (s *Service) storeEntry(sh *shuffle, e *shard.Entry) error {
 	if err := checkRuns(sh, e, rec); err != nil {
 		return refuse(wire.RefuseBadRequest, err)
 	}
+	pieces := make([]piece, len(e.Runs)) // one allocation for the entry's pieces
+	items := make([]spill.Item, len(e.Runs))
+	cols := table.ViewOf(rec) // resolved once, shared by the entry's pieces
 	var off int64
-	for _, r := range e.Runs {
+	for i, r := range e.Runs {
 		rec.Retain()
-		v := &piece{rec: rec, off: off, rows: int64(r.Count), codec: sh.codec}
+		v := &pieces[i]
+		*v = piece{rec: rec, cols: cols, off: off, rows: int64(r.Count), codec: sh.codec}
 		v.size = pieceOverhead + int64(len(data))*int64(r.Count)/max(rec.NumRows(), 1)
 		off += int64(r.Count)
-		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
-		if err := s.store.Put(sh.id(), k, v); err != nil {
-			v.Release() // a failed Put leaves the value with us
-			if errors.Is(err, spill.ErrDuplicate) {
-				continue
-			}
-			return refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.id(), e.Task, s.Name(), err))
+		items[i] = spill.Item{Key: spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}, Value: v}
+	}
+	return s.putPieces(sh, e, items)
+}
+
+// putPieces stores the pieces of one entry. A duplicate (a resent entry
+// whose first copy was stored) is released and skipped; on any other error
+// the store took none of them and all are released.
+func (s *Service) putPieces(sh *shuffle, e *shard.Entry, items []spill.Item) error {
+	err := s.store.PutMany(sh.id(), items, func(i int) { items[i].Value.Release() })
+	if err != nil {
+		for _, it := range items {
+			it.Value.Release()
 		}
+		return refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.id(), e.Task, s.Name(), err))
 	}
 	return nil
 }
@@ -167,12 +177,11 @@ func checkRuns(sh *shuffle, e *shard.Entry, rec arrow.Record) error {
 	return nil
 }
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // stored counts a stored entry and commits if the attempt is complete.
 func (s *Service) stored(sh *shuffle, e *shard.Entry) error {
-	var rows uint64
-	for _, r := range e.Runs {
-		rows += r.Count
-	}
+	rows := e.Rows()
 	sh.mu.Lock()
 	rs := sh.recvState(attemptKey{e.Task, e.Attempt})
 	rs.stored++
@@ -248,6 +257,7 @@ const pieceOverhead = 160
 // batches; only spilling cuts a piece out.
 type piece struct {
 	rec       arrow.Record
+	cols      []table.ColumnView // rec's column views, shared by the entry's pieces
 	off, rows int64
 	size      int64
 	codec     *table.Codec

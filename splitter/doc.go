@@ -1,10 +1,22 @@
-// Package splitter is a node's send side: it buffers the shards that input
-// tasks on this node produce, one buffer per (shuffle, destination node), and
-// batch-sends them to their owners.
+// Package splitter is a node's send side, the node-local splitting service:
+// it cuts the input tasks that run on this node into shards, gathers them per
+// destination node, buffers them per (shuffle, destination) and batch-sends
+// them to their owners.
 //
-// A Splitter is shared by every input task on the node. Callers cut their input
-// into Entries (one per task, attempt and destination; an Entry carries the runs
-// of output partitions it holds) and hand them to Add. A buffer is sent when it
+// # Cutting
+//
+// A Cut is one input task attempt. Cut.Record partitions a record batch
+// (table.Partitioner), gathers its rows per destination sorted by partition
+// (table.Split) and encodes them as one Arrow IPC entry per destination;
+// Cut.Chunk cuts an old array chunk into its ndsplits (splitaxes.Plan,
+// lazily) and copies each piece straight into its destination's entry
+// (rechunk.AppendPiece). An entry (shard.Entry) carries the runs of output
+// partitions it holds; Cut numbers the entries of each destination and sums
+// their totals. Cut.End sends the end-of-task markers and waits for them.
+//
+// # Batching
+//
+// A Splitter is shared by every input task on the node. Entries go to Add. A buffer is sent when it
 // passes Config.BufferBytes, when a task ends (End), or when the node's send
 // budget is exhausted and memory has to be freed. One message carries entries of
 // many tasks, so small tasks do not mean small messages.

@@ -10,6 +10,9 @@ var (
 	ErrClosed = errors.New("splitter: closed")
 	// ErrForgotten completes the pending work of a shuffle that was forgotten.
 	ErrForgotten = errors.New("splitter: shuffle forgotten")
+	// ErrBadInput means a task's input cannot be cut: a record the
+	// partitioner refuses, or a chunk the rechunk plan does not fit.
+	ErrBadInput = errors.New("splitter: bad input")
 	// ErrGaveUp wraps the last error of a send that ran out of retries.
 	ErrGaveUp = errors.New("splitter: send failed after retries")
 )

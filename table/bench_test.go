@@ -68,7 +68,7 @@ func BenchmarkSplit1000Partitions4Groups(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		releaseGroups(groups)
+		ReleaseGroups(groups)
 	}
 	reportRows(b, rec.NumRows())
 }

@@ -74,7 +74,7 @@ func exercise(t *testing.T, c *Codec, part *Partitioner, rec arrow.Record) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	releaseGroups(groups)
+	ReleaseGroups(groups)
 	b, err := c.AppendRecord(nil, rec)
 	if err != nil {
 		t.Fatal(err)

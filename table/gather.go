@@ -10,10 +10,13 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// RowRange names rows [Off, Off+Rows) of Rec.
+// RowRange names rows [Off, Off+Rows) of Rec. Cols, when set, are Rec's
+// column views (ViewOf(Rec)), resolved once by the caller and shared among
+// the ranges of one record; when nil, ConcatRanges resolves them.
 type RowRange struct {
 	Rec       arrow.Record
 	Off, Rows int64
+	Cols      []ColumnView
 }
 
 // ConcatRanges builds one record of schema holding the given row ranges, in
@@ -27,11 +30,15 @@ func ConcatRanges(mem memory.Allocator, schema *arrow.Schema, ranges []RowRange)
 		mem = memory.DefaultAllocator
 	}
 	var rows int64
+	views := make([][]ColumnView, len(ranges))
 	for i, r := range ranges {
 		if err := checkRowRange(schema, r); err != nil {
 			return nil, fmt.Errorf("table: range %d: %w", i, err)
 		}
 		rows += r.Rows
+		if views[i] = r.Cols; len(views[i]) != schema.NumFields() {
+			views[i] = ViewOf(r.Rec)
+		}
 	}
 	cols := make([]arrow.Array, schema.NumFields())
 	defer func() {
@@ -42,7 +49,7 @@ func ConcatRanges(mem memory.Allocator, schema *arrow.Schema, ranges []RowRange)
 		}
 	}()
 	for c, f := range schema.Fields() {
-		col, err := gatherColumn(mem, f.Type, c, ranges, int(rows))
+		col, err := gatherColumn(mem, f.Type, c, gatherIn{ranges, views}, int(rows))
 		if err != nil {
 			return nil, fmt.Errorf("table: column %q: %w", f.Name, err)
 		}
@@ -70,8 +77,14 @@ func checkRowRange(schema *arrow.Schema, r RowRange) error {
 	return nil
 }
 
+// gatherIn are the ranges of a gather and their column views.
+type gatherIn struct {
+	ranges []RowRange
+	views  [][]ColumnView
+}
+
 // gatherColumn copies column c of every range into one array of n rows.
-func gatherColumn(mem memory.Allocator, dt arrow.DataType, c int, ranges []RowRange, n int) (arrow.Array, error) {
+func gatherColumn(mem memory.Allocator, dt arrow.DataType, c int, ranges gatherIn, n int) (arrow.Array, error) {
 	ct, ok := typeOf(dt)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnsupportedType, dt)
@@ -83,9 +96,9 @@ func gatherColumn(mem memory.Allocator, dt arrow.DataType, c int, ranges []RowRa
 	case classBool:
 		values = []*memory.Buffer{gatherBits(mem, c, ranges, n)}
 	case classVar32:
-		values, err = gatherVar(mem, c, ranges, n, 4, math.MaxInt32, var32, asI32)
+		values, err = gatherVar(mem, c, ranges, n, 4, math.MaxInt32, offs32, asI32)
 	case classVar64:
-		values, err = gatherVar(mem, c, ranges, n, 8, math.MaxInt64, var64, asI64)
+		values, err = gatherVar(mem, c, ranges, n, 8, math.MaxInt64, offs64, asI64)
 	default:
 		values = []*memory.Buffer{gatherFixed(mem, c, ranges, n, ct.width)}
 	}
@@ -107,10 +120,10 @@ func gatherColumn(mem memory.Allocator, dt arrow.DataType, c int, ranges []RowRa
 }
 
 // gatherValidity builds the output bitmap, or nil when no range has nulls.
-func gatherValidity(mem memory.Allocator, c int, ranges []RowRange, n int) (*memory.Buffer, int) {
+func gatherValidity(mem memory.Allocator, c int, in gatherIn, n int) (*memory.Buffer, int) {
 	any := false
-	for _, r := range ranges {
-		if r.Rows > 0 && r.Rec.Column(c).NullN() > 0 {
+	for i, r := range in.ranges {
+		if r.Rows > 0 && in.views[i][c].Valid != nil {
 			any = true
 			break
 		}
@@ -121,10 +134,9 @@ func gatherValidity(mem memory.Allocator, c int, ranges []RowRange, n int) (*mem
 	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
 	dst := buf.Bytes()
 	var at int64
-	for _, r := range ranges {
-		arr := r.Rec.Column(c)
-		if bits, off := validity(arr); bits != nil {
-			bitutil.CopyBitmap(bits, off+int(r.Off), int(r.Rows), dst, int(at))
+	for i, r := range in.ranges {
+		if v := &in.views[i][c]; v.Valid != nil {
+			bitutil.CopyBitmap(v.Valid, v.ValidOff+int(r.Off), int(r.Rows), dst, int(at))
 		} else {
 			bitutil.SetBitsTo(dst, at, r.Rows, true)
 		}
@@ -134,15 +146,15 @@ func gatherValidity(mem memory.Allocator, c int, ranges []RowRange, n int) (*mem
 }
 
 // gatherBits copies the value bits of a bool column.
-func gatherBits(mem memory.Allocator, c int, ranges []RowRange, n int) *memory.Buffer {
+func gatherBits(mem memory.Allocator, c int, in gatherIn, n int) *memory.Buffer {
 	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
 	dst := buf.Bytes()
 	clear(dst)
 	var at int
-	for _, r := range ranges {
+	for i, r := range in.ranges {
 		if r.Rows > 0 {
-			bits, off := boolBits(r.Rec.Column(c))
-			bitutil.CopyBitmap(bits, off+int(r.Off), int(r.Rows), dst, at)
+			v := &in.views[i][c]
+			bitutil.CopyBitmap(v.Bits, v.BitOff+int(r.Off), int(r.Rows), dst, at)
 		}
 		at += int(r.Rows)
 	}
@@ -150,29 +162,32 @@ func gatherBits(mem memory.Allocator, c int, ranges []RowRange, n int) *memory.B
 }
 
 // gatherFixed copies the values of a fixed-width column.
-func gatherFixed(mem memory.Allocator, c int, ranges []RowRange, n, width int) *memory.Buffer {
+func gatherFixed(mem memory.Allocator, c int, in gatherIn, n, width int) *memory.Buffer {
 	buf := newBuffer(mem, n*width)
 	dst := buf.Bytes()
 	at := 0
-	for _, r := range ranges {
+	for i, r := range in.ranges {
 		if r.Rows == 0 {
 			continue
 		}
-		src := fixedBytes(r.Rec.Column(c), width)
+		src := in.views[i][c].Fixed
 		at += copy(dst[at:], src[int(r.Off)*width:int(r.Off+r.Rows)*width])
 	}
 	return buf
 }
 
+func offs32(v *ColumnView) []int32 { return v.Offs32 }
+func offs64(v *ColumnView) []int64 { return v.Offs64 }
+
 // gatherVar copies the offsets (rebased) and data of a variable-width
 // column with offsets of width bytes; limit is the largest data size its
 // offsets can address.
-func gatherVar[O int32 | int64](mem memory.Allocator, c int, ranges []RowRange, n, width int, limit int64,
-	view func(arrow.Array) ([]O, []byte), cast func([]byte) []O) ([]*memory.Buffer, error) {
+func gatherVar[O int32 | int64](mem memory.Allocator, c int, in gatherIn, n, width int, limit int64,
+	offsOf func(*ColumnView) []O, cast func([]byte) []O) ([]*memory.Buffer, error) {
 	var size int64
-	for _, r := range ranges {
+	for i, r := range in.ranges {
 		if r.Rows > 0 {
-			offs, _ := view(r.Rec.Column(c))
+			offs := offsOf(&in.views[i][c])
 			size += int64(offs[r.Off+r.Rows] - offs[r.Off])
 		}
 	}
@@ -184,17 +199,17 @@ func gatherVar[O int32 | int64](mem memory.Allocator, c int, ranges []RowRange, 
 	dstOffs, dst := cast(offBuf.Bytes()), dataBuf.Bytes()
 	row, at := 0, O(0)
 	dstOffs[0] = 0
-	for _, r := range ranges {
+	for i, r := range in.ranges {
 		if r.Rows == 0 {
 			continue
 		}
-		offs, data := view(r.Rec.Column(c))
-		src := offs[r.Off : r.Off+r.Rows+1]
+		v := &in.views[i][c]
+		src := offsOf(v)[r.Off : r.Off+r.Rows+1]
 		base := at - src[0]
 		for i := 1; i < len(src); i++ {
 			dstOffs[row+i] = src[i] + base
 		}
-		at += O(copy(dst[at:], data[src[0]:src[len(src)-1]]))
+		at += O(copy(dst[at:], v.Data[src[0]:src[len(src)-1]]))
 		row += int(r.Rows)
 	}
 	return []*memory.Buffer{offBuf, dataBuf}, nil

@@ -55,8 +55,8 @@ func Split(mem memory.Allocator, rec arrow.Record, pids []uint32, groupOf []int,
 	return scatterRecord(mem, rec, pl), nil
 }
 
-// releaseGroups releases every record of groups.
-func releaseGroups(groups []Group) {
+// ReleaseGroups releases every record of groups.
+func ReleaseGroups(groups []Group) {
 	for _, g := range groups {
 		if g.Rec != nil {
 			g.Rec.Release()

@@ -32,7 +32,7 @@ func checkSplit(t *testing.T, mem memory.Allocator, rec arrow.Record, pids []uin
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer releaseGroups(groups)
+	defer ReleaseGroups(groups)
 	want := refSplit(pids, groupOf, ngroups)
 	if len(groups) != ngroups {
 		t.Fatalf("%d groups, want %d", len(groups), ngroups)
@@ -195,7 +195,7 @@ func TestSplitThenConcatRestoresPartitions(t *testing.T) {
 				byPart[r.Partition] = append(byPart[r.Partition], Slice(g.Rec, r.Offset, r.Rows))
 			}
 		}
-		releaseGroups(groups)
+		ReleaseGroups(groups)
 	}
 	seen := make([]bool, cfg.Rows)
 	for p, recs := range byPart {

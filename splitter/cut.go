@@ -1,0 +1,268 @@
+package splitter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/splitaxes"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ArrayEntryBytes is the size at which a destination's pieces of one old
+// chunk are handed to the queue as one entry.
+const ArrayEntryBytes = 1 << 20
+
+// Route says where one attempt's shards go.
+type Route struct {
+	Shuffle string
+	Epoch   uint64
+	Task    uint64
+	Attempt uint32
+	// Dests are the nodes, by index; the maps below index into it.
+	Dests []string
+	// Primary maps each output partition to its owner's index in Dests;
+	// len(Dests) means nobody (a replay that need not send it).
+	Primary []int
+	// Backups maps each partition to its backup's index in Dests, or
+	// len(Dests) for none; nil without replication.
+	Backups []int
+}
+
+// Frame is how a dataframe shuffle cuts record batches.
+type Frame struct {
+	Partitioner *table.Partitioner
+	Codec       *table.Codec
+	Allocator   memory.Allocator // nil: memory.DefaultAllocator
+}
+
+// Cut is the send side of one input task attempt: it cuts the attempt's
+// input into shards, gathers them into one entry per destination node and
+// hands the entries to the splitter's queues; at the end it sends an
+// end-of-task marker to every live destination. It numbers the entries per
+// destination (the receivers' dedup key) and sums what it sent to each (the
+// totals the barrier checks). A Cut is used by one goroutine.
+type Cut struct {
+	s    *Splitter
+	r    Route
+	seq  []uint32         // entries sent, per destination index
+	sent []barrier.Totals // totals sent, per destination index
+	pids []uint32         // scratch: partition of each row
+}
+
+// NewCut starts cutting one attempt along r.
+func (s *Splitter) NewCut(r Route) *Cut {
+	return &Cut{s: s, r: r, seq: make([]uint32, len(r.Dests)), sent: make([]barrier.Totals, len(r.Dests))}
+}
+
+// Record partitions rec's rows and sends them to their owners (and backups).
+// The caller keeps ownership of rec.
+func (c *Cut) Record(ctx context.Context, f Frame, rec arrow.Record) error {
+	var err error
+	if c.pids, err = f.Partitioner.Partition(rec, c.pids); err != nil {
+		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
+	}
+	if err := c.split(ctx, f, rec, c.r.Primary); err != nil {
+		return err
+	}
+	if c.r.Backups != nil {
+		return c.split(ctx, f, rec, c.r.Backups) // replication 2: the same rows to each backup
+	}
+	return nil
+}
+
+// split gathers rec's rows per destination (groupOf: partition ->
+// destination index, len(Dests) for none) and sends each group.
+func (c *Cut) split(ctx context.Context, f Frame, rec arrow.Record, groupOf []int) error {
+	groups, err := table.Split(f.Allocator, rec, c.pids, groupOf, len(c.r.Dests)+1)
+	if err != nil {
+		return fmt.Errorf("shuffle %s task %d: %w", c.r.Shuffle, c.r.Task, err)
+	}
+	defer table.ReleaseGroups(groups)
+	for dest, g := range groups[:len(c.r.Dests)] {
+		if g.Rec == nil || g.Rec.NumRows() == 0 {
+			continue
+		}
+		if err := c.sendGroup(ctx, f.Codec, dest, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendGroup encodes one destination's rows and queues them as one entry.
+func (c *Cut) sendGroup(ctx context.Context, codec *table.Codec, dest int, g table.Group) error {
+	data, err := codec.AppendRecord(nil, g.Rec)
+	if err != nil {
+		return fmt.Errorf("shuffle %s task %d: encoding: %w", c.r.Shuffle, c.r.Task, err)
+	}
+	runs := make([]shard.Run, len(g.Runs))
+	for i, r := range g.Runs {
+		runs[i] = shard.Run{Partition: r.Partition, Count: uint64(r.Rows)}
+	}
+	return c.send(ctx, dest, runs, data, uint64(g.Rec.NumRows()))
+}
+
+// Chunk cuts old chunk src (the attempt's task, a C-order index into the
+// plan's old grid) into its ndsplits, lazily, and queues them as entries of
+// about ArrayEntryBytes per destination. Each piece is self-describing (see
+// rechunk.AppendPiece); an entry's "rows" are its bytes.
+func (c *Cut) Chunk(ctx context.Context, plan *splitaxes.Plan, src rechunk.Chunk) error {
+	splits, err := plan.NDSplits(splitaxes.Unravel(int(c.r.Task), plan.OldGrid()))
+	if err != nil {
+		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
+	}
+	b := newPieceBufs(len(c.r.Dests))
+	for nd := range splits {
+		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
+		for _, dest := range c.destinations(part) {
+			if err := b.add(dest, uint32(part), src, nd.Slices); err != nil {
+				return fmt.Errorf("shuffle %s task %d: cutting new chunk %v: %w", c.r.Shuffle, c.r.Task, nd.NewChunk, err)
+			}
+			if b.full(dest) {
+				if err := c.sendPieces(ctx, b, dest); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for dest := range b.runs {
+		if err := c.sendPieces(ctx, b, dest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// destinations are the destination indexes a piece of partition part goes
+// to: its owner, and its backup with replication 2 (either left out where
+// the route says nobody).
+func (c *Cut) destinations(part int) []int {
+	none := len(c.r.Dests)
+	out := make([]int, 0, 2)
+	if d := c.r.Primary[part]; d < none {
+		out = append(out, d)
+	}
+	if c.r.Backups != nil && c.r.Backups[part] < none {
+		out = append(out, c.r.Backups[part])
+	}
+	return out
+}
+
+// sendPieces queues the pieces buffered for dest, if any, as one entry.
+func (c *Cut) sendPieces(ctx context.Context, b *pieceBufs, dest int) error {
+	if len(b.runs[dest]) == 0 {
+		return nil
+	}
+	data, runs := b.take(dest)
+	return c.send(ctx, dest, runs, data, uint64(len(data)))
+}
+
+// send queues one entry for dest and counts it.
+func (c *Cut) send(ctx context.Context, dest int, runs []shard.Run, data []byte, rows uint64) error {
+	e := shard.Entry{Task: c.r.Task, Attempt: c.r.Attempt, Seq: c.seq[dest], Runs: runs, Data: data}
+	c.seq[dest]++
+	c.sent[dest].Add(rows, uint64(len(data)), crc32.Checksum(data, castagnoli))
+	return c.s.Add(ctx, c.r.Shuffle, c.r.Epoch, c.r.Dests[dest], e)
+}
+
+// End sends the end-of-task marker to every destination in live and waits
+// until all of them acknowledged it (or ctx ends). An error names the
+// shuffle, task and attempt.
+func (c *Cut) End(ctx context.Context, live []string) error {
+	acks := make(chan error, len(c.r.Dests))
+	want := 0
+	for dest, node := range c.r.Dests {
+		if !contains(live, node) {
+			continue
+		}
+		want++
+		end := End{End: shard.End{Task: c.r.Task, Attempt: c.r.Attempt, Pieces: c.seq[dest], Totals: c.sent[dest]},
+			Done: func(err error) { acks <- err }}
+		if err := c.s.End(c.r.Shuffle, c.r.Epoch, node, end); err != nil {
+			acks <- err
+		}
+	}
+	var errs []error
+	for range want {
+		select {
+		case err := <-acks:
+			errs = append(errs, err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("shuffle %s task %d attempt %d: %w", c.r.Shuffle, c.r.Task, c.r.Attempt, err)
+	}
+	return nil
+}
+
+// Sent returns what was sent to each destination in live, by name.
+func (c *Cut) Sent(live []string) map[string]barrier.Totals {
+	out := make(map[string]barrier.Totals, len(live))
+	for i, n := range c.r.Dests {
+		if contains(live, n) {
+			out[n] = c.sent[i]
+		}
+	}
+	return out
+}
+
+// Totals sums the rows and bytes sent to every destination.
+func (c *Cut) Totals() (rows, bytes uint64) {
+	for _, t := range c.sent {
+		rows += t.Rows
+		bytes += t.Bytes
+	}
+	return rows, bytes
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// pieceBufs are the array pieces of one old chunk being gathered per
+// destination.
+type pieceBufs struct {
+	data [][]byte
+	runs [][]shard.Run
+}
+
+func newPieceBufs(n int) *pieceBufs {
+	return &pieceBufs{data: make([][]byte, n), runs: make([][]shard.Run, n)}
+}
+
+// add appends the piece of src that ranges select, for partition part.
+func (b *pieceBufs) add(dest int, part uint32, src rechunk.Chunk, ranges []splitaxes.Slice) error {
+	start := len(b.data[dest])
+	var err error
+	if b.data[dest], err = rechunk.AppendPiece(b.data[dest], src, ranges); err != nil {
+		return err
+	}
+	b.runs[dest] = append(b.runs[dest], shard.Run{Partition: part, Count: uint64(len(b.data[dest]) - start)})
+	return nil
+}
+
+func (b *pieceBufs) full(dest int) bool { return len(b.data[dest]) >= ArrayEntryBytes }
+
+// take hands over dest's buffer and runs.
+func (b *pieceBufs) take(dest int) ([]byte, []shard.Run) {
+	data, runs := b.data[dest], b.runs[dest]
+	b.data[dest], b.runs[dest] = nil, nil
+	return data, runs
+}

@@ -121,6 +121,24 @@ func fixedArray(dt arrow.DataType, n int, buf *memory.Buffer) arrow.Array {
 // nameAlphabet is the 32 characters generated names are made of.
 const nameAlphabet = "abcdefghijklmnopqrstuvwxyz012345"
 
+// fillNames fills data with characters of nameAlphabet, twelve (60 random
+// bits) per draw of rng.
+func fillNames(data []byte, rng *rand.Rand) {
+	i := 0
+	for ; i+12 <= len(data); i += 12 {
+		r := rng.Uint64()
+		d := (*[12]byte)(data[i : i+12])
+		for k := range d {
+			d[k] = nameAlphabet[r&31]
+			r >>= 5
+		}
+	}
+	for r := rng.Uint64(); i < len(data); i++ {
+		data[i] = nameAlphabet[r&31]
+		r >>= 5
+	}
+}
+
 // genNames builds a string array of n random names of width characters.
 func genNames(mem memory.Allocator, n, width int, rng *rand.Rand) arrow.Array {
 	ob, db := newBuffer(mem, (n+1)*4), newBuffer(mem, n*width)
@@ -130,13 +148,7 @@ func genNames(mem memory.Allocator, n, width int, rng *rand.Rand) arrow.Array {
 	for i := range offs {
 		offs[i] = int32(i * width)
 	}
-	for i := 0; i < len(data); i += 8 {
-		r := rng.Uint64()
-		for k := i; k < min(i+8, len(data)); k++ {
-			data[k] = nameAlphabet[r&31]
-			r >>= 5
-		}
-	}
+	fillNames(data, rng)
 	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, ob, db}, nil, 0, 0)
 	defer d.Release()
 	return array.MakeFromData(d)

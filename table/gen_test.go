@@ -65,3 +65,14 @@ func TestGenTaskDeterministic(t *testing.T) {
 		t.Fatalf("schema %v", a.Schema())
 	}
 }
+
+// BenchmarkGenTask generates one task of the demo's shape (4096 rows of
+// 128 bytes): the client side of every demo and bench run.
+func BenchmarkGenTask(b *testing.B) {
+	cfg := GenConfig{Rows: 4096 * 1000, PayloadBytes: 100}
+	b.ReportAllocs()
+	b.SetBytes(4096 * GenRowBytes(cfg))
+	for i := range b.N {
+		GenTask(nil, cfg, i%1000, 1000).Release()
+	}
+}

@@ -156,6 +156,19 @@ func (h Header) ReadPayload(r io.Reader) (Frame, error) {
 	return finish(h.raw[:], payload)
 }
 
+// ReadPayloadReserved is ReadPayload for a caller that has already reserved
+// h.Len bytes of memory for the frame (an admission budget): it allocates
+// the payload at once instead of growing it as data arrives, so a large
+// frame costs one allocation and no copy. The payload is the caller's to
+// keep.
+func (h Header) ReadPayloadReserved(r io.Reader) (Frame, error) {
+	payload := make([]byte, h.Len)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return Frame{}, shortErr(noEOF(err))
+	}
+	return finish(h.raw[:], payload)
+}
+
 // SkipPayload reads and drops the payload that follows h without holding
 // it in memory, so that the stream can carry a reply.
 func (h Header) SkipPayload(r io.Reader) error {

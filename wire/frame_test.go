@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -312,5 +313,31 @@ func TestSkipPayload(t *testing.T) {
 	}
 	if err := h.SkipPayload(cut); !errors.Is(err, ErrShortFrame) {
 		t.Fatalf("skipping a cut payload: %v, want ErrShortFrame", err)
+	}
+}
+
+// TestReadPayloadReserved reads the same frames as ReadPayload: intact
+// ones whole, a cut one as ErrShortFrame, a corrupted one as ErrChecksum.
+func TestReadPayloadReserved(t *testing.T) {
+	payload := bytes.Repeat([]byte("shard"), 500_000) // past readChunk
+	frame := AppendFrame(nil, TypeShards, payload)
+	read := func(b []byte) (Frame, error) {
+		r := bytes.NewReader(b)
+		h, err := ReadHeader(r, 0)
+		if err != nil {
+			return Frame{}, err
+		}
+		return h.ReadPayloadReserved(r)
+	}
+	if f, err := read(frame); err != nil || f.Type != TypeShards || !bytes.Equal(f.Payload, payload) {
+		t.Fatalf("intact frame: %v", err)
+	}
+	if _, err := read(frame[:len(frame)-1]); !errors.Is(err, ErrShortFrame) {
+		t.Fatalf("cut frame: %v, want ErrShortFrame", err)
+	}
+	bad := slices.Clone(frame)
+	bad[len(bad)-1] ^= 1
+	if _, err := read(bad); !errors.Is(err, ErrChecksum) {
+		t.Fatalf("corrupted frame: %v, want ErrChecksum", err)
 	}
 }

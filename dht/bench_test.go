@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,8 +125,8 @@ func libp2pStream(b *testing.B, serve func(io.ReadWriter), networkKey []byte) ne
 
 // BenchmarkBulk sends 1 MiB frames one way over one connection: plain
 // loopback TCP, one libp2p stream (TLS + yamux), the same with a
-// private-network key, and Request (a new libp2p stream and an Ack per
-// frame).
+// private-network key, and Request (an Ack per frame), sequential and from
+// 8 goroutines at once.
 func BenchmarkBulk(b *testing.B) {
 	payload := make([]byte, 1<<20)
 	b.Run("tcp", func(b *testing.B) { bulk(b, tcpPair(b, sink), payload) })
@@ -142,6 +144,33 @@ func BenchmarkBulk(b *testing.B) {
 		}
 		reportRate(b, "frames/s")
 	})
+	b.Run("request-parallel", func(b *testing.B) {
+		nodes := benchPair(b, sink, nil)
+		b.SetBytes(int64(len(payload)))
+		concurrentRequests(b, nodes[0], 8, wire.TypeShards, payload)
+	})
+}
+
+// concurrentRequests sends b.N requests to node-1 from workers goroutines
+// at once.
+func concurrentRequests(b *testing.B, from *Node, workers int, t wire.Type, payload []byte) {
+	b.ReportAllocs()
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for range workers {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 {
+				if _, err := from.Request(context.Background(), "node-1", t, payload); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	reportRate(b, "frames/s")
 }
 
 func bulk(b *testing.B, c halfCloser, payload []byte) {

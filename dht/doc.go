@@ -24,9 +24,10 @@
 // it restarted: a changed boot nonce or peer ID is a failure followed by a
 // join, because the restarted process lost its memory).
 //
-// Requests: Request opens a stream of protocol PeerProtocol, writes one
-// wire frame, half-closes and reads one reply frame; the receiver's Handler
-// produces the reply. Busy and Refused replies come back as errors
+// Requests: Request writes one wire frame on a stream of protocol
+// PeerProtocol and reads one reply frame; the receiver's Handler produces
+// the reply. Streams are pooled per member and carry one exchange at a
+// time; a stream that failed is never reused. Busy and Refused replies come back as errors
 // matching ErrBusy and ErrRefused (wire.BusyError, wire.Refusal), together
 // with the frame. Requests to the node itself call the Handler directly.
 //

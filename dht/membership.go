@@ -177,6 +177,7 @@ func (n *Node) dropLocked(e memberEntry, kind EventKind) {
 	n.host.Peerstore().UpdateAddrs(e.peer, peerstore.PermanentAddrTTL, peerstore.RecentlyConnectedAddrTTL)
 	n.host.ConnManager().Unprotect(e.peer, protectTag)
 	n.kad.RoutingTable().RemovePeer(e.peer)
+	n.dropPoolLocked(e.member.Name)
 	n.publishLocked(Event{Kind: kind, Member: e.member.clone()})
 	n.log.Info("member gone", "peer", e.member.Name, "event", kind.String())
 }

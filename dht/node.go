@@ -74,6 +74,8 @@ type Node struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	pools map[string]*peerPool // under mu: idle request streams by member name (streams.go)
 }
 
 // New starts a node: it loads (or creates) its identity, starts the libp2p
@@ -225,6 +227,7 @@ func (n *Node) close() error {
 	n.closed = true
 	n.mu.Unlock()
 	n.cancel()
+	n.closePools()
 	var errs []error
 	if n.ml != nil {
 		errs = append(errs, n.ml.Shutdown())

@@ -1,6 +1,7 @@
 package dht
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +14,13 @@ import (
 )
 
 // Request sends one frame of type t to the member called to and returns its
-// reply frame. It opens a libp2p stream (PeerProtocol), writes the frame,
-// and reads exactly one reply. The error is:
+// reply frame. It writes the frame on a libp2p stream (PeerProtocol) and
+// reads exactly one reply. Streams are kept open per member and carry one
+// exchange at a time: a request takes an idle stream or opens one; after a
+// clean exchange the stream goes back to the pool (up to maxIdleStreams
+// per member, closed after RequestTimeout/2 idle, or when the member goes
+// or the node closes); a stream that failed is reset and never reused. The
+// error is:
 //   - nil for a TypeAck reply;
 //   - a *wire.BusyError (matches ErrBusy) or *wire.Refusal (matches
 //     ErrRefused) for a Busy or Refused reply, returned with the frame;
@@ -73,41 +79,47 @@ func (n *Node) replyError(f wire.Frame, t wire.Type, to string) error {
 	return fmt.Errorf("dht: request %s to node %s: %w", t, to, err)
 }
 
-// roundTrip writes one frame on a new stream and reads one reply. The
-// stream is reset if ctx ends first.
-//
-// The dial skips libp2p's dial backoff: memberlist, not a failed dial,
-// says whether a member is alive. A dial that failed while the cluster was
-// forming (the peer not listening yet) would otherwise refuse every
-// request to that member for seconds after it joined.
+// roundTrip writes one frame on a pooled or new stream to e and reads one
+// reply.
 func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, payload []byte) (wire.Frame, error) {
-	s, err := n.host.NewStream(network.WithForceDirectDial(ctx, "cluster member"), e.peer, PeerProtocol)
+	p := n.poolFor(e)
+	s, err := n.takeStream(ctx, e, p)
 	if err != nil {
 		return wire.Frame{}, err
 	}
-	// ctx's end resets the stream, which fails the pending read or write;
-	// by then ctx.Err() is set and joins the error.
-	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
-	defer stop()
-	f, err := exchange(s, t, payload, n.cfg.MaxPayload)
+	f, reusable, err := n.exchangeCtx(ctx, s, t, payload)
 	if err != nil {
-		_ = s.Reset()
-		return wire.Frame{}, errors.Join(err, ctx.Err())
+		return wire.Frame{}, err
 	}
 	n.stats.add(e.member.Name, func(c *peerCounters) {
 		c.requestsSent.Add(1)
 		c.bytesSent.Add(uint64(len(payload)))
 	})
-	_ = s.Close() // the reply is in: a close error changes nothing
+	if reusable {
+		releaseStream(p, s)
+	}
 	return f, nil
 }
 
-// exchange writes the request, half-closes, and reads the reply.
+// exchangeCtx runs exchange on s, resetting s if ctx ends first or the
+// exchange fails. It reports whether s is still usable: not reset, and
+// its reply read to the end.
+func (n *Node) exchangeCtx(ctx context.Context, s network.Stream, t wire.Type, payload []byte) (f wire.Frame, reusable bool, err error) {
+	// ctx's end resets the stream, which fails the pending read or write;
+	// by then ctx.Err() is set and joins the error.
+	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
+	f, err = exchange(s, t, payload, n.cfg.MaxPayload)
+	stopped := stop() // false: the reset ran or is running
+	if err != nil {
+		_ = s.Reset()
+		return wire.Frame{}, false, errors.Join(err, ctx.Err())
+	}
+	return f, stopped, nil
+}
+
+// exchange writes the request and reads the reply.
 func exchange(s network.Stream, t wire.Type, payload []byte, maxPayload int) (wire.Frame, error) {
 	if err := wire.WriteFrame(s, t, payload); err != nil {
-		return wire.Frame{}, err
-	}
-	if err := s.CloseWrite(); err != nil {
 		return wire.Frame{}, err
 	}
 	f, err := wire.ReadFrame(s, maxPayload)
@@ -118,7 +130,7 @@ func exchange(s network.Stream, t wire.Type, payload []byte, maxPayload int) (wi
 }
 
 // serveStream answers the request frames of one inbound stream, one reply
-// per frame, until the sender half-closes. It runs on libp2p's goroutine
+// per frame, until the sender closes it. It runs on libp2p's goroutine
 // for the stream; Close waits for it.
 func (n *Node) serveStream(s network.Stream) {
 	if !n.trackStream() {
@@ -126,18 +138,16 @@ func (n *Node) serveStream(s network.Stream) {
 		return
 	}
 	defer n.wg.Done()
-	from := n.memberByPeer(s.Conn().RemotePeer())
-	for {
-		if !n.serveOne(s, from) {
-			return
-		}
+	for n.serveOne(s) {
 	}
 }
 
-// serveOne handles one frame; it reports whether to read another.
-func (n *Node) serveOne(s network.Stream, from Member) bool {
-	_ = s.SetReadDeadline(time.Now().Add(n.cfg.RequestTimeout))
-	h, err := wire.ReadHeader(s, n.cfg.MaxPayload)
+// serveOne handles one frame; it reports whether to read another. The
+// sender is looked up for every frame: a stream opened before the sender
+// was a known member lives on after it is one.
+func (n *Node) serveOne(s network.Stream) bool {
+	h, err := n.readRequestHeader(s)
+	from := n.memberByPeer(s.Conn().RemotePeer())
 	if errors.Is(err, io.EOF) {
 		_ = s.Close()
 		return false
@@ -170,6 +180,19 @@ func (n *Node) serveOne(s network.Stream, from Member) bool {
 		return false
 	}
 	return true
+}
+
+// readRequestHeader waits up to RequestTimeout*serveIdleMul for the next
+// request to start (the sender keeps idle streams open), then gives the
+// request RequestTimeout to arrive, be admitted and be read.
+func (n *Node) readRequestHeader(s network.Stream) (wire.Header, error) {
+	var first [1]byte
+	_ = s.SetReadDeadline(time.Now().Add(n.cfg.RequestTimeout * serveIdleMul))
+	if _, err := io.ReadFull(s, first[:]); err != nil {
+		return wire.Header{}, err // io.EOF: closed between requests
+	}
+	_ = s.SetReadDeadline(time.Now().Add(n.cfg.RequestTimeout))
+	return wire.ReadHeader(io.MultiReader(bytes.NewReader(first[:]), s), n.cfg.MaxPayload)
 }
 
 // admitWait bounds, as a share of RequestTimeout, how long a request waits

@@ -38,7 +38,10 @@ type Member struct {
 // Handler serves one request frame from a peer and returns the reply
 // frame's type (wire.TypeAck, wire.TypeBusy or wire.TypeRefused) and
 // payload. It is called on a per-stream goroutine and may block; the
-// sender's Request waits for it. req.Payload is valid only during the call.
+// sender's Request waits for it. req.Payload is the handler's to keep: it
+// was allocated for this request and the node never reuses it (a request
+// to the node itself passes the caller's payload, which Request's caller
+// leaves alone afterwards), so a handler can decode and store data in place.
 // from.Name is empty if the peer is not (yet) a known member. ctx is
 // cancelled when the Node closes.
 type Handler func(ctx context.Context, from Member, req wire.Frame) (replyType wire.Type, reply []byte)

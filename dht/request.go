@@ -31,8 +31,9 @@ import (
 //     should not have sent.
 //
 // Errors name the member. A request to this node (to == Self().Name) calls
-// the handler directly. A ctx without a deadline gets Config.RequestTimeout.
-// payload is only read during the call.
+// the handler directly, passing it payload, which the handler may keep:
+// the caller must not modify payload after the call. A ctx without a
+// deadline gets Config.RequestTimeout.
 func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error) {
 	if n.isClosed() {
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s", ErrClosed, t, to)
@@ -162,7 +163,7 @@ func (n *Node) serveOne(s network.Stream) bool {
 		return n.replyBusy(s, h, from)
 	}
 	defer release()
-	req, err := h.ReadPayload(s)
+	req, err := h.ReadPayloadReserved(s) // admitted: allocated whole, then the handler's
 	if err != nil {
 		n.log.Warn("bad request stream", "peer", peerLabel(from), "err", err)
 		_ = s.Reset()

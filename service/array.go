@@ -57,7 +57,7 @@ func (sh *shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
 
 // storeArrayEntry stores each piece of an entry under its new chunk.
 func (s *Service) storeArrayEntry(sh *shuffle, e *shard.Entry) error {
-	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
+	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
 	items := make([]spill.Item, 0, len(e.Runs))
 	var off uint64
 	for _, r := range e.Runs {

@@ -127,7 +127,7 @@ func (sh *shuffle) recvState(k attemptKey) *recvState {
 
 // storeEntry decodes an entry and stores one piece per output partition.
 func (s *Service) storeEntry(sh *shuffle, e *shard.Entry) error {
-	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
+	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
 	rec, err := sh.codec.Decode(data)
 	if err != nil {
 		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: %w", sh.id(), e.Task, err))

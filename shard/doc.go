@@ -12,10 +12,13 @@
 //
 //	shuffle string, epoch uvarint,
 //	entries: count, then per entry task, attempt, seq (uvarints),
-//	         runs: count, then per run partition, count (uvarints); data blob
+//	         runs: count, then per run partition, count (uvarints);
+//	         data: length (uvarint), zero padding to a multiple of
+//	         DataAlign bytes from the message's start, the bytes
 //	ends:    count, then per end task, attempt, pieces, and totals
 //	         pieces, rows, bytes, checksum (uvarints)
 //
 // Decode checks every count against a limit before allocating and refuses
-// trailing bytes; the decoded entries' Data alias the input.
+// trailing bytes; the decoded entries' Data alias the input (aligned, if the
+// input is).
 package shard

@@ -14,6 +14,11 @@ const (
 	MaxEnds        = 1 << 20
 )
 
+// DataAlign is the alignment of each entry's data from the start of the
+// message: a receiver that holds the message in a buffer of its own can
+// decode Arrow IPC in place, without copying it to aligned memory.
+const DataAlign = 8
+
 // Run says that Count units of an Entry's data belong to one output
 // partition: rows for dataframes, bytes for array pieces. Runs of an Entry
 // are in the order the data holds them.
@@ -87,7 +92,7 @@ func appendEntry(e *wire.Encoder, x *Entry) {
 		e.Uvarint(uint64(r.Partition))
 		e.Uvarint(r.Count)
 	}
-	e.Blob(x.Data)
+	e.AlignedBlob(x.Data, DataAlign)
 }
 
 func appendEnd(e *wire.Encoder, x End) {
@@ -130,7 +135,7 @@ func decodeEntry(d *wire.Decoder) Entry {
 	for i := 0; i < n && d.Err() == nil; i++ {
 		x.Runs = append(x.Runs, Run{Partition: u32(d), Count: d.Uvarint()})
 	}
-	x.Data = d.Blob()
+	x.Data = d.AlignedBlob(DataAlign)
 	return x
 }
 

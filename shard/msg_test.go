@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/shufflenode/shufflenode/barrier"
 )
@@ -98,4 +99,34 @@ func normal(m *Msg) *Msg {
 		}
 	}
 	return &c
+}
+
+// TestDataIsAligned: every entry's data starts at a multiple of DataAlign
+// from the message's start, and padding that is not zero is refused.
+func TestDataIsAligned(t *testing.T) {
+	m := sampleMsg()
+	m.Entries = append(m.Entries, Entry{Task: 3, Data: []byte("x")}, Entry{Task: 300, Runs: []Run{{Partition: 1 << 20, Count: 1}}, Data: []byte("yz")})
+	b := AppendMsg(nil, m)
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range got.Entries {
+		if len(e.Data) == 0 {
+			continue
+		}
+		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(e.Data))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+		if off%DataAlign != 0 || !bytes.Equal(e.Data, m.Entries[i].Data) {
+			t.Fatalf("entry %d: data at offset %d (%q)", i, off, e.Data)
+		}
+		// A zero byte just before the data is padding (a length's last
+		// byte is not zero): corrupting it must fail the decode.
+		if pad := off - 1; b[pad] == 0 {
+			bad := bytes.Clone(b)
+			bad[pad] = 0xff
+			if _, err := Decode(bad); err == nil {
+				t.Fatalf("entry %d: non-zero padding at %d accepted", i, pad)
+			}
+		}
+	}
 }

@@ -35,6 +35,16 @@ func (e *Encoder) Blob(b []byte) {
 	e.buf = append(e.buf, b...)
 }
 
+// AlignedBlob appends b with a uvarint length prefix and zero padding, so
+// that b starts at a multiple of align from the start of the buffer: a
+// decoder can then hand out data that needs alignment (Arrow buffers) without
+// copying it, provided the decoded input starts aligned too.
+func (e *Encoder) AlignedBlob(b []byte, align int) {
+	e.Uvarint(uint64(len(b)))
+	e.buf = append(e.buf, make([]byte, padding(len(e.buf), align))...)
+	e.buf = append(e.buf, b...)
+}
+
 // String appends s with a uvarint length prefix.
 func (e *Encoder) String(s string) {
 	e.Uvarint(uint64(len(s)))
@@ -160,6 +170,27 @@ func (d *Decoder) length(what string) int {
 func (d *Decoder) Blob() []byte {
 	n := d.length("blob")
 	return d.take(n, "blob")
+}
+
+// AlignedBlob reads what Encoder.AlignedBlob wrote: a length, zero padding
+// up to the next multiple of align from the start of the input, then the
+// bytes (aliasing the input). Non-zero padding is ErrMalformed.
+func (d *Decoder) AlignedBlob(align int) []byte {
+	n := d.length("blob")
+	for _, b := range d.take(padding(d.off, align), "blob padding") {
+		if b != 0 {
+			d.fail("blob padding")
+		}
+	}
+	return d.take(n, "blob")
+}
+
+// padding is the number of bytes from off to the next multiple of align.
+func padding(off, align int) int {
+	if align <= 1 {
+		return 0
+	}
+	return (align - off%align) % align
 }
 
 // String reads a length-prefixed string (a copy), with Blob's limits.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+
+	"github.com/shufflenode/shufflenode/job"
 )
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
@@ -28,14 +30,14 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%-34s %8s %8s %9s %10s\n", "case", "seconds", "MB/s", "peak RSS", "budget")
 	for _, c := range benchCases(f) {
 		runtime.GC()
-		resetPeakRSS()
-		rep, err := runDemo(ctx, c.flags, nil)
+		job.ResetPeakRSS()
+		rep, err := job.RunDemoOn(ctx, c.flags.clusterConfig(stderr), c.flags.demoConfig(nil))
 		if err != nil {
 			fmt.Fprintf(stderr, "bench %s: %v\n", c.name, err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "%-34s %8.2f %8.1f %9s %10s\n", c.name, rep.TotalSeconds, rep.MBps(),
-			formatBytes(peakRSS()), formatBytes(int64(c.flags.memLimit)))
+			job.FormatBytes(job.PeakRSS()), job.FormatBytes(int64(c.flags.memLimit)))
 	}
 	return 0
 }
@@ -53,7 +55,7 @@ func benchCases(f demoFlags) []benchCase {
 	small.partitions = 1000
 	small.memLimit = byteSize(int64(f.data) / 8)
 	name := func(p int, extra string) string {
-		return fmt.Sprintf("%s %d->%d x%d%s", formatBytes(int64(f.data)), f.tasks, p, f.nodes, extra)
+		return fmt.Sprintf("%s %d->%d x%d%s", job.FormatBytes(int64(f.data)), f.tasks, p, f.nodes, extra)
 	}
 	return []benchCase{
 		{name(100, ""), p100},

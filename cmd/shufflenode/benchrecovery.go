@@ -25,26 +25,26 @@ func benchRecovery(ctx context.Context, f demoFlags, stdout, stderr io.Writer) i
 		kill        bool
 	}{{"no failure", 1, false}, {"one node killed halfway", 1, true},
 		{"replication 2, no failure", 2, false}, {"replication 2, one killed halfway", 2, true}} {
-		resetPeakRSS()
-		rep, err := recoveryRun(ctx, f, c.replication, c.kill)
+		job.ResetPeakRSS()
+		rep, err := recoveryRun(ctx, f, stderr, c.replication, c.kill)
 		if err != nil {
 			fmt.Fprintf(stderr, "bench recovery %s: %v\n", c.name, err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "%-34s %8.2f %8.1f %9d %7d %9s\n", c.name, rep.TotalSeconds, rep.MBps(),
-			rep.Attempts, rep.ReplaySet, formatBytes(peakRSS()))
+			rep.Attempts, rep.ReplaySet, job.FormatBytes(job.PeakRSS()))
 	}
 	return 0
 }
 
 // recoveryRun runs one case; the victim is node 1 (node 0 coordinates).
-func recoveryRun(ctx context.Context, f demoFlags, replication int, kill bool) (job.Report, error) {
+func recoveryRun(ctx context.Context, f demoFlags, stderr io.Writer, replication int, kill bool) (job.Report, error) {
 	dir, err := os.MkdirTemp("", "shufflenode-bench-")
 	if err != nil {
 		return job.Report{}, err
 	}
 	defer os.RemoveAll(dir)
-	log := newLogger(os.Stderr, f.logLevel)
+	log := newLogger(stderr, f.logLevel)
 	nodes, err := node.StartLocal(ctx, f.nodes, node.Config{
 		Cluster: dht.Config{DataDir: dir, Profile: "local", Logger: log},
 		Service: service.Config{MemoryLimit: int64(f.memLimit), Logger: log}, Logger: log})

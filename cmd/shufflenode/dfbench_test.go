@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/shufflenode/shufflenode/job"
 )
 
 // Sizes of the merge and set-index benchmarks. The targets are
@@ -24,8 +26,8 @@ var (
 )
 
 // writeBenchFiles writes the generated input of a benchmark.
-func writeBenchFiles(b *testing.B, c genParquetConfig) {
-	if err := genParquet(c); err != nil {
+func writeBenchFiles(b *testing.B, c job.GenParquetConfig) {
+	if err := job.GenParquet(c); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -55,12 +57,12 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	nl, nr := *benchLeftRows, *benchRightRows
 	right := b.TempDir()
-	writeBenchFiles(b, genParquetConfig{dir: right, rows: nr, files: max(1, *benchFiles/4), keyType: "int64", tag: true, seed: 2})
+	writeBenchFiles(b, job.GenParquetConfig{Dir: right, Rows: nr, Files: max(1, *benchFiles/4), KeyType: "int64", Tag: true, Seed: 2})
 	for _, skew := range []bool{false, true} {
 		b.Run(fmt.Sprintf("%dx%d/skew=%v", nl, nr, skew), func(b *testing.B) {
 			left := b.TempDir()
-			writeBenchFiles(b, genParquetConfig{dir: left, rows: nl, files: *benchFiles, keyType: "int64",
-				cardinality: int64(nr), skew: skewOf(skew), seed: 1})
+			writeBenchFiles(b, job.GenParquetConfig{Dir: left, Rows: nl, Files: *benchFiles, KeyType: "int64",
+				Cardinality: int64(nr), Skew: skewOf(skew), Seed: 1})
 			b.SetBytes(benchArrowBytes(nl, false) + benchArrowBytes(nr, true))
 			benchCmd(b, cmdMerge, int64(nl), "--left", filepath.Join(left, "*.parquet"), "--right", filepath.Join(right, "*.parquet"),
 				"--on", "key", "--how", "inner", "--partitions", fmt.Sprint(*benchPartitions), "--output", b.TempDir(),
@@ -79,8 +81,8 @@ func BenchmarkSetIndex(b *testing.B) {
 	for _, skew := range []bool{false, true} {
 		b.Run(fmt.Sprintf("%d/skew=%v", n, skew), func(b *testing.B) {
 			in := b.TempDir()
-			writeBenchFiles(b, genParquetConfig{dir: in, rows: n, files: *benchFiles, keyType: "int64",
-				cardinality: 1 << 40, skew: skewOf(skew), tag: true, seed: 3})
+			writeBenchFiles(b, job.GenParquetConfig{Dir: in, Rows: n, Files: *benchFiles, KeyType: "int64",
+				Cardinality: 1 << 40, Skew: skewOf(skew), Tag: true, Seed: 3})
 			b.SetBytes(benchArrowBytes(n, true))
 			benchCmd(b, cmdSetIndex, int64(n), "--input", filepath.Join(in, "*.parquet"), "--column", "key",
 				"--partitions", fmt.Sprint(*benchPartitions), "--output", b.TempDir(), "--overwrite", "--nodes", "4", "--no-dictionary")
@@ -101,7 +103,7 @@ func benchCmd(b *testing.B, cmd func([]string, io.Writer, io.Writer) int, rows i
 		if code, stdout, stderr = runCmd(cmd, args...); code != 0 {
 			b.Fatalf("exit %d: %s", code, stderr)
 		}
-		b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
+		b.ReportMetric(float64(job.PeakRSS())/(1<<20), "peakRSS-MiB")
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.Log("\n" + shortLines(stdout, 200))

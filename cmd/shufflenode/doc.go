@@ -1,5 +1,7 @@
 // Command shufflenode runs and drives shufflenode, the peer-to-peer shuffle
-// and rechunk service.
+// and rechunk service: it reads flags, the environment and config files,
+// turns them into node.Config (serve) or a job's config (package job), and
+// dispatches; the jobs themselves live in package job.
 //
 // Subcommands: demo (the main job: an in-process cluster shuffles a
 // synthetic table, or with --array rechunks a synthetic array, and verifies
@@ -9,6 +11,7 @@
 // an in-process cluster unless --cluster names a member of a running one.
 // README.md documents every flag.
 //
-// Only this package reads flags, the environment and config files; it turns
-// them into node.Config and the job packages' configs.
+// Every job command shares one preamble (runJob): a context that SIGINT
+// ends, the peak RSS reset, the run, then the report on stdout or the error
+// on one line of stderr with exit status 2 for bad input and 1 otherwise.
 package main

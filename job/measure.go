@@ -41,6 +41,12 @@ func PeakRSS() int64 { return procHWM("self") }
 // now.
 func ResetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
+// resetPeakRSSOf resets VmHWM of process pid (the kernel allows it for
+// this user's processes).
+func resetPeakRSSOf(pid int) error {
+	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
+}
+
 // ProcUsage reports the CPU seconds and peak RSS of process pid so far
 // (Linux /proc); zero values when it cannot be read.
 func ProcUsage(pid int) Usage {

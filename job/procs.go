@@ -49,23 +49,32 @@ func StartProcs(ctx context.Context, c ProcsConfig) (*Procs, error) {
 		return nil, err
 	}
 	p := &Procs{dir: dir}
-	join := ""
-	for i := range c.Processes {
-		sp, gossip, err := startServe(c, dir, fmt.Sprintf("serve-%d", i), join)
-		if err != nil {
-			p.Close()
-			return nil, err
-		}
-		p.procs = append(p.procs, sp)
-		if i == 0 {
-			join = gossip
-		}
-	}
-	if err := p.waitMembers(ctx); err != nil {
+	if err := p.start(ctx, c); err != nil {
 		p.Close()
 		return nil, err
 	}
 	return p, nil
+}
+
+// start starts the first process, waits until it serves, then starts the
+// others joining it and waits until it lists them all.
+func (p *Procs) start(ctx context.Context, c ProcsConfig) error {
+	join := ""
+	for i := range c.Processes {
+		sp, gossip, err := startServe(c, p.dir, fmt.Sprintf("serve-%d", i), join)
+		if err != nil {
+			return err
+		}
+		p.procs = append(p.procs, sp)
+		if i > 0 {
+			continue
+		}
+		if err := p.waitMembers(ctx, 1); err != nil {
+			return err
+		}
+		join = gossip
+	}
+	return p.waitMembers(ctx, len(p.procs))
 }
 
 // Addr is the API address of the first process (the coordinator).
@@ -104,8 +113,8 @@ func startServe(c ProcsConfig, dir, name, join string) (*serveProc, string, erro
 	return sp, ports[0], nil
 }
 
-// waitMembers waits until the first process lists every process.
-func (p *Procs) waitMembers(ctx context.Context) error {
+// waitMembers waits until the first process lists n members.
+func (p *Procs) waitMembers(ctx context.Context, n int) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
@@ -116,12 +125,12 @@ func (p *Procs) waitMembers(ctx context.Context) error {
 			default:
 			}
 		}
-		if addrs, err := clusterMembers(ctx, p.Addr()); err == nil && len(addrs) == len(p.procs) {
+		if addrs, err := clusterMembers(ctx, p.Addr()); err == nil && len(addrs) == n {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %d processes did not form one cluster: %w", ErrProcs, len(p.procs), ctx.Err())
+			return fmt.Errorf("%w: %d processes did not form one cluster of %d: %w", ErrProcs, len(p.procs), n, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

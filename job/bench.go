@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// BenchJobs are the jobs Bench knows, in the order it runs them.
-var BenchJobs = []string{"demo", "rows", "array", "merge", "setindex"}
+// BenchJobs lists the jobs Bench knows, in the order it runs them.
+func BenchJobs() []string { return []string{"demo", "rows", "array", "merge", "setindex"} }
 
 // BenchConfig is the benchmark of record (the bench command): the
 // machine's ceilings, then each job with its time, rate, CPU, peak RSS and
@@ -34,12 +34,12 @@ type BenchConfig struct {
 // Validate checks the jobs and scale.
 func (c BenchConfig) Validate() error {
 	for _, j := range c.Jobs {
-		if !slices.Contains(BenchJobs, j) {
-			return fmt.Errorf("job: bench: unknown job %q (jobs: %s)", j, strings.Join(BenchJobs, ","))
+		if !slices.Contains(BenchJobs(), j) {
+			return fmt.Errorf("%w: unknown job %q (jobs: %s)", ErrBench, j, strings.Join(BenchJobs(), ","))
 		}
 	}
 	if c.Scale < 0 || c.Scale > 100 {
-		return fmt.Errorf("job: bench: scale %g: want a positive factor up to 100", c.Scale)
+		return fmt.Errorf("%w: scale %g: want a positive factor up to 100", ErrBench, c.Scale)
 	}
 	return nil
 }
@@ -78,7 +78,7 @@ func Bench(ctx context.Context, w io.Writer, c BenchConfig) error {
 		return err
 	}
 	b.header()
-	for _, name := range BenchJobs {
+	for _, name := range BenchJobs() {
 		if !slices.Contains(c.Jobs, name) {
 			continue
 		}

@@ -130,6 +130,7 @@ type discardServer struct {
 	flight.BaseFlightServer
 }
 
+// DoPut reads the batches of one put and answers with an empty result.
 func (*discardServer) DoPut(stream flight.FlightService_DoPutServer) error {
 	rdr, err := flight.NewRecordReader(stream)
 	if err != nil {

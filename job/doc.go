@@ -18,7 +18,14 @@
 //     hash join run on the nodes) and set-index (PlanSetIndex, a sampled
 //     range partitioning sorted on the nodes);
 //   - Zarr v2 rechunk (PlanRechunk);
-//   - generators of synthetic inputs (GenParquet, GenZarr).
+//   - generators of synthetic inputs (GenParquet, GenZarr);
+//   - the benchmark of record (Bench): the machine's ceilings (Ceilings: a
+//     Go copy, one libp2p TLS stream via dht.StreamCeiling, one Flight
+//     DoPut stream), then each job's put+barrier and read seconds, MB/s,
+//     CPU seconds, peak RSS and its rate over the slowest network ceiling,
+//     on an in-process cluster or on serve processes it starts
+//     (StartProcs); and the demo case tables BenchShuffle and
+//     BenchRecovery.
 //
 // A plan's Run blocks until the job is done or its context ends; it opens
 // and closes its own cluster. The integration tests drive RunDemo and

@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -35,10 +34,6 @@ type serveProc struct {
 	cmd            *exec.Cmd
 	exited         chan struct{}
 }
-
-// ErrProcs is returned when serve processes cannot be started or do not
-// form one cluster.
-var ErrProcs = errors.New("job: serve processes")
 
 // StartProcs starts c.Processes serve processes, the first alone and the
 // others joining it, and waits until the first lists them all. Close stops

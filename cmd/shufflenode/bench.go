@@ -63,7 +63,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.processes, "processes", 0, "run the jobs on this many `shufflenode serve` processes started here (0: in-process)")
 	fs.BoolVar(&f.cluster, "cluster", false, "run the jobs on --nodes serve processes started here (as --processes)")
 	fs.Var(&f.memLimit, "memory-limit", "memory budget per node")
-	fs.StringVar(&f.jobs, "jobs", "", "jobs to run, comma separated, of "+strings.Join(job.BenchJobs, ",")+
+	fs.StringVar(&f.jobs, "jobs", "", "jobs to run, comma separated, of "+strings.Join(job.BenchJobs(), ",")+
 		" (default demo,rows,array; with processes demo,array)")
 	fs.Float64Var(&f.quick, "quick", 1, "scale every job's size by this factor (e.g. 0.01 for a quick run)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")

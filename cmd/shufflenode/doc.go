@@ -5,7 +5,10 @@
 //
 // Subcommands: demo (the main job: an in-process cluster shuffles a
 // synthetic table, or with --array rechunks a synthetic array, and verifies
-// the result), bench (shuffle, recovery), serve (one node, until SIGINT or
+// the result), bench (the benchmark of record: this machine's ceilings,
+// then each job's time, MB/s, CPU, peak RSS and ratio to its ceiling;
+// --jobs, --quick SCALE, --processes N or --cluster for serve processes;
+// bench shuffle and bench recovery run the demo's case tables), serve (one node, until SIGINT or
 // SIGTERM), status, layout, plan rechunk, and the jobs shuffle (Parquet),
 // merge, set-index, rechunk (Zarr v2), gen-parquet and gen-zarr. Jobs run on
 // an in-process cluster unless --cluster names a member of a running one.

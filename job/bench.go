@@ -88,7 +88,18 @@ func Bench(ctx context.Context, w io.Writer, c BenchConfig) error {
 			}
 		}
 	}
+	b.footnote()
 	return nil
+}
+
+// footnote says what the columns mean.
+func (b *bench) footnote() {
+	fmt.Fprintf(b.w, "\nMB/s: bytes over put+barrier plus read. ratio: MB/s over the slowest network ceiling.\n")
+	fmt.Fprintf(b.w, "CPU s: user+system seconds of every process. peak RSS: VmHWM of this process")
+	if b.procs != nil {
+		fmt.Fprintf(b.w, " (the client); serve-N: each serve process's CPU s and VmHWM")
+	}
+	fmt.Fprintln(b.w, ".")
 }
 
 // bench is one run of Bench.

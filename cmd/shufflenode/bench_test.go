@@ -22,8 +22,8 @@ func TestBenchQuick(t *testing.T) {
 			t.Errorf("no %q in the output:\n%s", want, out)
 		}
 	}
-	if rows := strings.Count(out, "\n"); rows != 1+1+1+3+1+1+7 {
-		t.Errorf("%d lines, want 15:\n%s", rows, out)
+	if rows := strings.Count(out, "\n"); rows != 1+1+1+3+1+1+7+3 {
+		t.Errorf("%d lines, want 18:\n%s", rows, out)
 	}
 }
 

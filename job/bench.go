@@ -145,9 +145,9 @@ func (b *bench) ceilings(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(b.w, "%-44s %10s %11s %7s %8s\n", "ceiling", "bytes", "seconds", "", "MB/s")
+	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s\n", "ceiling", "bytes", "seconds", "", "MB/s")
 	for i, c := range cs {
-		fmt.Fprintf(b.w, "%-44s %10s %11.2f %7s %8.1f\n", c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
+		fmt.Fprintf(b.w, "%-46s %10s %11.2f %7s %8.1f\n", c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
 		if i > 0 && (b.bound.Name == "" || c.MBps() < b.bound.MBps()) {
 			b.bound = c
 		}
@@ -164,7 +164,7 @@ func (b *bench) scaled(n int64) int64 { return max(1, int64(math.Round(float64(n
 func (b *bench) parts() int { return int(max(4, min(1000, b.scaled(1000)))) }
 
 func (b *bench) header() {
-	fmt.Fprintf(b.w, "%-44s %10s %11s %7s %8s %7s %10s %6s  %s\n",
+	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s %7s %10s %6s  %s\n",
 		"job", "bytes", "put+barrier", "read", "MB/s", "CPU s", "peak RSS", "ratio", "of")
 }
 
@@ -209,9 +209,9 @@ func (b *bench) print(r benchRow) {
 		cpu += p.CPUSeconds
 	}
 	mbps := float64(r.bytes) / 1e6 / (r.put + r.read)
-	fmt.Fprintf(b.w, "%-44s %10s %11.2f %7.2f %8.1f %7.1f %10s %6.2f  %s\n", r.name, FormatBytes(r.bytes),
+	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7.2f %8.1f %7.1f %10s %6.2f  %s\n", r.name, FormatBytes(r.bytes),
 		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), mbps/b.bound.MBps(), b.bound.Short())
 	for i, p := range r.procs {
-		fmt.Fprintf(b.w, "  %-42s %10s %11s %7s %8s %7.1f %10s\n", fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS))
+		fmt.Fprintf(b.w, "  %-44s %10s %11s %7s %8s %7.1f %10s\n", fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS))
 	}
 }

@@ -2,62 +2,120 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/shufflenode/shufflenode/job"
 )
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "shuffle" && args[0] != "recovery") {
-		fmt.Fprintln(stderr, "usage: shufflenode bench shuffle|recovery [demo flags]")
+	if len(args) > 0 && (args[0] == "shuffle" || args[0] == "recovery") {
+		return benchCases(args[0], args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, "usage: shufflenode bench [flags] | bench shuffle|recovery [demo flags]")
 		return 2
 	}
+	return benchRecord(args, stdout, stderr)
+}
+
+// benchCases runs bench shuffle or bench recovery.
+func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 	var f demoFlags
-	fs := newFlags("bench "+args[0], stderr)
+	fs := newFlags("bench "+name, stderr)
 	f.register(fs)
-	if code, ok := parse(fs, args[1:]); !ok {
+	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if args[0] == "recovery" {
-		return benchRecovery(ctx, f, stdout, stderr)
+	var err error
+	if name == "recovery" {
+		err = job.BenchRecovery(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil))
+	} else {
+		err = job.BenchShuffle(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), int64(f.data))
 	}
-	fmt.Fprintf(stdout, "%-34s %8s %8s %9s %10s\n", "case", "seconds", "MB/s", "peak RSS", "budget")
-	for _, c := range benchCases(f) {
-		runtime.GC()
-		resetPeakRSS()
-		rep, err := runDemo(ctx, c.flags, nil)
-		if err != nil {
-			fmt.Fprintf(stderr, "bench %s: %v\n", c.name, err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "%-34s %8.2f %8.1f %9s %10s\n", c.name, rep.TotalSeconds, rep.MBps(),
-			formatBytes(peakRSS()), formatBytes(int64(c.flags.memLimit)))
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 1
 	}
 	return 0
 }
 
-type benchCase struct {
-	name  string
-	flags demoFlags
+// benchFlags are the flags of the benchmark of record.
+type benchFlags struct {
+	nodes, processes int
+	cluster          bool
+	memLimit         byteSize
+	jobs             string
+	quick            float64
+	logLevel         string
 }
 
-// benchCases: the demo workload at 100 and 1000 partitions, then with a
-// per-node budget of 1/8 of the data (so most of it spills to badger).
-func benchCases(f demoFlags) []benchCase {
-	p100, p1000, small := f, f, f
-	p100.partitions, p1000.partitions = 100, 1000
-	small.partitions = 1000
-	small.memLimit = byteSize(int64(f.data) / 8)
-	name := func(p int, extra string) string {
-		return fmt.Sprintf("%s %d->%d x%d%s", formatBytes(int64(f.data)), f.tasks, p, f.nodes, extra)
+func (f *benchFlags) register(fs *flag.FlagSet) {
+	f.memLimit = 1 << 30
+	fs.IntVar(&f.nodes, "nodes", 4, "nodes of the in-process cluster (and serve processes with --cluster)")
+	fs.IntVar(&f.processes, "processes", 0, "run the jobs on this many `shufflenode serve` processes started here (0: in-process)")
+	fs.BoolVar(&f.cluster, "cluster", false, "run the jobs on --nodes serve processes started here (as --processes)")
+	fs.Var(&f.memLimit, "memory-limit", "memory budget per node")
+	fs.StringVar(&f.jobs, "jobs", "", "jobs to run, comma separated, of "+strings.Join(job.BenchJobs(), ",")+
+		" (default demo,rows,array; with processes demo,array)")
+	fs.Float64Var(&f.quick, "quick", 1, "scale every job's size by this factor (e.g. 0.01 for a quick run)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+}
+
+// config turns the flags into the bench's config.
+func (f *benchFlags) config(stderr io.Writer) (job.BenchConfig, error) {
+	c := job.BenchConfig{Scale: f.quick,
+		Cluster: clusterConfig(job.ClusterConfig{Nodes: f.nodes, MemoryLimit: int64(f.memLimit)}, f.logLevel, stderr)}
+	if f.jobs != "" {
+		c.Jobs = strings.Split(f.jobs, ",")
 	}
-	return []benchCase{
-		{name(100, ""), p100},
-		{name(1000, ""), p1000},
-		{name(1000, " budget/8"), small},
+	if f.cluster && f.processes == 0 {
+		f.processes = f.nodes
 	}
+	if f.processes > 0 {
+		bin, err := os.Executable()
+		if err != nil {
+			return c, err
+		}
+		c.Procs = job.ProcsConfig{Binary: bin, Processes: f.processes, MemoryLimit: int64(f.memLimit), Env: serveEnv()}
+		if c.Jobs == nil {
+			c.Jobs = []string{"demo", "array"}
+		}
+	}
+	return c, c.Validate()
+}
+
+// serveEnv is this process's environment without SHUFFLENODE_ variables
+// (serve reads its flags from them too).
+func serveEnv() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SHUFFLENODE_") })
+}
+
+// benchRecord runs the benchmark of record: ceilings, then each job.
+func benchRecord(args []string, stdout, stderr io.Writer) int {
+	var f benchFlags
+	fs := newFlags("bench", stderr)
+	f.register(fs)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	cfg, err := f.config(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shufflenode bench: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := job.Bench(ctx, stdout, cfg); err != nil {
+		fmt.Fprintf(stderr, "shufflenode bench: %v\n", err)
+		return 1
+	}
+	return 0
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shufflenode/shufflenode/job"
@@ -74,7 +73,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	resetPeakRSS()
+	job.ResetPeakRSS()
 	if f.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -86,7 +85,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if f.array {
 		return arrayDemo(ctx, f, stdout, stderr)
 	}
-	rep, err := runDemo(ctx, f, newProgress(stderr))
+	rep, err := job.RunDemoOn(ctx, f.clusterConfig(stderr), f.demoConfig(job.NewProgress(stderr)))
 	if f.memProfile != "" {
 		writeHeapProfile(f.memProfile, stderr)
 	}
@@ -94,7 +93,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
 		return 1
 	}
-	printReport(stdout, f, rep)
+	rep.Print(stdout)
 	return 0
 }
 
@@ -105,102 +104,50 @@ func arrayDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
 		return 2
 	}
-	addrs, stop, err := openCluster(ctx, f.clusterOpts(), stderr)
+	cfg.Progress = job.NewProgress(stderr)
+	rep, err := job.RunArrayDemoOn(ctx, f.clusterConfig(stderr), cfg, f.arrayDesc())
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
 		return 1
 	}
-	defer stop()
-	cfg.Progress = newProgress(stderr)
-	rep, err := job.RunArrayDemo(ctx, addrs, cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "verified: every element of every new chunk equals the input's\n")
-	fmt.Fprintf(stdout, "nodes        %d\n", f.nodes)
-	fmt.Fprintf(stdout, "array        %s %s, chunks %s -> %s (%d -> %d chunks)\n", f.dtype, f.shape, f.oldChunks, f.newChunks, rep.OldChunks, rep.NewChunks)
-	fmt.Fprintf(stdout, "bytes        %d (%s)\n", rep.Bytes, formatBytes(rep.Bytes))
-	fmt.Fprintf(stdout, "rechunk      %.2f s (create, put, barrier)\n", rep.ShuffleSeconds)
-	fmt.Fprintf(stdout, "read         %.2f s (every new chunk back from its owner)\n", rep.ReadSeconds)
-	fmt.Fprintf(stdout, "total        %.2f s, %.1f MB/s\n", rep.TotalSeconds, rep.MBps())
-	fmt.Fprintf(stdout, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
+	rep.Print(stdout)
 	return 0
+}
+
+// arrayDesc describes the array for the report.
+func (f *demoFlags) arrayDesc() string {
+	return fmt.Sprintf("%s %s, chunks %s -> %s", f.dtype, f.shape, f.oldChunks, f.newChunks)
 }
 
 // arrayConfig builds the array demo from the flags.
 func (f *demoFlags) arrayConfig() (job.ArrayConfig, error) {
-	shape, err := parseShape(f.shape, len(strings.Split(f.shape, ",")))
+	shape, err := job.ParseShape(f.shape, len(strings.Split(f.shape, ",")))
 	if err != nil {
 		return job.ArrayConfig{}, fmt.Errorf("--shape: %w", err)
 	}
-	old, err := parseShape(f.oldChunks, len(shape))
+	old, err := job.ParseShape(f.oldChunks, len(shape))
 	if err != nil {
 		return job.ArrayConfig{}, fmt.Errorf("--old-chunks: %w", err)
 	}
-	new, err := parseShape(f.newChunks, len(shape))
+	new, err := job.ParseShape(f.newChunks, len(shape))
 	if err != nil {
 		return job.ArrayConfig{}, fmt.Errorf("--new-chunks: %w", err)
 	}
 	return job.ArrayConfig{ID: fmt.Sprintf("array-demo-%d", time.Now().UnixNano()), DType: f.dtype,
-		Old: regularChunks(shape, old), New: regularChunks(shape, new), Parallel: f.parallel}, nil
+		Old: job.RegularChunks(shape, old), New: job.RegularChunks(shape, new), Parallel: f.parallel}, nil
 }
 
-// runDemo starts an in-process cluster, runs the demo on it and stops it.
-func runDemo(ctx context.Context, f demoFlags, prog func(string, int, int)) (job.Report, error) {
-	addrs, stop, err := openCluster(ctx, f.clusterOpts(), os.Stderr)
-	if err != nil {
-		return job.Report{}, err
-	}
-	defer stop()
-	return job.RunDemo(ctx, addrs, job.DemoConfig{
+// demoConfig is the dataframe demo of the flags.
+func (f *demoFlags) demoConfig(prog job.Progress) job.DemoConfig {
+	return job.DemoConfig{
 		ID: fmt.Sprintf("demo-%d", time.Now().UnixNano()), Rows: f.rows(), Tasks: f.tasks,
 		Partitions: f.partitions, PayloadBytes: f.payload, Seed: f.seed, Rule: f.rule, Progress: prog,
 		Parallel: f.parallel,
-	})
-}
-
-// clusterOpts is the in-process cluster of the demo flags.
-func (f *demoFlags) clusterOpts() clusterOpts {
-	return clusterOpts{cluster: f.cluster, nodes: f.nodes, memLimit: int64(f.memLimit), dataDir: f.dataDir, logLevel: f.logLevel}
-}
-
-func printReport(w io.Writer, f demoFlags, r job.Report) {
-	fmt.Fprintf(w, "verified: every row arrived exactly once, in the partition its key maps to\n")
-	fmt.Fprintf(w, "nodes        %d\n", f.nodes)
-	fmt.Fprintf(w, "rows         %d\n", r.Rows)
-	fmt.Fprintf(w, "bytes        %d (%s)\n", r.Bytes, formatBytes(r.Bytes))
-	fmt.Fprintf(w, "tasks        %d -> partitions %d (%s)\n", r.Tasks, r.Partitions, f.rule)
-	fmt.Fprintf(w, "shuffle      %.2f s (create, put, barrier)\n", r.ShuffleSeconds)
-	fmt.Fprintf(w, "read         %.2f s (every partition back from its owner)\n", r.ReadSeconds)
-	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s\n", r.TotalSeconds, r.MBps())
-	fmt.Fprintf(w, "peak RSS     %s (whole process: %d nodes, client and verifier)\n", formatBytes(peakRSS()), f.nodes)
-}
-
-// newProgress returns a progress callback that redraws one line on w.
-func newProgress(w io.Writer) func(string, int, int) {
-	var mu sync.Mutex
-	last := time.Time{}
-	return func(phase string, done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done < total && time.Since(last) < 100*time.Millisecond {
-			return
-		}
-		last = time.Now()
-		const width = 40
-		n := width * done / max(total, 1)
-		fmt.Fprintf(w, "\r%-5s [%-*s] %d/%d", phase, width, bar(n), done, total)
-		if done == total {
-			fmt.Fprintln(w)
-		}
 	}
 }
 
-func bar(n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = '#'
-	}
-	return string(b)
+// clusterConfig is the cluster of the demo flags.
+func (f *demoFlags) clusterConfig(stderr io.Writer) job.ClusterConfig {
+	return clusterConfig(job.ClusterConfig{Addr: f.cluster, Nodes: f.nodes, MemoryLimit: int64(f.memLimit),
+		DataDir: f.dataDir}, f.logLevel, stderr)
 }

@@ -10,12 +10,14 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+
+	"github.com/shufflenode/shufflenode/job"
 )
 
 // byteSize is a flag value like 512MiB, 2GiB, 1e9 or 1048576.
 type byteSize int64
 
-func (b *byteSize) String() string { return formatBytes(int64(*b)) }
+func (b *byteSize) String() string { return job.FormatBytes(int64(*b)) }
 
 func (b *byteSize) Set(s string) error {
 	n, err := parseBytes(s)
@@ -48,18 +50,6 @@ func parseBytes(s string) (int64, error) {
 	return int64(f * mult), nil
 }
 
-// formatBytes prints n with a binary unit.
-func formatBytes(n int64) string {
-	f := float64(n)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB"} {
-		if f < 1024 || u == "GiB" {
-			return strconv.FormatFloat(f, 'f', 1, 64) + " " + u
-		}
-		f /= 1024
-	}
-	return ""
-}
-
 // newFlags returns a flag set that reports errors instead of exiting.
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("shufflenode "+name, flag.ContinueOnError)
@@ -85,21 +75,6 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// peakRSS returns the process's peak resident set size (VmHWM), or 0.
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // startCPUProfile writes a CPU profile to path until the returned func runs.
@@ -137,6 +112,3 @@ func softMemoryLimit(budget, overhead int64) {
 		debug.SetMemoryLimit(budget + overhead)
 	}
 }
-
-// resetPeakRSS resets VmHWM (Linux 4.0+) so the next peakRSS measures from now.
-func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }

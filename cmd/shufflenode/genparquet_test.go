@@ -52,7 +52,7 @@ func TestGenParquet(t *testing.T) {
 				ids++
 			}
 		}
-		shuffleRelease(recs)
+		releaseAll(recs)
 	}
 	if zeros < 2800 || zeros > 3400 || nulls < 800 || nulls > 1200 {
 		t.Errorf("%d zero keys (want ~3000 + ~70) and %d nulls (want ~1000)", zeros, nulls)

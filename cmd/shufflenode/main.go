@@ -17,7 +17,7 @@ commands:
   rechunk   rechunk a Zarr v2 array on the cluster into a new Zarr v2 array
   layout    print an array shuffle's layout (__partitioned__ form)
   gen-zarr  write a synthetic Zarr v2 array (for trying rechunk)
-  bench     measure the demo workload at several settings (shuffle)
+  bench     the benchmark of record: ceilings, then each job (bench shuffle, bench recovery: demo cases)
   serve     run one node (sidecar) until SIGINT/SIGTERM
   status    print the members a running node sees (--node API_ADDR)
   plan      print a rechunk plan (plan rechunk --old JSON --new JSON)

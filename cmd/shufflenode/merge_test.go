@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/service"
@@ -112,7 +113,7 @@ func readDFOutput(t testing.TB, dir string, partitions int) ([][]dfRow, []string
 	parts := make([][]dfRow, len(files))
 	var names []string
 	for p, path := range files {
-		if want := shufflePartFile(p, partitions); filepath.Base(path) != want {
+		if want := job.PartFile(p, partitions); filepath.Base(path) != want {
 			t.Fatalf("file %d is %s, want %s", p, filepath.Base(path), want)
 		}
 		recs, err := parquetio.ReadFile(context.Background(), path, nil, 0)
@@ -130,7 +131,7 @@ func readDFOutput(t testing.TB, dir string, partitions int) ([][]dfRow, []string
 				parts[p] = append(parts[p], row)
 			}
 		}
-		shuffleRelease(recs)
+		releaseAll(recs)
 	}
 	return parts, names
 }
@@ -432,4 +433,13 @@ func TestMergeBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// schemaNames lists the schema's column names.
+func schemaNames(schema *arrow.Schema) []string {
+	var names []string
+	for _, f := range schema.Fields() {
+		names = append(names, f.Name)
+	}
+	return names
 }

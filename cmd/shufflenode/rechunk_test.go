@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/zarr"
 )
@@ -58,7 +59,6 @@ func checkStore(t *testing.T, dir, chunks string) {
 	for _, g := range grid {
 		n *= g
 	}
-	sizes := a.ChunkSizes()
 	var seen int64
 	for p := range n {
 		idx := splitaxes.Unravel(p, grid)
@@ -66,16 +66,17 @@ func checkStore(t *testing.T, dir, chunks string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := c
-		want.Data = make([]byte, len(c.Data))
-		fillValues(want, m.Shape, chunkStart(sizes, idx))
+		want, err := job.GenZarrChunk(a, idx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !bytes.Equal(c.Data, want.Data) {
 			t.Fatalf("chunk %v: %s differs from the expected values (first: %v)", idx, m.DType, firstValue(c.Data, m.DType.String()))
 		}
 		seen += int64(len(c.Data))
 	}
-	if seen != arrayBytes(m) {
-		t.Fatalf("read %d bytes, the array has %d", seen, arrayBytes(m))
+	if seen != job.ArrayBytes(m) {
+		t.Fatalf("read %d bytes, the array has %d", seen, job.ArrayBytes(m))
 	}
 }
 

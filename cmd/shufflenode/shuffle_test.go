@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/service"
@@ -96,7 +97,7 @@ func readShuffleOutput(t *testing.T, dir string, partitions int) (map[int64]shuf
 	}
 	rows, part := map[int64]shuffleRow{}, map[int64]int{}
 	for p, path := range files {
-		if want := shufflePartFile(p, partitions); filepath.Base(path) != want {
+		if want := job.PartFile(p, partitions); filepath.Base(path) != want {
 			t.Fatalf("output file %d is %s, want %s", p, filepath.Base(path), want)
 		}
 		readShuffleFile(t, path, p, rows, part)
@@ -110,7 +111,7 @@ func readShuffleFile(t *testing.T, path string, p int, rows map[int64]shuffleRow
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer shuffleRelease(recs)
+	defer releaseAll(recs)
 	if sc, err := parquetio.ReadSchema(path); err != nil || table.CheckSchema(shuffleTestSchema(true), sc) != nil {
 		t.Fatalf("%s: schema %v, %v", path, sc, err)
 	}
@@ -312,20 +313,10 @@ func TestShuffleBadInput(t *testing.T) {
 	}
 }
 
-func TestShufflePartFile(t *testing.T) {
-	cases := []struct {
-		p, n int
-		want string
-	}{
-		{0, 1, "part-00000.parquet"},
-		{99999, 100000, "part-99999.parquet"},
-		{7, 100001, "part-000007.parquet"},
-		{4194303, 4194304, "part-4194303.parquet"},
-	}
-	for _, tc := range cases {
-		if got := shufflePartFile(tc.p, tc.n); got != tc.want {
-			t.Errorf("shufflePartFile(%d, %d) = %s, want %s", tc.p, tc.n, got, tc.want)
-		}
+// releaseAll releases every record.
+func releaseAll(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
 	}
 }
 

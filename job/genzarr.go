@@ -1,8 +1,7 @@
-package main
+package job
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -11,40 +10,14 @@ import (
 	"github.com/shufflenode/shufflenode/zarr"
 )
 
-// cmdGenZarr writes a synthetic Zarr v2 array: element i (C order) holds
-// float64(i) for float dtypes, i modulo the type's range for integers.
-func cmdGenZarr(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("gen-zarr", stderr)
-	out := fs.String("output", "", "directory of the new array")
-	shapeF := fs.String("shape", "1000,1000", "shape")
-	chunksF := fs.String("chunks", "100,1000", "chunk shape")
-	dtypeF := fs.String("dtype", "<f8", "NumPy dtype (<f8, <f4, <i8, <i4)")
-	comp := fs.String("compressor", "none", "none, zlib or zstd")
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	m, err := genMeta(*shapeF, *chunksF, *dtypeF, *comp)
-	if err == nil && *out == "" {
-		err = fmt.Errorf("--output is required")
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "shufflenode gen-zarr: %v\n", err)
-		return 2
-	}
-	if err := writeGenerated(*out, m); err != nil {
-		fmt.Fprintf(stderr, "shufflenode gen-zarr: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "wrote %s: %s %v chunks %v (%s)\n", *out, m.DType, m.Shape, m.Chunks, formatBytes(arrayBytes(m)))
-	return 0
-}
-
-func genMeta(shapeS, chunksS, dtypeS, comp string) (zarr.Meta, error) {
-	shape, err := parseShape(shapeS, len(strings.Split(shapeS, ",")))
+// GenZarrMeta builds the metadata of a synthetic array from the gen-zarr
+// flags: shape, chunk shape, NumPy dtype and compressor (none, zlib, zstd).
+func GenZarrMeta(shapeS, chunksS, dtypeS, comp string) (zarr.Meta, error) {
+	shape, err := ParseShape(shapeS, len(strings.Split(shapeS, ",")))
 	if err != nil {
 		return zarr.Meta{}, err
 	}
-	chunks, err := parseShape(chunksS, len(shape))
+	chunks, err := ParseShape(chunksS, len(shape))
 	if err != nil {
 		return zarr.Meta{}, err
 	}
@@ -63,14 +36,14 @@ func genMeta(shapeS, chunksS, dtypeS, comp string) (zarr.Meta, error) {
 	return m, m.Validate()
 }
 
-// writeGenerated writes every chunk of m with its elements' values.
-func writeGenerated(dir string, m zarr.Meta) error {
+// GenZarr writes a synthetic Zarr v2 array at dir: element i (C order)
+// holds float64(i) for float dtypes, i modulo the type's range for integers.
+func GenZarr(dir string, m zarr.Meta) error {
 	a, err := zarr.Create(dir, m)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	sizes := a.ChunkSizes()
 	grid := a.Grid()
 	n := 1
 	for _, g := range grid {
@@ -78,17 +51,28 @@ func writeGenerated(dir string, m zarr.Meta) error {
 	}
 	for t := range n {
 		idx := splitaxes.Unravel(t, grid)
-		shape, err := a.ChunkShape(idx)
+		c, err := GenZarrChunk(a, idx)
 		if err != nil {
 			return err
 		}
-		c := rechunk.Chunk{DType: m.DType, Shape: shape, Data: make([]byte, elems(shape)*int64(m.DType.ItemSize()))}
-		fillValues(c, m.Shape, chunkStart(sizes, idx))
 		if err := a.WriteChunk(idx, c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// GenZarrChunk returns chunk idx of the synthetic array GenZarr writes in
+// a's shape and chunking (tests compare what they read with it).
+func GenZarrChunk(a *zarr.Array, idx []int) (rechunk.Chunk, error) {
+	m := a.Meta()
+	shape, err := a.ChunkShape(idx)
+	if err != nil {
+		return rechunk.Chunk{}, err
+	}
+	c := rechunk.Chunk{DType: m.DType, Shape: shape, Data: make([]byte, elems(shape)*int64(m.DType.ItemSize()))}
+	fillValues(c, m.Shape, chunkStart(a.ChunkSizes(), idx))
+	return c, nil
 }
 
 func elems(shape []int64) int64 {

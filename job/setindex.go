@@ -1,4 +1,4 @@
-package main
+package job
 
 // The set-index command: sort a dataframe of Parquet files by one column
 // across partitions, as Dask's set_index does.
@@ -21,11 +21,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
 	"time"
@@ -42,24 +40,20 @@ import (
 	"github.com/shufflenode/shufflenode/table"
 )
 
-// setIndexFlags are the flags of the set-index command.
-type setIndexFlags struct {
-	input, column, divisions string
-	sample                   int
-	job                      shuffleFlags
+// SetIndexConfig is a sort of Parquet files by one column (the set-index
+// command).
+type SetIndexConfig struct {
+	Input, Column, Divisions string // glob pattern; sort column; JSON list or "" to sample
+	Sample                   int    // values sampled per input file
+	// PartitionsGiven is set when Job.Partitions was given with Divisions:
+	// then they must agree.
+	PartitionsGiven bool
+	Job             ShuffleConfig
 }
 
-func (f *setIndexFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.input, "input", "", "Parquet input files, a glob pattern such as 'DIR/*.parquet' (one input task per file)")
-	fs.StringVar(&f.column, "column", "", "the column to sort by (the new index)")
-	fs.StringVar(&f.divisions, "divisions", "", "JSON list of P-1 ascending boundaries, e.g. '[100,200]' (default: sampled)")
-	fs.IntVar(&f.sample, "sample", 1000, "values sampled per input file to choose divisions (raised to 20 per partition over all files)")
-	registerJobFlags(fs, &f.job)
-}
-
-// setIndexPlan is a checked set-index: everything needed to run it.
-type setIndexPlan struct {
-	flags      setIndexFlags
+// SetIndexPlan is a checked set-index: everything needed to run it.
+type SetIndexPlan struct {
+	cfg        SetIndexConfig
 	in         *dfInput
 	divisions  []json.RawMessage
 	sampled    int
@@ -67,10 +61,11 @@ type setIndexPlan struct {
 	write      parquetio.WriteConfig
 }
 
-// setIndexReport is what a set-index measured.
-type setIndexReport struct {
+// SetIndexReport is what a set-index measured.
+type SetIndexReport struct {
 	nodes                 int
-	embedded              bool
+	plan                  *SetIndexPlan
+	where                 string
 	startSecs             float64
 	shuffleSecs, sortSecs float64
 	totalSecs             float64
@@ -80,74 +75,49 @@ type setIndexReport struct {
 	empty                 int
 }
 
-func cmdSetIndex(args []string, stdout, stderr io.Writer) int {
-	var f setIndexFlags
-	fs := newFlags("set-index", stderr)
-	f.register(fs)
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	resetPeakRSS()
-	plan, err := planSetIndex(ctx, f, shuffleSetFlags(fs))
-	if err != nil {
-		return jobFail(stderr, "set-index", 2, err)
-	}
-	rep, err := runSetIndex(ctx, plan, stderr)
-	if err != nil {
-		return jobFail(stderr, "set-index", jobExitCode(err), err)
-	}
-	printSetIndexReport(stdout, plan, rep)
-	return 0
-}
-
-// planSetIndex checks the flags and inputs, chooses the divisions and
-// builds the spec.
-func planSetIndex(ctx context.Context, f setIndexFlags, set map[string]bool) (*setIndexPlan, error) {
-	if err := jobCheckFlags(f.job, set); err != nil {
-		return nil, err
-	}
-	if f.column == "" {
+// PlanSetIndex checks the inputs (the caller has checked the flags on their
+// own), chooses the divisions and builds the spec.
+func PlanSetIndex(ctx context.Context, f SetIndexConfig) (*SetIndexPlan, error) {
+	if f.Column == "" {
 		return nil, errors.New("--column is required (the column to sort by)")
 	}
-	p := &setIndexPlan{flags: f, write: parquetio.WriteConfig{
-		Compression: parquetio.Compression(f.job.compression), NoDictionary: f.job.noDictionary}}
+	p := &SetIndexPlan{cfg: f, write: parquetio.WriteConfig{
+		Compression: parquetio.Compression(f.Job.Compression), NoDictionary: f.Job.NoDictionary}}
 	if err := p.write.Validate(); err != nil {
 		return nil, err
 	}
 	var err error
-	if p.in, err = newDFInput("input", "input", f.input); err != nil {
+	if p.in, err = newDFInput("input", "input", f.Input); err != nil {
 		return nil, err
 	}
-	if err := p.chooseDivisions(ctx, set["partitions"]); err != nil {
+	if err := p.chooseDivisions(ctx, f.PartitionsGiven); err != nil {
 		return nil, err
 	}
-	rule := table.Rule{Kind: table.Range, Columns: []string{f.column}, Divisions: p.divisions}
-	if err := p.in.makeSpec(jobID(f.job.id, "set-index"), "", "", len(p.divisions)+1, rule); err != nil {
+	rule := table.Rule{Kind: table.Range, Columns: []string{f.Column}, Divisions: p.divisions}
+	if err := p.in.makeSpec(jobID(f.Job.ID, "set-index"), "", "", len(p.divisions)+1, rule); err != nil {
 		return nil, err
 	}
-	return p, shufflePrepareOutput(f.job.output, f.job.overwrite)
+	return p, shufflePrepareOutput(f.Job.Output, f.Job.Overwrite)
 }
 
 // chooseDivisions parses --divisions or samples the column.
-func (p *setIndexPlan) chooseDivisions(ctx context.Context, partitionsSet bool) error {
-	f := p.flags
-	field, err := setIndexField(p.in.schema, f.column)
+func (p *SetIndexPlan) chooseDivisions(ctx context.Context, partitionsSet bool) error {
+	f := p.cfg
+	field, err := setIndexField(p.in.schema, f.Column)
 	if err != nil {
 		return err
 	}
-	if f.divisions != "" {
-		if err := json.Unmarshal([]byte(f.divisions), &p.divisions); err != nil {
+	if f.Divisions != "" {
+		if err := json.Unmarshal([]byte(f.Divisions), &p.divisions); err != nil {
 			return fmt.Errorf("--divisions: want a JSON list such as [10,20]: %v", err)
 		}
-		if partitionsSet && f.job.partitions != len(p.divisions)+1 {
-			return fmt.Errorf("--partitions %d and %d --divisions disagree (P partitions need P-1 divisions)", f.job.partitions, len(p.divisions))
+		if partitionsSet && f.Job.Partitions != len(p.divisions)+1 {
+			return fmt.Errorf("--partitions %d and %d --divisions disagree (P partitions need P-1 divisions)", f.Job.Partitions, len(p.divisions))
 		}
 		return nil
 	}
 	t := time.Now()
-	p.divisions, p.sampled, err = sampleDivisions(ctx, p.in.inputs.Files, field, f.job.partitions, f.sample)
+	p.divisions, p.sampled, err = sampleDivisions(ctx, p.in.inputs.Files, field, f.Job.Partitions, f.Sample)
 	p.sampleSecs = time.Since(t).Seconds()
 	return err
 }
@@ -249,26 +219,24 @@ func concatColumn(rr pqarrow.RecordReader, path string) (arrow.Array, error) {
 	return array.Concatenate(chunks, memory.DefaultAllocator)
 }
 
-// runSetIndex shuffles the input by range, then sorts and writes every
-// partition.
-func runSetIndex(ctx context.Context, p *setIndexPlan, stderr io.Writer) (setIndexReport, error) {
-	t0 := time.Now()
-	addrs, stopCluster, err := shuffleCluster(ctx, p.flags.job, stderr)
+// Run shuffles the input by range, then sorts and writes every partition.
+func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
+	cl, err := OpenCluster(ctx, p.cfg.Job.Cluster)
 	if err != nil {
-		return setIndexReport{}, err
+		return SetIndexReport{}, err
 	}
-	defer stopCluster()
-	rep := setIndexReport{nodes: len(addrs), embedded: p.flags.job.cluster == "", startSecs: time.Since(t0).Seconds()}
+	defer cl.Close()
+	addrs, prog := cl.Addrs, p.cfg.Job.Progress.orNop()
+	rep := SetIndexReport{plan: p, nodes: len(addrs), where: cl.Where(), startSecs: cl.StartSeconds}
 	start := time.Now()
-	prog := newProgress(stderr)
-	res, err := p.in.run(ctx, p.flags.job, addrs, prog)
+	res, err := p.in.run(ctx, p.cfg.Job, addrs, prog)
 	if err != nil {
 		return rep, err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
 	rep.shuffleSecs = time.Since(start).Seconds()
 	t := time.Now()
-	if err := p.sortAll(ctx, res, jobParallel(p.flags.job, len(addrs)), &rep, prog); err != nil {
+	if err := p.sortAll(ctx, res, jobParallel(p.cfg.Job, len(addrs)), &rep, prog); err != nil {
 		return rep, err
 	}
 	rep.sortSecs, rep.totalSecs = time.Since(t).Seconds(), time.Since(start).Seconds()
@@ -280,7 +248,7 @@ func runSetIndex(ctx context.Context, p *setIndexPlan, stderr io.Writer) (setInd
 }
 
 // sortAll sorts every partition into its file, in parallel.
-func (p *setIndexPlan) sortAll(ctx context.Context, res *client.Result, par int, rep *setIndexReport, prog func(string, int, int)) error {
+func (p *SetIndexPlan) sortAll(ctx context.Context, res *client.Result, par int, rep *SetIndexReport, prog Progress) error {
 	var mu sync.Mutex
 	n := p.in.spec.Partitions
 	work := func(ctx context.Context, part int) error {
@@ -304,11 +272,11 @@ func (p *setIndexPlan) sortAll(ctx context.Context, res *client.Result, par int,
 
 // sortPartition has the owner of partition part sort it by the column and
 // writes the sorted rows; it returns the rows and the file's size.
-func (p *setIndexPlan) sortPartition(ctx context.Context, res *client.Result, part int) (int64, int64, error) {
-	path := filepath.Join(p.flags.job.output, shufflePartFile(part, p.in.spec.Partitions))
+func (p *SetIndexPlan) sortPartition(ctx context.Context, res *client.Result, part int) (int64, int64, error) {
+	path := filepath.Join(p.cfg.Job.Output, PartFile(part, p.in.spec.Partitions))
 	var op api.OpStats
 	rows, size, err := writePartFile(path, p.in.schema, p.write, func(write func(arrow.Record) error) (err error) {
-		op, err = res.Sort(ctx, part, p.flags.column, write)
+		op, err = res.Sort(ctx, part, p.cfg.Column, write)
 		return err
 	})
 	if err != nil {
@@ -322,16 +290,16 @@ func (p *setIndexPlan) sortPartition(ctx context.Context, res *client.Result, pa
 
 // writeDivisions saves the column and divisions as divisions.json in the
 // output directory, next to the partitions they describe.
-func (p *setIndexPlan) writeDivisions() error {
-	b, err := json.Marshal(map[string]any{"column": p.flags.column, "partitions": p.in.spec.Partitions, "divisions": p.divisionsJSON()})
+func (p *SetIndexPlan) writeDivisions() error {
+	b, err := json.Marshal(map[string]any{"column": p.cfg.Column, "partitions": p.in.spec.Partitions, "divisions": p.divisionsJSON()})
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(p.flags.job.output, "divisions.json"), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(p.cfg.Job.Output, "divisions.json"), append(b, '\n'), 0o644)
 }
 
 // divisionsJSON is the divisions as one JSON list ([] for one partition).
-func (p *setIndexPlan) divisionsJSON() json.RawMessage {
+func (p *SetIndexPlan) divisionsJSON() json.RawMessage {
 	if len(p.divisions) == 0 {
 		return json.RawMessage("[]")
 	}
@@ -339,22 +307,20 @@ func (p *setIndexPlan) divisionsJSON() json.RawMessage {
 	return b
 }
 
-func printSetIndexReport(w io.Writer, p *setIndexPlan, r setIndexReport) {
-	where := "running cluster"
-	if r.embedded {
-		where = "in-process cluster"
-	}
+// Print writes the report as the set-index command prints it.
+func (r SetIndexReport) Print(w io.Writer) {
+	p, where := r.plan, r.where
 	fmt.Fprintf(w, "verified: rows in = rows out\n")
 	fmt.Fprintf(w, "divisions    %s\n", p.divisionsJSON())
 	if p.sampled > 0 {
-		fmt.Fprintf(w, "sample       %d values of %q in %.2f s\n", p.sampled, p.flags.column, p.sampleSecs)
+		fmt.Fprintf(w, "sample       %d values of %q in %.2f s\n", p.sampled, p.cfg.Column, p.sampleSecs)
 	}
 	fmt.Fprintf(w, "cluster      %s of %d nodes, ready in %.2f s\n", where, r.nodes, r.startSecs)
-	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, len(p.in.inputs.Files), formatBytes(p.in.inputs.Bytes), formatBytes(r.arrowBytes))
+	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, len(p.in.inputs.Files), FormatBytes(p.in.inputs.Bytes), FormatBytes(r.arrowBytes))
 	fmt.Fprintf(w, "rows out     %d in %d files sorted by %q (%s Parquet; largest: partition %d, %d rows; %d empty)\n",
-		r.rowsOut, p.in.spec.Partitions, p.flags.column, formatBytes(r.fileOut), r.largest[0], r.largest[1], r.empty)
+		r.rowsOut, p.in.spec.Partitions, p.cfg.Column, FormatBytes(r.fileOut), r.largest[0], r.largest[1], r.empty)
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, range-partition, put, barrier)\n", r.shuffleSecs)
 	fmt.Fprintf(w, "sort+write   %.2f s (sorted on the nodes, written here)\n", r.sortSecs)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
-	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
 }

@@ -1,4 +1,4 @@
-package main
+package job
 
 // The merge command: a pandas-style merge (hash join) of two sets of Parquet
 // files.
@@ -34,11 +34,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,28 +50,17 @@ import (
 	"github.com/shufflenode/shufflenode/table"
 )
 
-// mergeFlags are the flags of the merge command.
-type mergeFlags struct {
-	left, right         string
-	on, leftOn, rightOn string
-	how, suffixes       string
-	job                 shuffleFlags
+// MergeConfig is a merge of two sets of Parquet files (the merge command).
+type MergeConfig struct {
+	Left, Right         string // glob patterns of each side's files
+	On, LeftOn, RightOn string // key columns, comma separated: On, or LeftOn with RightOn
+	How, Suffixes       string // inner, left, right or outer; "_x,_y"
+	Job                 ShuffleConfig
 }
 
-func (f *mergeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.left, "left", "", "Parquet files of the left side, a glob pattern such as 'L/*.parquet'")
-	fs.StringVar(&f.right, "right", "", "Parquet files of the right side")
-	fs.StringVar(&f.on, "on", "", "key column(s) present on both sides, comma separated")
-	fs.StringVar(&f.leftOn, "left-on", "", "left key column(s), instead of --on (with --right-on)")
-	fs.StringVar(&f.rightOn, "right-on", "", "right key column(s), paired with --left-on")
-	fs.StringVar(&f.how, "how", "inner", "inner, left, right or outer")
-	fs.StringVar(&f.suffixes, "suffixes", "_x,_y", "suffixes of clashing non-key column names, left,right")
-	registerJobFlags(fs, &f.job)
-}
-
-// mergePlan is a checked merge: everything needed to run it.
-type mergePlan struct {
-	flags  mergeFlags
+// MergePlan is a checked merge: everything needed to run it.
+type MergePlan struct {
+	cfg    MergeConfig
 	id     string
 	sides  [2]*dfInput
 	join   dfops.JoinSpec
@@ -81,10 +68,11 @@ type mergePlan struct {
 	write  parquetio.WriteConfig
 }
 
-// mergeReport is what a merge measured.
-type mergeReport struct {
+// MergeReport is what a merge measured.
+type MergeReport struct {
+	plan             *MergePlan
 	nodes            int
-	embedded         bool
+	where            string
 	startSecs        float64
 	shuffleSecs      [2]float64
 	joinSecs         float64
@@ -104,40 +92,15 @@ type mergePartStats struct {
 	remote           int    // input partitions that node read from another node
 }
 
-func cmdMerge(args []string, stdout, stderr io.Writer) int {
-	var f mergeFlags
-	fs := newFlags("merge", stderr)
-	f.register(fs)
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	plan, err := planMerge(f, shuffleSetFlags(fs))
-	if err != nil {
-		return jobFail(stderr, "merge", 2, err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	resetPeakRSS()
-	rep, err := runMerge(ctx, plan, stderr)
-	if err != nil {
-		return jobFail(stderr, "merge", jobExitCode(err), err)
-	}
-	printMergeReport(stdout, plan, rep)
-	return 0
-}
-
-// planMerge checks the flags and the inputs, chooses the key types and
+// PlanMerge checks the inputs (the caller has checked the flags), chooses the key types and
 // builds both shuffle specs.
-func planMerge(f mergeFlags, set map[string]bool) (*mergePlan, error) {
-	if err := jobCheckFlags(f.job, set); err != nil {
-		return nil, err
-	}
+func PlanMerge(f MergeConfig) (*MergePlan, error) {
 	join, err := mergeJoinSpec(f)
 	if err != nil {
 		return nil, err
 	}
-	p := &mergePlan{flags: f, join: join, id: jobID(f.job.id, "merge"), write: parquetio.WriteConfig{
-		Compression: parquetio.Compression(f.job.compression), NoDictionary: f.job.noDictionary}}
+	p := &MergePlan{cfg: f, join: join, id: jobID(f.Job.ID, "merge"), write: parquetio.WriteConfig{
+		Compression: parquetio.Compression(f.Job.Compression), NoDictionary: f.Job.NoDictionary}}
 	if err := p.write.Validate(); err != nil {
 		return nil, err
 	}
@@ -147,28 +110,28 @@ func planMerge(f mergeFlags, set map[string]bool) (*mergePlan, error) {
 	if err := p.makeSpecs(); err != nil {
 		return nil, err
 	}
-	return p, shufflePrepareOutput(f.job.output, f.job.overwrite)
+	return p, shufflePrepareOutput(f.Job.Output, f.Job.Overwrite)
 }
 
 // mergeJoinSpec builds the join from --on/--left-on/--right-on, --how and
 // --suffixes.
-func mergeJoinSpec(f mergeFlags) (dfops.JoinSpec, error) {
+func mergeJoinSpec(f MergeConfig) (dfops.JoinSpec, error) {
 	var j dfops.JoinSpec
 	switch {
-	case f.on != "" && (f.leftOn != "" || f.rightOn != ""):
+	case f.On != "" && (f.LeftOn != "" || f.RightOn != ""):
 		return j, errors.New("give either --on or --left-on with --right-on, not both")
-	case f.on != "":
-		j.LeftOn, j.RightOn = splitColumns(f.on), splitColumns(f.on)
-	case f.leftOn != "" && f.rightOn != "":
-		j.LeftOn, j.RightOn = splitColumns(f.leftOn), splitColumns(f.rightOn)
+	case f.On != "":
+		j.LeftOn, j.RightOn = splitColumns(f.On), splitColumns(f.On)
+	case f.LeftOn != "" && f.RightOn != "":
+		j.LeftOn, j.RightOn = splitColumns(f.LeftOn), splitColumns(f.RightOn)
 	default:
 		return j, errors.New("--on is required (key columns, comma separated), or --left-on with --right-on")
 	}
-	suffixes := strings.Split(f.suffixes, ",")
+	suffixes := strings.Split(f.Suffixes, ",")
 	if len(suffixes) != 2 {
-		return j, fmt.Errorf("--suffixes %q: want two suffixes separated by a comma, e.g. _x,_y", f.suffixes)
+		return j, fmt.Errorf("--suffixes %q: want two suffixes separated by a comma, e.g. _x,_y", f.Suffixes)
 	}
-	j.How, j.Suffixes = dfops.How(f.how), [2]string{suffixes[0], suffixes[1]}
+	j.How, j.Suffixes = dfops.How(f.How), [2]string{suffixes[0], suffixes[1]}
 	if err := j.Validate(); err != nil {
 		return j, fmt.Errorf("--how/--on: %w", err)
 	}
@@ -187,12 +150,12 @@ func splitColumns(s string) []string {
 
 // openSides checks both inputs and sets each side's shuffle schema: its
 // files' schema with the key columns cast to their common types.
-func (p *mergePlan) openSides() error {
+func (p *MergePlan) openSides() error {
 	var err error
-	if p.sides[0], err = newDFInput("left", "left", p.flags.left); err != nil {
+	if p.sides[0], err = newDFInput("left", "left", p.cfg.Left); err != nil {
 		return err
 	}
-	if p.sides[1], err = newDFInput("right", "right", p.flags.right); err != nil {
+	if p.sides[1], err = newDFInput("right", "right", p.cfg.Right); err != nil {
 		return err
 	}
 	types, err := dfops.KeyTypes(p.sides[0].schema, p.sides[1].schema, p.join)
@@ -218,12 +181,12 @@ func castKeys(schema *arrow.Schema, keys []string, types []arrow.DataType) *arro
 // makeSpecs makes both shuffles: the same hash rule over each side's keys,
 // the same partition count and seed, and the right co-partitioned with the
 // left.
-func (p *mergePlan) makeSpecs() error {
+func (p *MergePlan) makeSpecs() error {
 	keys := [2][]string{p.join.LeftOn, p.join.RightOn}
 	co := ""
 	for s, side := range p.sides {
 		rule := table.Rule{Kind: table.Hash, Columns: keys[s]}
-		if err := side.makeSpec(p.id+"-"+side.name, p.id, co, p.flags.job.partitions, rule); err != nil {
+		if err := side.makeSpec(p.id+"-"+side.name, p.id, co, p.cfg.Job.Partitions, rule); err != nil {
 			return err
 		}
 		co = side.spec.ID // the right side shares the left's ownership
@@ -231,28 +194,27 @@ func (p *mergePlan) makeSpecs() error {
 	return nil
 }
 
-// runMerge shuffles both sides, then joins and writes every partition.
-func runMerge(ctx context.Context, p *mergePlan, stderr io.Writer) (mergeReport, error) {
-	t0 := time.Now()
-	addrs, stopCluster, err := shuffleCluster(ctx, p.flags.job, stderr)
+// Run shuffles both sides, then joins and writes every partition.
+func (p *MergePlan) Run(ctx context.Context) (MergeReport, error) {
+	cl, err := OpenCluster(ctx, p.cfg.Job.Cluster)
 	if err != nil {
-		return mergeReport{}, err
+		return MergeReport{}, err
 	}
-	defer stopCluster()
-	rep := mergeReport{nodes: len(addrs), embedded: p.flags.job.cluster == "", startSecs: time.Since(t0).Seconds()}
+	defer cl.Close()
+	addrs, prog := cl.Addrs, p.cfg.Job.Progress.orNop()
+	rep := MergeReport{plan: p, nodes: len(addrs), where: cl.Where(), startSecs: cl.StartSeconds}
 	start := time.Now()
-	prog := newProgress(stderr)
 	var res [2]*client.Result
 	for s, side := range p.sides {
 		t := time.Now()
-		if res[s], err = side.run(ctx, p.flags.job, addrs, prog); err != nil {
+		if res[s], err = side.run(ctx, p.cfg.Job, addrs, prog); err != nil {
 			return rep, fmt.Errorf("%s shuffle: %w", side.name, err)
 		}
 		defer res[s].Close(context.WithoutCancel(ctx))
 		rep.shuffleSecs[s] = time.Since(t).Seconds()
 	}
 	t := time.Now()
-	if err := p.joinAll(ctx, res, jobParallel(p.flags.job, len(addrs)), &rep, prog); err != nil {
+	if err := p.joinAll(ctx, res, jobParallel(p.cfg.Job, len(addrs)), &rep, prog); err != nil {
 		return rep, err
 	}
 	rep.joinSecs, rep.totalSecs = time.Since(t).Seconds(), time.Since(start).Seconds()
@@ -261,7 +223,7 @@ func runMerge(ctx context.Context, p *mergePlan, stderr io.Writer) (mergeReport,
 
 // checkRows compares, per side, the rows in the footers, the rows read and
 // the rows read back from the partitions.
-func (p *mergePlan) checkRows(rep *mergeReport) error {
+func (p *MergePlan) checkRows(rep *MergeReport) error {
 	for s, side := range p.sides {
 		rep.rowsIn[s], rep.arrowBytes[s] = side.counter.totals()
 		if rep.rowsIn[s] != side.inputs.Rows || rep.rowsRead[s] != rep.rowsIn[s] {
@@ -273,9 +235,9 @@ func (p *mergePlan) checkRows(rep *mergeReport) error {
 }
 
 // joinAll joins every partition into its file, in parallel.
-func (p *mergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int, rep *mergeReport, prog func(string, int, int)) error {
+func (p *MergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int, rep *MergeReport, prog Progress) error {
 	var mu sync.Mutex
-	n := p.flags.job.partitions
+	n := p.cfg.Job.Partitions
 	work := func(ctx context.Context, part int) error {
 		st, size, err := p.joinPartition(ctx, res, part)
 		if err != nil {
@@ -298,9 +260,9 @@ func (p *mergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int,
 
 // joinPartition has the owner of partition part join it and writes the
 // result to its file; it returns the rows and the file's size.
-func (p *mergePlan) joinPartition(ctx context.Context, res [2]*client.Result, part int) (mergePartStats, int64, error) {
+func (p *MergePlan) joinPartition(ctx context.Context, res [2]*client.Result, part int) (mergePartStats, int64, error) {
 	st := mergePartStats{part: part}
-	path := filepath.Join(p.flags.job.output, shufflePartFile(part, p.flags.job.partitions))
+	path := filepath.Join(p.cfg.Job.Output, PartFile(part, p.cfg.Job.Partitions))
 	var op api.OpStats
 	rows, size, err := writePartFile(path, p.schema, p.write, func(write func(arrow.Record) error) (err error) {
 		op, err = res[0].Join(ctx, res[1], part, p.join, write)
@@ -323,24 +285,22 @@ func fileSize(path string) int64 {
 	return 0
 }
 
-func printMergeReport(w io.Writer, p *mergePlan, r mergeReport) {
-	where := "running cluster"
-	if r.embedded {
-		where = "in-process cluster"
-	}
+// Print writes the report as the merge command prints it.
+func (r MergeReport) Print(w io.Writer) {
+	p, where := r.plan, r.where
 	fmt.Fprintf(w, "verified: rows in = rows shuffled, on both sides\n")
 	fmt.Fprintf(w, "cluster      %s of %d nodes, ready in %.2f s\n", where, r.nodes, r.startSecs)
 	for s, side := range p.sides {
 		fmt.Fprintf(w, "%-12s %d rows from %d files (%s Parquet, %s Arrow), shuffled in %.2f s\n", side.name,
-			r.rowsIn[s], len(side.inputs.Files), formatBytes(side.inputs.Bytes), formatBytes(r.arrowBytes[s]), r.shuffleSecs[s])
+			r.rowsIn[s], len(side.inputs.Files), FormatBytes(side.inputs.Bytes), FormatBytes(r.arrowBytes[s]), r.shuffleSecs[s])
 	}
 	fmt.Fprintf(w, "join         %s on %s: %d rows out in %d files (%s Parquet), %.2f s (on the nodes; %d partitions read an input from another node)\n",
-		p.join.How, mergeKeyNames(p.join), r.rowsOut, p.flags.job.partitions, formatBytes(r.fileOut), r.joinSecs, r.remote)
+		p.join.How, mergeKeyNames(p.join), r.rowsOut, p.cfg.Job.Partitions, FormatBytes(r.fileOut), r.joinSecs, r.remote)
 	fmt.Fprintf(w, "largest      partition %d: %d left + %d right rows -> %d rows, joined on %s\n",
 		r.largest.part, r.largest.left, r.largest.right, r.largest.out, r.largest.node)
 	in := float64(r.arrowBytes[0] + r.arrowBytes[1])
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes of both sides)\n", r.totalSecs, in/1e6/r.totalSecs)
-	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
 }
 
 func mergeKeyNames(j dfops.JoinSpec) string {

@@ -1,14 +1,11 @@
-package main
+package job
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,46 +20,38 @@ import (
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
-// shuffleFlags are the flags of the shuffle command.
-type shuffleFlags struct {
-	input, on, output string
-	partitions        int
-	divisions         string
-	cluster           string
-	nodes             int
-	memLimit          byteSize
-	dataDir           string
-	id                string
-	parallel          int
-	batchRows         int64
-	compression       string
-	overwrite         bool
-	noDictionary      bool
-	logLevel          string
+// ShuffleConfig is a Parquet shuffle (the shuffle command), and the part
+// of merge and set-index they share with it: the cluster, the output and how
+// it is written.
+type ShuffleConfig struct {
+	Input        string // Parquet files, a glob pattern (one input task per file)
+	On           string // key column(s), comma separated
+	Output       string // directory of the output files part-00000.parquet ...
+	Partitions   int
+	Divisions    string // range partitioning on one On column: JSON list of P-1 boundaries
+	Cluster      ClusterConfig
+	ID           string // job ID, the prefix of its shuffle IDs (default: <command>-<time>)
+	Parallel     int    // input files put and output partitions processed at once (default 2 per node)
+	BatchRows    int64  // rows per record batch read from an input file
+	Compression  string // of the output files: snappy, zstd or none
+	Overwrite    bool   // remove part-*.parquet files already in Output
+	NoDictionary bool   // write the output without dictionary encoding
+	Progress     Progress
 }
 
-func (f *shuffleFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.input, "input", "", "Parquet input files, a glob pattern such as 'DIR/*.parquet' (one input task per file)")
-	fs.StringVar(&f.on, "on", "", "key column(s) to partition on, comma separated")
-	fs.StringVar(&f.divisions, "divisions", "", "range partitioning on one --on column: JSON list of P-1 ascending boundaries, e.g. '[100,200]'")
-	registerJobFlags(fs, f)
-}
-
-// shufflePlan is a checked command: everything needed to run it.
-type shufflePlan struct {
-	flags  shuffleFlags
+// ShufflePlan is a checked shuffle: everything needed to run it.
+type ShufflePlan struct {
+	cfg    ShuffleConfig
 	inputs parquetio.Inputs
 	spec   *spec.Spec
 	schema *arrow.Schema // the spec's schema: of every record put and read
 	write  parquetio.WriteConfig
 }
 
-// shuffleReport is what a run measured.
-type shuffleReport struct {
+// ShuffleReport is what a shuffle measured.
+type ShuffleReport struct {
 	files, partitions      int
 	rowsIn, rowsOut        int64
 	arrowBytes, parquetIn  int64
@@ -73,66 +62,18 @@ type shuffleReport struct {
 	totalSecs              float64
 	attempts               int64
 	coordinator            string
-	embedded               bool
+	where                  string
 }
 
-func cmdShuffle(args []string, stdout, stderr io.Writer) int {
-	var f shuffleFlags
-	fs := newFlags("shuffle", stderr)
-	f.register(fs)
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	plan, err := planShuffle(f, shuffleSetFlags(fs))
-	if err != nil {
-		return shuffleFail(stderr, 2, err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	resetPeakRSS()
-	rep, err := runShuffle(ctx, plan, stderr)
-	if err != nil {
-		return shuffleFail(stderr, shuffleExitCode(err), err)
-	}
-	printShuffleReport(stdout, rep)
-	return 0
-}
-
-// shuffleFail prints err on one line and returns code.
-func shuffleFail(stderr io.Writer, code int, err error) int {
-	msg := strings.Join(strings.Fields(err.Error()), " ")
-	fmt.Fprintf(stderr, "shufflenode shuffle: %s\n", msg)
-	return code
-}
-
-// shuffleExitCode is 2 for errors caused by the input data, 1 otherwise.
-func shuffleExitCode(err error) int {
-	if errors.Is(err, parquetio.ErrRead) || errors.Is(err, parquetio.ErrSchemaMismatch) ||
-		errors.Is(err, table.ErrSchemaMismatch) || errors.Is(err, table.ErrBadPartition) ||
-		status.Code(err) == codes.InvalidArgument {
-		return 2
-	}
-	return 1
-}
-
-// shuffleSetFlags returns the names of the flags given on the command line.
-func shuffleSetFlags(fs *flag.FlagSet) map[string]bool {
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	return set
-}
-
-// planShuffle checks the flags and the input files and builds the spec.
-func planShuffle(f shuffleFlags, set map[string]bool) (*shufflePlan, error) {
-	if err := shuffleCheckFlags(f, set); err != nil {
-		return nil, err
-	}
-	p := &shufflePlan{flags: f, write: parquetio.WriteConfig{
-		Compression: parquetio.Compression(f.compression), NoDictionary: f.noDictionary}}
+// PlanShuffle checks the input files and builds the spec; the caller has
+// checked the flags themselves.
+func PlanShuffle(f ShuffleConfig) (*ShufflePlan, error) {
+	p := &ShufflePlan{cfg: f, write: parquetio.WriteConfig{
+		Compression: parquetio.Compression(f.Compression), NoDictionary: f.NoDictionary}}
 	if err := p.write.Validate(); err != nil {
 		return nil, err
 	}
-	files, err := parquetio.Glob(f.input)
+	files, err := parquetio.Glob(f.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -145,38 +86,12 @@ func planShuffle(f shuffleFlags, set map[string]bool) (*shufflePlan, error) {
 	if p.schema, err = p.spec.Validate(); err != nil {
 		return nil, err
 	}
-	return p, shufflePrepareOutput(f.output, f.overwrite)
-}
-
-// shuffleCheckFlags checks the flags on their own.
-func shuffleCheckFlags(f shuffleFlags, set map[string]bool) error {
-	switch {
-	case f.input == "":
-		return errors.New("--input is required (e.g. --input 'data/*.parquet')")
-	case f.on == "":
-		return errors.New("--on is required (key columns, comma separated)")
-	case f.output == "":
-		return errors.New("--output is required (a directory)")
-	case f.partitions <= 0 && f.divisions == "":
-		return errors.New("--partitions must be at least 1")
-	case f.nodes < 1:
-		return errors.New("--nodes must be at least 1")
-	case f.parallel < 0 || f.batchRows < 1:
-		return errors.New("--parallel must be >= 0 and --batch-rows >= 1")
-	}
-	if f.cluster != "" {
-		for _, name := range []string{"nodes", "memory-limit", "data-dir"} {
-			if set[name] {
-				return fmt.Errorf("--%s applies to the in-process cluster only, not with --cluster", name)
-			}
-		}
-	}
-	return nil
+	return p, shufflePrepareOutput(f.Output, f.Overwrite)
 }
 
 // shuffleSpec makes the shuffle's spec: one task per file, the rule from
 // --on and --divisions.
-func shuffleSpec(f shuffleFlags, in parquetio.Inputs) (*spec.Spec, error) {
+func shuffleSpec(f ShuffleConfig, in parquetio.Inputs) (*spec.Spec, error) {
 	rule, parts, err := shuffleRule(f)
 	if err != nil {
 		return nil, err
@@ -185,7 +100,7 @@ func shuffleSpec(f shuffleFlags, in parquetio.Inputs) (*spec.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := f.id
+	id := f.ID
 	if id == "" {
 		id = fmt.Sprintf("shuffle-%d", time.Now().UnixNano())
 	}
@@ -194,22 +109,22 @@ func shuffleSpec(f shuffleFlags, in parquetio.Inputs) (*spec.Spec, error) {
 }
 
 // shuffleRule returns the partitioning rule and the number of partitions.
-func shuffleRule(f shuffleFlags) (table.Rule, int, error) {
+func shuffleRule(f ShuffleConfig) (table.Rule, int, error) {
 	var cols []string
-	for _, c := range strings.Split(f.on, ",") {
+	for _, c := range strings.Split(f.On, ",") {
 		if c = strings.TrimSpace(c); c == "" {
-			return table.Rule{}, 0, fmt.Errorf("--on %q: empty column name", f.on)
+			return table.Rule{}, 0, fmt.Errorf("--on %q: empty column name", f.On)
 		}
 		cols = append(cols, c)
 	}
-	if f.divisions == "" {
-		return table.Rule{Kind: table.Hash, Columns: cols}, f.partitions, nil
+	if f.Divisions == "" {
+		return table.Rule{Kind: table.Hash, Columns: cols}, f.Partitions, nil
 	}
 	var divs []json.RawMessage
-	if err := json.Unmarshal([]byte(f.divisions), &divs); err != nil {
+	if err := json.Unmarshal([]byte(f.Divisions), &divs); err != nil {
 		return table.Rule{}, 0, fmt.Errorf("--divisions: want a JSON list such as [10,20]: %v", err)
 	}
-	parts := f.partitions
+	parts := f.Partitions
 	if parts == 0 {
 		parts = len(divs) + 1
 	}
@@ -237,28 +152,26 @@ func shufflePrepareOutput(dir string, overwrite bool) error {
 	return nil
 }
 
-// shufflePartFile is the name of output partition p out of n: zero padded so that
+// PartFile is the name of output partition p out of n: zero padded so that
 // names sort in partition order.
-func shufflePartFile(p, n int) string {
+func PartFile(p, n int) string {
 	width := max(5, len(strconv.Itoa(n-1)))
 	return fmt.Sprintf("part-%0*d.parquet", width, p)
 }
 
-// runShuffle runs the plan on the cluster and writes the output files.
-func runShuffle(ctx context.Context, p *shufflePlan, stderr io.Writer) (shuffleReport, error) {
-	t0 := time.Now()
-	addrs, stopCluster, err := shuffleCluster(ctx, p.flags, stderr)
+// Run runs the plan on its cluster and writes the output files.
+func (p *ShufflePlan) Run(ctx context.Context) (ShuffleReport, error) {
+	cl, err := OpenCluster(ctx, p.cfg.Cluster)
 	if err != nil {
-		return shuffleReport{}, err
+		return ShuffleReport{}, err
 	}
-	defer stopCluster()
-	rep := shuffleReport{files: len(p.inputs.Files), partitions: p.spec.Partitions, nodes: len(addrs),
-		parquetIn: p.inputs.Bytes, coordinator: addrs[0], embedded: p.flags.cluster == "",
-		startSecs: time.Since(t0).Seconds()}
+	defer cl.Close()
+	addrs, prog := cl.Addrs, p.cfg.Progress.orNop()
+	rep := ShuffleReport{files: len(p.inputs.Files), partitions: p.spec.Partitions, nodes: len(addrs),
+		parquetIn: p.inputs.Bytes, coordinator: addrs[0], where: cl.Where(), startSecs: cl.StartSeconds}
 	start := time.Now()
 	in := newShuffleCounter(len(p.inputs.Files))
-	prog := newProgress(stderr)
-	res, err := client.Run(ctx, client.Job{Spec: p.spec, Nodes: addrs, Parallel: p.flags.parallel,
+	res, err := client.Run(ctx, client.Job{Spec: p.spec, Nodes: addrs, Parallel: p.cfg.Parallel,
 		Input:    func(t int) ([]arrow.Record, error) { return p.readTask(ctx, t, in) },
 		Progress: func(done, total int) { prog("put", done, total) }})
 	if err != nil {
@@ -278,18 +191,11 @@ func runShuffle(ctx context.Context, p *shufflePlan, stderr io.Writer) (shuffleR
 }
 
 // shuffleCheckRows compares rows in (footers and read) with rows written.
-func shuffleCheckRows(rep shuffleReport, footerRows int64) error {
+func shuffleCheckRows(rep ShuffleReport, footerRows int64) error {
 	if rep.rowsIn != footerRows || rep.rowsOut != rep.rowsIn {
 		return fmt.Errorf("row count mismatch: input footers say %d, read %d, written %d", footerRows, rep.rowsIn, rep.rowsOut)
 	}
 	return nil
-}
-
-// shuffleCluster returns the API addresses of the cluster to use (the
-// coordinator first) and a function that stops it if it was started here.
-func shuffleCluster(ctx context.Context, f shuffleFlags, stderr io.Writer) ([]string, func(), error) {
-	return openCluster(ctx, clusterOpts{cluster: f.cluster, nodes: f.nodes, memLimit: int64(f.memLimit),
-		dataDir: f.dataDir, logLevel: f.logLevel}, stderr)
 }
 
 // shuffleCounter records the rows and Arrow bytes of each input task's last
@@ -334,8 +240,8 @@ func shuffleRecordBytes(rec arrow.Record) int64 {
 }
 
 // readTask reads input task t (file t) as records of the spec's schema.
-func (p *shufflePlan) readTask(ctx context.Context, t int, in *shuffleCounter) ([]arrow.Record, error) {
-	recs, err := parquetio.ReadFile(ctx, p.inputs.Files[t], memory.DefaultAllocator, p.flags.batchRows)
+func (p *ShufflePlan) readTask(ctx context.Context, t int, in *shuffleCounter) ([]arrow.Record, error) {
+	recs, err := parquetio.ReadFile(ctx, p.inputs.Files[t], memory.DefaultAllocator, p.cfg.BatchRows)
 	if err != nil {
 		return nil, err
 	}
@@ -359,8 +265,8 @@ func shuffleRelease(recs []arrow.Record) {
 
 // writeAll writes every output partition to its file with bounded
 // parallelism; it returns the rows and file bytes written.
-func (p *shufflePlan) writeAll(ctx context.Context, res *client.Result, nodes int, prog func(string, int, int)) (int64, int64, error) {
-	par := p.flags.parallel
+func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, nodes int, prog Progress) (int64, int64, error) {
+	par := p.cfg.Parallel
 	if par <= 0 {
 		par = 2 * nodes
 	}
@@ -401,8 +307,8 @@ func shuffleFeed(ctx context.Context, ch chan<- int, n int) {
 }
 
 // writePartition reads output partition part from its owner into its file.
-func (p *shufflePlan) writePartition(ctx context.Context, res *client.Result, part int) (rows, size int64, err error) {
-	path := filepath.Join(p.flags.output, shufflePartFile(part, p.spec.Partitions))
+func (p *ShufflePlan) writePartition(ctx context.Context, res *client.Result, part int) (rows, size int64, err error) {
+	path := filepath.Join(p.cfg.Output, PartFile(part, p.spec.Partitions))
 	w, err := parquetio.Create(path, p.schema, p.write)
 	if err != nil {
 		return 0, 0, err
@@ -421,17 +327,15 @@ func (p *shufflePlan) writePartition(ctx context.Context, res *client.Result, pa
 	return rows, size, nil
 }
 
-func printShuffleReport(w io.Writer, r shuffleReport) {
-	where := "running cluster"
-	if r.embedded {
-		where = "in-process cluster"
-	}
+// Print writes the report as the shuffle command prints it.
+func (r ShuffleReport) Print(w io.Writer) {
+	where := r.where
 	fmt.Fprintf(w, "verified: rows in = rows out\n")
 	fmt.Fprintf(w, "cluster      %s of %d nodes (coordinator %s), ready in %.2f s\n", where, r.nodes, r.coordinator, r.startSecs)
-	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, r.files, formatBytes(r.parquetIn), formatBytes(r.arrowBytes))
-	fmt.Fprintf(w, "rows out     %d in %d files (%s Parquet)\n", r.rowsOut, r.partitions, formatBytes(r.parquetOut))
+	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, r.files, FormatBytes(r.parquetIn), FormatBytes(r.arrowBytes))
+	fmt.Fprintf(w, "rows out     %d in %d files (%s Parquet)\n", r.rowsOut, r.partitions, FormatBytes(r.parquetOut))
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, put, barrier; %d puts)\n", r.shuffleSecs, r.attempts)
 	fmt.Fprintf(w, "write        %.2f s (every partition from its owner to Parquet)\n", r.writeSecs)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
-	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", formatBytes(peakRSS()))
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
 }

@@ -1,16 +1,11 @@
-package main
+package job
 
-// Helpers shared by the merge and set-index commands: the flags they share
-// with shuffle, one shuffled Parquet input, reading an output partition
-// whole, and a pool of partition workers.
+// Helpers shared by the merge and set-index jobs: one shuffled Parquet
+// input, writing an output partition, and a pool of partition workers.
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,53 +18,6 @@ import (
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 )
-
-// registerJobFlags registers the flags shuffle, merge and set-index share:
-// the cluster, the output and how it is written.
-func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
-	f.memLimit = 1 << 30
-	fs.IntVar(&f.partitions, "partitions", 0, "output partitions (one output file each)")
-	fs.StringVar(&f.output, "output", "", "directory for the output files part-00000.parquet ...")
-	fs.StringVar(&f.cluster, "cluster", "", "API address of a running node (default: run an in-process cluster)")
-	fs.IntVar(&f.nodes, "nodes", 4, "nodes in the in-process cluster")
-	fs.Var(&f.memLimit, "memory-limit", "memory budget per in-process node (send buffers + in-memory spill store)")
-	fs.StringVar(&f.dataDir, "data-dir", "", "directory for the in-process nodes' identities and spill files (default: a temporary directory)")
-	fs.StringVar(&f.id, "id", "", "job ID, the prefix of its shuffle IDs (default: <command>-<time>)")
-	fs.IntVar(&f.parallel, "parallel", 0, "input files put and output partitions processed at once (default 2 per node)")
-	fs.Int64Var(&f.batchRows, "batch-rows", parquetio.DefaultBatchRows, "rows per record batch read from an input file")
-	fs.StringVar(&f.compression, "compression", "snappy", "compression of the output files: snappy, zstd or none")
-	fs.BoolVar(&f.noDictionary, "no-dictionary", false, "write the output without dictionary encoding")
-	fs.BoolVar(&f.overwrite, "overwrite", false, "remove part-*.parquet files already in --output")
-	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-}
-
-// jobCheckFlags checks the shared flags on their own.
-func jobCheckFlags(f shuffleFlags, set map[string]bool) error {
-	f.input, f.on = "-", "-" // checked by the command itself
-	if set["divisions"] {
-		f.divisions = "-"
-	}
-	return shuffleCheckFlags(f, set)
-}
-
-// jobFail prints err on one line and returns code.
-func jobFail(stderr io.Writer, cmd string, code int, err error) int {
-	fmt.Fprintf(stderr, "shufflenode %s: %s\n", cmd, strings.Join(strings.Fields(err.Error()), " "))
-	return code
-}
-
-// jobExitCode is 2 for errors caused by the input data or the flags, 1
-// otherwise.
-func jobExitCode(err error) int {
-	for _, e := range []error{dfops.ErrKeyType, dfops.ErrColumn, dfops.ErrSpec, dfops.ErrEmptySample,
-		dfops.ErrUnsupportedType, parquetio.ErrNoFiles, parquetio.ErrUnsupportedType, table.ErrBadRule,
-		table.ErrUnsupportedType, spec.ErrInvalid} {
-		if errors.Is(err, e) {
-			return 2
-		}
-	}
-	return shuffleExitCode(err)
-}
 
 // jobID returns id, or prefix-<time> when it is empty.
 func jobID(id, prefix string) string {
@@ -122,9 +70,9 @@ func (in *dfInput) makeSpec(id, seed, coPartition string, partitions int, rule t
 }
 
 // run shuffles the input on the cluster at addrs.
-func (in *dfInput) run(ctx context.Context, f shuffleFlags, addrs []string, prog func(string, int, int)) (*client.Result, error) {
-	return client.Run(ctx, client.Job{Spec: in.spec, Nodes: addrs, Parallel: f.parallel,
-		Input:    func(t int) ([]arrow.Record, error) { return in.readTask(ctx, t, f.batchRows) },
+func (in *dfInput) run(ctx context.Context, f ShuffleConfig, addrs []string, prog Progress) (*client.Result, error) {
+	return client.Run(ctx, client.Job{Spec: in.spec, Nodes: addrs, Parallel: f.Parallel,
+		Input:    func(t int) ([]arrow.Record, error) { return in.readTask(ctx, t, f.BatchRows) },
 		Progress: func(done, total int) { prog(in.name, done, total) }})
 }
 
@@ -197,9 +145,9 @@ func forEachPartition(ctx context.Context, n, par int, work func(ctx context.Con
 }
 
 // jobParallel is the number of partitions processed at once.
-func jobParallel(f shuffleFlags, nodes int) int {
-	if f.parallel > 0 {
-		return f.parallel
+func jobParallel(f ShuffleConfig, nodes int) int {
+	if f.Parallel > 0 {
+		return f.Parallel
 	}
 	return 2 * nodes
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestBenchQuick runs the benchmark of record at a tiny scale with every
+// job and checks that it completes and prints every row (never the times).
+func TestBenchQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every bench job")
+	}
+	code, out, errs := runCmd(cmdBench, "--quick", "0.001", "--jobs", "demo,rows,array,merge,setindex", "--nodes", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"memory: Go copy", "libp2p: 1 TLS stream", "Flight: 1 DoPut stream",
+		"\ndemo ", "\nrows ", "\narray f8 ", "merge ", "skew 0.3", "set-index "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the output:\n%s", want, out)
+		}
+	}
+	if rows := strings.Count(out, "\n"); rows != 1+1+1+3+1+1+7+3 {
+		t.Errorf("%d lines, want 18:\n%s", rows, out)
+	}
+}
+
+// TestBenchCases runs bench shuffle and bench recovery on tiny data.
+func TestBenchCases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo seven times")
+	}
+	for name, cases := range map[string]int{"shuffle": 3, "recovery": 4} {
+		code, out, errs := runCmd(cmdBench, name, "--data", "256KiB", "--tasks", "8", "--partitions", "8", "--nodes", "3")
+		if code != 0 {
+			t.Fatalf("bench %s: exit %d: %s", name, code, errs)
+		}
+		if n := strings.Count(out, "\n"); n != 1+cases {
+			t.Errorf("bench %s: %d lines, want %d:\n%s", name, n, 1+cases, out)
+		}
+	}
+}
+
+func TestBenchBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"nope"}, {"--jobs", "demo,nope"}, {"--quick", "-1"}} {
+		if code, _, _ := runCmd(cmdBench, args...); code != 2 {
+			t.Errorf("bench %v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+// asBinaryEnv makes the test binary run as shufflenode (TestMain): bench
+// --processes execs os.Executable, which in a test is the test binary.
+const asBinaryEnv = "BENCH_TEST_AS_SHUFFLENODE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asBinaryEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestBenchProcesses runs bench on two serve processes (this test binary
+// as shufflenode) and checks a line per process under each job.
+func TestBenchProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts serve processes")
+	}
+	t.Setenv(asBinaryEnv, "1")
+	code, out, errs := runCmd(cmdBench, "--processes", "2", "--quick", "0.001", "--memory-limit", "64MiB")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if n := strings.Count(out, "\n  serve-"); n != 4 {
+		t.Errorf("%d serve lines, want 2 per job (demo, array):\n%s", n, out)
+	}
+}

@@ -1,0 +1,217 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+)
+
+// BenchJobs lists the jobs Bench knows, in the order it runs them.
+func BenchJobs() []string { return []string{"demo", "rows", "array", "merge", "setindex"} }
+
+// BenchConfig is the benchmark of record (the bench command): the
+// machine's ceilings, then each job with its time, rate, CPU, peak RSS and
+// rate over the ceiling that bounds it.
+type BenchConfig struct {
+	// Cluster is the in-process cluster (Nodes, MemoryLimit, Logger); with
+	// Procs.Processes > 0 the jobs run on serve processes instead.
+	Cluster ClusterConfig
+	Procs   ProcsConfig
+	// Jobs to run, of BenchJobs (default demo, rows, array).
+	Jobs []string
+	// Scale multiplies every job's size (default 1: 500 MiB demo, 16M rows,
+	// a 10000x10000 f8 array, 1M-row merge and set-index inputs).
+	Scale float64
+	// TempDir holds generated Parquet inputs ("" = the system's).
+	TempDir string
+}
+
+// Validate checks the jobs and scale.
+func (c BenchConfig) Validate() error {
+	for _, j := range c.Jobs {
+		if !slices.Contains(BenchJobs(), j) {
+			return fmt.Errorf("%w: unknown job %q (jobs: %s)", ErrBench, j, strings.Join(BenchJobs(), ","))
+		}
+	}
+	if c.Scale < 0 || c.Scale > 100 {
+		return fmt.Errorf("%w: scale %g: want a positive factor up to 100", ErrBench, c.Scale)
+	}
+	return nil
+}
+
+func (c BenchConfig) withDefaults() BenchConfig {
+	if len(c.Jobs) == 0 {
+		c.Jobs = []string{"demo", "rows", "array"}
+	}
+	if c.Scale == 0 {
+		c.Scale = 1
+	}
+	return c
+}
+
+// benchRow is one job's line of the table.
+type benchRow struct {
+	name      string
+	bytes     int64
+	put, read float64 // seconds: put+barrier, read (or join, sort, write)
+	usage     Usage   // this process
+	procs     []Usage // each serve process, in order
+}
+
+// Bench runs the benchmark and writes its table to w as it goes.
+func Bench(ctx context.Context, w io.Writer, c BenchConfig) error {
+	c = c.withDefaults()
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	b := &bench{cfg: c, w: w}
+	defer b.close()
+	if err := b.open(ctx); err != nil {
+		return err
+	}
+	if err := b.ceilings(ctx); err != nil {
+		return err
+	}
+	b.header()
+	for _, name := range BenchJobs() {
+		if !slices.Contains(c.Jobs, name) {
+			continue
+		}
+		for _, run := range b.jobRuns(name) {
+			if err := b.run(ctx, run); err != nil {
+				return fmt.Errorf("job: bench %s: %w", name, err)
+			}
+		}
+	}
+	b.footnote()
+	return nil
+}
+
+// footnote says what the columns mean.
+func (b *bench) footnote() {
+	fmt.Fprintf(b.w, "\nMB/s: bytes over put+barrier plus read. ratio: MB/s over the slowest network ceiling.\n")
+	fmt.Fprintf(b.w, "CPU s: user+system seconds of every process. peak RSS: VmHWM of this process")
+	if b.procs != nil {
+		fmt.Fprintf(b.w, " (the client); serve-N: each serve process's CPU s and VmHWM")
+	}
+	fmt.Fprintln(b.w, ".")
+}
+
+// bench is one run of Bench.
+type bench struct {
+	cfg   BenchConfig
+	w     io.Writer
+	procs *Procs
+	bound Ceiling // the slowest network ceiling: every job's data crosses both
+}
+
+// open starts the serve processes, if any.
+func (b *bench) open(ctx context.Context) error {
+	where := fmt.Sprintf("%d in-process nodes", b.cfg.Cluster.Nodes)
+	if b.cfg.Procs.Processes > 0 {
+		p, err := StartProcs(ctx, b.cfg.Procs)
+		if err != nil {
+			return err
+		}
+		b.procs, b.cfg.Cluster.Addr = p, p.Addr()
+		where = fmt.Sprintf("%d serve processes (pids %v)", b.cfg.Procs.Processes, p.PIDs())
+	}
+	fmt.Fprintf(b.w, "shufflenode bench: %s, memory limit %s per node, %d CPUs, scale %g\n\n",
+		where, FormatBytes(b.memoryLimit()), runtime.NumCPU(), b.cfg.Scale)
+	return nil
+}
+
+func (b *bench) memoryLimit() int64 {
+	if b.procs != nil {
+		return b.cfg.Procs.MemoryLimit
+	}
+	return b.cfg.Cluster.MemoryLimit
+}
+
+func (b *bench) close() {
+	if b.procs != nil {
+		b.procs.Close()
+	}
+}
+
+// ceilings measures and prints the ceilings over the demo's bytes.
+func (b *bench) ceilings(ctx context.Context) error {
+	cs, err := Ceilings(ctx, b.scaled(500<<20))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s\n", "ceiling", "bytes", "seconds", "", "MB/s")
+	for i, c := range cs {
+		fmt.Fprintf(b.w, "%-46s %10s %11.2f %7s %8.1f\n", c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
+		if i > 0 && (b.bound.Name == "" || c.MBps() < b.bound.MBps()) {
+			b.bound = c
+		}
+	}
+	fmt.Fprintln(b.w)
+	return nil
+}
+
+// scaled is n times the scale, at least 1.
+func (b *bench) scaled(n int64) int64 { return max(1, int64(math.Round(float64(n)*b.cfg.Scale))) }
+
+// parts is the task and partition count: 1000 at full scale, fewer (at
+// least 4) for small runs.
+func (b *bench) parts() int { return int(max(4, min(1000, b.scaled(1000)))) }
+
+func (b *bench) header() {
+	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s %7s %10s %6s  %s\n",
+		"job", "bytes", "put+barrier", "read", "MB/s", "CPU s", "peak RSS", "ratio", "of")
+}
+
+// run runs one job between usage snapshots and prints its row.
+func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, error)) error {
+	runtime.GC()
+	debug.FreeOSMemory()
+	before := b.procUsage(true)
+	m := StartMeter()
+	row, err := job(ctx)
+	if err != nil {
+		return err
+	}
+	row.usage = m.Stop()
+	for i, u := range b.procUsage(false) {
+		row.procs = append(row.procs, Usage{CPUSeconds: u.CPUSeconds - before[i].CPUSeconds, PeakRSS: u.PeakRSS})
+	}
+	b.print(row)
+	return nil
+}
+
+// procUsage reads every serve process's usage; reset also resets their
+// peak RSS where the kernel allows it.
+func (b *bench) procUsage(reset bool) []Usage {
+	if b.procs == nil {
+		return nil
+	}
+	var out []Usage
+	for _, pid := range b.procs.PIDs() {
+		if reset {
+			_ = resetPeakRSSOf(pid)
+		}
+		out = append(out, ProcUsage(pid))
+	}
+	return out
+}
+
+// print writes a job's row, and one line per serve process.
+func (b *bench) print(r benchRow) {
+	cpu := r.usage.CPUSeconds
+	for _, p := range r.procs {
+		cpu += p.CPUSeconds
+	}
+	mbps := float64(r.bytes) / 1e6 / (r.put + r.read)
+	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7.2f %8.1f %7.1f %10s %6.2f  %s\n", r.name, FormatBytes(r.bytes),
+		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), mbps/b.bound.MBps(), b.bound.Short())
+	for i, p := range r.procs {
+		fmt.Fprintf(b.w, "  %-44s %10s %11s %7s %8s %7.1f %10s\n", fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS))
+	}
+}

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -121,22 +122,28 @@ func fixedArray(dt arrow.DataType, n int, buf *memory.Buffer) arrow.Array {
 // nameAlphabet is the 32 characters generated names are made of.
 const nameAlphabet = "abcdefghijklmnopqrstuvwxyz012345"
 
-// fillNames fills data with characters of nameAlphabet, twelve (60 random
-// bits) per draw of rng.
+// fillNames fills data with characters of nameAlphabet, eight per draw of
+// rng (five random bits each), mapped to characters eight at a time.
 func fillNames(data []byte, rng *rand.Rand) {
 	i := 0
-	for ; i+12 <= len(data); i += 12 {
-		r := rng.Uint64()
-		d := (*[12]byte)(data[i : i+12])
-		for k := range d {
-			d[k] = nameAlphabet[r&31]
-			r >>= 5
-		}
+	for ; i+8 <= len(data); i += 8 {
+		binary.LittleEndian.PutUint64(data[i:], nameBytes(rng.Uint64()))
 	}
-	for r := rng.Uint64(); i < len(data); i++ {
-		data[i] = nameAlphabet[r&31]
-		r >>= 5
+	if i < len(data) {
+		var last [8]byte
+		binary.LittleEndian.PutUint64(last[:], nameBytes(rng.Uint64()))
+		copy(data[i:], last[:])
 	}
+}
+
+// nameBytes maps the low five bits of each byte of r to nameAlphabet, in
+// all eight bytes at once: v < 26 becomes 'a'+v, v >= 26 becomes '0'+v-26.
+// No lane carries into the next (every lane stays below 0x80).
+func nameBytes(r uint64) uint64 {
+	const ones = 0x0101010101010101
+	v := r & (0x1f * ones)
+	high := ((v + (0x80-26)*ones) >> 7) & ones // 1 in the lanes where v >= 26
+	return v + 'a'*ones - high*('a'-'0'+26)
 }
 
 // genNames builds a string array of n random names of width characters.

@@ -76,3 +76,17 @@ func BenchmarkGenTask(b *testing.B) {
 		GenTask(nil, cfg, i%1000, 1000).Release()
 	}
 }
+
+// TestNameBytesMatchesAlphabet checks the eight-lane mapping against the
+// alphabet, lane by lane, for every five-bit value in every lane.
+func TestNameBytesMatchesAlphabet(t *testing.T) {
+	for v := range uint64(32) {
+		for lane := range 8 {
+			r := v<<(8*lane) | 0xe0e0e0e0e0e0e0e0 // high bits of every byte set: must be ignored
+			got := byte(nameBytes(r) >> (8 * lane))
+			if got != nameAlphabet[v] {
+				t.Fatalf("value %d in lane %d: %q, want %q", v, lane, got, nameAlphabet[v])
+			}
+		}
+	}
+}

@@ -11,9 +11,14 @@ import (
 // length of the one before it, so there are O(log n) runs. Lookups are O(log² n); inserts
 // cost O(log n) amortised (a full tail is sorted into a run, and runs merge like the carries
 // of a binary counter).
+//
+// Keys mostly arrive in increasing order (tasks are put roughly in order), so the set also
+// keeps an upper bound of its keys: a key above it is absent without a search.
 type keySet struct {
-	runs [][]keyTail // each sorted, and less than half the length of the one before
-	tail []keyTail   // unsorted, at most keySetTail
+	runs  [][]keyTail // each sorted, and less than half the length of the one before
+	tail  []keyTail   // unsorted, at most keySetTail
+	bound keyTail     // no key in the set is greater (an overestimate after a remove)
+	any   bool        // bound is set: a key was added
 }
 
 // keySetTail is the length at which the tail becomes a run.
@@ -40,6 +45,9 @@ func compareTails(a, b keyTail) int {
 // has reports whether k is in the set.
 func (s *keySet) has(k Key) bool {
 	t := tailOf(k)
+	if !s.any || compareTails(t, s.bound) > 0 {
+		return false
+	}
 	if slices.Contains(s.tail, t) {
 		return true
 	}
@@ -53,7 +61,11 @@ func (s *keySet) has(k Key) bool {
 
 // add inserts k, which must not be in the set.
 func (s *keySet) add(k Key) {
-	s.tail = append(s.tail, tailOf(k))
+	t := tailOf(k)
+	if !s.any || compareTails(t, s.bound) > 0 {
+		s.bound, s.any = t, true
+	}
+	s.tail = append(s.tail, t)
 	if len(s.tail) < keySetTail {
 		return
 	}

@@ -9,14 +9,20 @@ import (
 
 // TestKeySetMatchesMap runs random adds, removes and lookups against a keySet and a map.
 func TestKeySetMatchesMap(t *testing.T) {
-	for _, keys := range []int{10, 100, 3000} {
+	for _, keys := range []int{10, 100, 3000, -3000} { // negative: mostly ascending keys
 		t.Run(fmt.Sprint(keys, " keys"), func(t *testing.T) {
+			ascending := keys < 0
+			keys = max(keys, -keys)
 			rng := rand.New(rand.NewPCG(uint64(keys), 5))
 			var set keySet
 			ref := map[Key]bool{}
 			adds := 0
-			for range 4 * keys {
-				k := Key{Partition: 1, Task: uint64(rng.IntN(keys)), Attempt: uint32(rng.IntN(2)), Seq: uint32(rng.IntN(2))}
+			for i := range 4 * keys {
+				task := uint64(rng.IntN(keys))
+				if ascending {
+					task = uint64(i/4 + rng.IntN(8)) // as tasks put a few at a time arrive
+				}
+				k := Key{Partition: 1, Task: task, Attempt: uint32(rng.IntN(2)), Seq: uint32(rng.IntN(2))}
 				switch has := set.has(k); {
 				case has != ref[k]:
 					t.Fatalf("has(%v) = %v, want %v", k, has, ref[k])

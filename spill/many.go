@@ -57,13 +57,15 @@ func (s *Store) admitMany(shuffle string, items []Item, dup func(int)) (ps []*pi
 		s.shuffles[shuffle] = sh
 	}
 	ps = make([]*piece, 0, len(items))
+	slab := make([]piece, len(items)) // one allocation for the group's index entries
 	for i, it := range items {
 		pi := sh.part(it.Key.Partition)
 		if pi.keys.has(it.Key) {
 			dup(i)
 			continue
 		}
-		p := &piece{key: it.Key, size: sizes[i], value: it.Value, part: pi}
+		p := &slab[i]
+		*p = piece{key: it.Key, size: sizes[i], value: it.Value, part: pi}
 		pi.add(p)
 		s.account(sh, p.size, 1)
 		ps = append(ps, p)

@@ -1,6 +1,6 @@
 // Package service is one shufflenode node's shuffle engine: it ties the
 // cluster (a Network, normally *dht.Node), the splitter (send side), the spill
-// store (receive side), the dedup ledger (recovery.Ledger) and, on the node
+// store (receive side), the dedup ledger (dedup.Ledger) and, on the node
 // that created a shuffle, the coordinator's barrier (barrier.Tracker).
 //
 // # A shuffle on one node

@@ -9,9 +9,9 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/dedup"
 	"github.com/shufflenode/shufflenode/ownership"
 	"github.com/shufflenode/shufflenode/rechunk"
-	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -58,7 +58,7 @@ type shuffle struct {
 	phase  Phase
 	err    error
 	done   chan struct{} // closed when sealed or failed
-	ledger *recovery.Ledger
+	ledger *dedup.Ledger
 	recv   map[attemptKey]*recvState
 	puts   map[attemptKey]bool // local puts: false running, true finished
 	coord  *coordState         // only on the coordinator
@@ -70,11 +70,11 @@ type route struct {
 	epoch    uint64
 	lost     []string // members lost so far, in order
 	owners   *ownership.Map
-	groupOf  []int            // output partition -> owner's index in shuffle.members
-	backupOf []int            // replication 2: partition -> backup's index, -1 for none
-	owned    *recovery.Bitset // partitions this node owns
-	held     *recovery.Bitset // partitions this node owns or backs up: what it accepts and commits
-	live     []string         // members not lost, sorted
+	groupOf  []int         // output partition -> owner's index in shuffle.members
+	backupOf []int         // replication 2: partition -> backup's index, -1 for none
+	owned    *dedup.Bitset // partitions this node owns
+	held     *dedup.Bitset // partitions this node owns or backs up: what it accepts and commits
+	live     []string      // members not lost, sorted
 }
 
 // barrierDecision is what the tracker asks the coordinator to do.
@@ -115,7 +115,7 @@ func newShuffle(sp *spec.Spec, coordinator string, members, lost []string, self 
 	if sh.route, err = sh.routeFor(slices.Clone(lost)); err != nil {
 		return nil, err
 	}
-	sh.ledger = recovery.NewLedger(sp.Tasks, sp.Partitions)
+	sh.ledger = dedup.NewLedger(sp.Tasks, sp.Partitions)
 	sh.touch()
 	return sh, nil
 }
@@ -160,7 +160,7 @@ func (sh *shuffle) routeFor(lost []string) (*route, error) {
 func (sh *shuffle) layout(epoch uint64, lost []string, owners *ownership.Map) *route {
 	n := sh.spec.Partitions
 	r := &route{epoch: epoch, lost: lost, owners: owners, groupOf: make([]int, n),
-		owned: recovery.NewBitset(n), held: recovery.NewBitset(n)}
+		owned: dedup.NewBitset(n), held: dedup.NewBitset(n)}
 	idx := make(map[string]int, len(sh.members))
 	for i, m := range sh.members {
 		idx[m] = i

@@ -7,17 +7,8 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/wire"
-)
-
-// Replies of the coordinator to begin and barrier requests.
-const (
-	statusOK       = "ok"
-	statusDone     = "done"     // begin: the task already has a done attempt
-	statusConflict = "conflict" // begin: the attempt runs on another node
-	statusStale    = "stale"    // begin: the sender is at an older epoch
-	statusRunning  = "running"  // barrier: not reached yet
-	statusSealed   = "sealed"   // barrier: reached
 )
 
 // coordinator returns sh's coordinator state, or an error if this node is
@@ -29,49 +20,49 @@ func (s *Service) coordinator(sh *shuffle) (*coordState, error) {
 	return sh.coord, nil
 }
 
-// begin handles opBegin: register that node runs (task, attempt).
-func (s *Service) begin(sh *shuffle, c *control) (controlReply, error) {
+// begin handles control.OpBegin: register that node runs (task, attempt).
+func (s *Service) begin(sh *shuffle, c *control.Msg) (control.Reply, error) {
 	co, err := s.coordinator(sh)
 	if err != nil {
-		return controlReply{}, err
+		return control.Reply{}, err
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if _, _, ok := co.tracker.DoneAttempt(c.Task); ok {
-		return controlReply{Status: statusDone}, nil
+		return control.Reply{Status: control.StatusDone}, nil
 	}
 	if c.Epoch != sh.route.epoch {
 		reason := fmt.Sprintf("shuffle %s task %d attempt %d: node %s is at epoch %d, the coordinator at %d", sh.id(), c.Task, c.Attempt, c.Node, c.Epoch, sh.route.epoch)
-		return controlReply{Status: statusStale, Reason: reason}, nil
+		return control.Reply{Status: control.StatusStale, Reason: reason}, nil
 	}
 	k := attemptKey{c.Task, c.Attempt}
 	if n, ok := co.begun[k]; ok && n != c.Node {
 		reason := fmt.Sprintf("shuffle %s task %d attempt %d was started on node %s; use a new attempt number", sh.id(), c.Task, c.Attempt, n)
-		return controlReply{Status: statusConflict, Reason: reason}, nil
+		return control.Reply{Status: control.StatusConflict, Reason: reason}, nil
 	}
 	co.begun[k] = c.Node
-	r := controlReply{Status: statusOK}
+	r := control.Reply{Status: control.StatusOK}
 	if e, ok := co.tracker.Undone(c.Task); ok {
 		r.Since = uint64(e) + 1
 	}
 	return r, nil
 }
 
-// report handles opDone and opCommitted: feed the tracker, act on its
+// report handles control.OpDone and control.OpCommitted: feed the tracker, act on its
 // decision.
-func (s *Service) report(sh *shuffle, c *control) error {
+func (s *Service) report(sh *shuffle, c *control.Msg) error {
 	co, err := s.coordinator(sh)
 	if err != nil {
 		return err
 	}
 	sh.mu.Lock()
 	var d barrier.Decision
-	if c.Op == opDone && c.Epoch != sh.route.epoch {
+	if c.Op == control.OpDone && c.Epoch != sh.route.epoch {
 		// The attempt ran against an older ownership: it may have sent data to
 		// a lost node. It does not count; its task runs again.
 		err = refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s task %d attempt %d ran in epoch %d, now %d",
 			ErrStaleEpoch, sh.id(), c.Task, c.Attempt, c.Epoch, sh.route.epoch))
-	} else if c.Op == opDone {
+	} else if c.Op == control.OpDone {
 		d, err = co.tracker.TaskDone(c.Task, c.Attempt, c.Node, c.Sent)
 	} else if c.Held != nil {
 		d, err = co.tracker.Committed(c.Node, c.Task, c.Attempt, *c.Held)
@@ -91,24 +82,24 @@ func (s *Service) decide(sh *shuffle, d barrier.Decision) {
 	switch {
 	case d.Seal:
 		s.log.Info("barrier reached", "shuffle", sh.id())
-		s.background(func(ctx context.Context) { s.conclude(ctx, sh, control{Op: opSeal, Shuffle: sh.id()}, nil) })
+		s.background(func(ctx context.Context) { s.conclude(ctx, sh, control.Msg{Op: control.OpSeal, Shuffle: sh.id()}, nil) })
 	case d.Fail != nil:
 		s.log.Error("shuffle failed", "shuffle", sh.id(), "err", d.Fail)
-		c := control{Op: opFail, Shuffle: sh.id(), Reason: d.Fail.Error()}
+		c := control.Msg{Op: control.OpFail, Shuffle: sh.id(), Reason: d.Fail.Error()}
 		s.background(func(ctx context.Context) { s.conclude(ctx, sh, c, d.Fail) })
 	}
 }
 
 // conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
-func (s *Service) conclude(ctx context.Context, sh *shuffle, c control, failure error) {
+func (s *Service) conclude(ctx context.Context, sh *shuffle, c control.Msg, failure error) {
 	rt := sh.routing()
-	err := s.retry(ctx, 5, func() error { return s.broadcast(ctx, rt.live, c) })
+	err := control.Retry(ctx, 5, func() error { return s.broadcast(ctx, rt.live, c) })
 	if err != nil && failure == nil {
 		if s.awaitEpoch(ctx, sh, rt.epoch) {
 			return // a member was lost meanwhile: the shuffle reopened and will seal again
 		}
 		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.id(), err)
-		_ = s.broadcast(ctx, rt.live, control{Op: opFail, Shuffle: sh.id(), Reason: failure.Error()})
+		_ = s.broadcast(ctx, rt.live, control.Msg{Op: control.OpFail, Shuffle: sh.id(), Reason: failure.Error()})
 	}
 	sh.mu.Lock()
 	if failure == nil && sh.route.epoch != rt.epoch {
@@ -151,24 +142,24 @@ func (s *Service) awaitEpoch(ctx context.Context, sh *shuffle, epoch uint64) boo
 	return false
 }
 
-// barrierStatus handles opBarrier: the current outcome, without waiting:
+// barrierStatus handles control.OpBarrier: the current outcome, without waiting:
 // sealed, failed, or running with the tasks that have no done attempt.
-func (s *Service) barrierStatus(sh *shuffle) (controlReply, error) {
+func (s *Service) barrierStatus(sh *shuffle) (control.Reply, error) {
 	co, err := s.coordinator(sh)
 	if err != nil {
-		return controlReply{}, err
+		return control.Reply{}, err
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	select {
 	case <-co.final:
 		if co.err != nil {
-			return controlReply{}, fmt.Errorf("%w: %s: %w", ErrFailed, sh.id(), co.err)
+			return control.Reply{}, fmt.Errorf("%w: %s: %w", ErrFailed, sh.id(), co.err)
 		}
-		return controlReply{Status: statusSealed, Epoch: sh.route.epoch, Replayed: co.replayed}, nil
+		return control.Reply{Status: control.StatusSealed, Epoch: sh.route.epoch, Replayed: co.replayed}, nil
 	default:
 	}
-	return controlReply{Status: statusRunning, Epoch: sh.route.epoch, Replayed: co.replayed, Replay: co.tracker.Pending()}, nil
+	return control.Reply{Status: control.StatusRunning, Epoch: sh.route.epoch, Replayed: co.replayed, Replay: co.tracker.Pending()}, nil
 }
 
 // BarrierResult is the outcome of a barrier wait that did not fail.
@@ -196,14 +187,14 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 	}
 	sh.touch()
 	for {
-		var r controlReply
+		var r control.Reply
 		if sh.coord != nil {
 			r, err = s.barrierStatus(sh)
 		} else {
-			r, err = s.control(ctx, sh.coordinator, control{Op: opBarrier, Shuffle: sh.id()})
+			r, err = s.request(ctx, sh.coordinator, control.Msg{Op: control.OpBarrier, Shuffle: sh.id()})
 		}
-		if err != nil || r.Status == statusSealed || len(r.Replay) > 0 {
-			return BarrierResult{Sealed: r.Status == statusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
+		if err != nil || r.Status == control.StatusSealed || len(r.Replay) > 0 {
+			return BarrierResult{Sealed: r.Status == control.StatusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -25,9 +26,9 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	if err != nil {
 		return err
 	}
-	c := control{Op: opCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: pin.members, Lost: pin.lost}
+	c := control.Msg{Op: control.OpCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: pin.members, Lost: pin.lost}
 	if err := s.broadcast(ctx, pin.live, c); err != nil {
-		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control{Op: opClose, Shuffle: sp.ID})
+		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control.Msg{Op: control.OpClose, Shuffle: sp.ID})
 		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
 	}
 	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions,
@@ -119,8 +120,8 @@ func (s *Service) present(sp *spec.Spec, live []string) error {
 	return nil
 }
 
-// install handles opCreate: build the shuffle's state on this node.
-func (s *Service) install(c *control) error {
+// install handles control.OpCreate: build the shuffle's state on this node.
+func (s *Service) install(c *control.Msg) error {
 	if c.Spec == nil || c.Spec.ID != c.Shuffle {
 		return fmt.Errorf("%w: create %s without a matching spec", ErrBadInput, c.Shuffle)
 	}
@@ -165,7 +166,7 @@ func (s *Service) CloseShuffle(ctx context.Context, id string) error {
 	for _, m := range s.net.Members() {
 		members = append(members, m.Name)
 	}
-	return s.broadcast(ctx, members, control{Op: opClose, Shuffle: id})
+	return s.broadcast(ctx, members, control.Msg{Op: control.OpClose, Shuffle: id})
 }
 
 // drop frees a shuffle on this node: its client closed it.

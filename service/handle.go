@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -50,14 +51,14 @@ func (s *Service) handleShards(ctx context.Context, b []byte) error {
 }
 
 func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
-	c, err := decodeControl(b)
+	c, err := control.Decode(b)
 	if err != nil {
 		return nil, refuse(wire.RefuseBadRequest, err)
 	}
-	if c.Op == opCreate {
+	if c.Op == control.OpCreate {
 		return nil, s.install(c)
 	}
-	if c.Op == opClose {
+	if c.Op == control.OpClose {
 		return nil, s.drop(c.Shuffle)
 	}
 	sh, err := s.lookup(c.Shuffle)
@@ -73,25 +74,25 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 }
 
 // dispatch runs a control operation on a known shuffle.
-func (s *Service) dispatch(sh *shuffle, c *control) (controlReply, error) {
+func (s *Service) dispatch(sh *shuffle, c *control.Msg) (control.Reply, error) {
 	switch c.Op {
-	case opBegin:
+	case control.OpBegin:
 		return s.begin(sh, c)
-	case opDone, opCommitted:
-		return controlReply{}, s.report(sh, c)
-	case opBarrier:
+	case control.OpDone, control.OpCommitted:
+		return control.Reply{}, s.report(sh, c)
+	case control.OpBarrier:
 		return s.barrierStatus(sh)
-	case opEpoch:
-		return controlReply{}, s.applyEpoch(sh, c)
-	case opSeal:
+	case control.OpEpoch:
+		return control.Reply{}, s.applyEpoch(sh, c)
+	case control.OpSeal:
 		sh.finish(Sealed, nil)
-		return controlReply{}, nil
-	case opFail:
+		return control.Reply{}, nil
+	case control.OpFail:
 		sh.finish(Failed, errors.New(c.Reason))
 		s.split.Forget(sh.id())
-		return controlReply{}, nil
+		return control.Reply{}, nil
 	}
-	return controlReply{}, refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
+	return control.Reply{}, refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
 }
 
 // refusalCode maps an error to the code a sender acts on.

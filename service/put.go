@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -101,16 +102,16 @@ func (sh *shuffle) endPut(k attemptKey, ok bool) {
 // attempt fails with ErrStaleEpoch and the caller runs a new one.
 func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(*putter) error) (PutResult, error) {
 	rt := sh.routing()
-	r, err := s.control(ctx, sh.coordinator, control{Op: opBegin, Shuffle: sh.id(), Epoch: rt.epoch, Node: s.Name(), Task: k.task, Attempt: k.attempt})
+	r, err := s.request(ctx, sh.coordinator, control.Msg{Op: control.OpBegin, Shuffle: sh.id(), Epoch: rt.epoch, Node: s.Name(), Task: k.task, Attempt: k.attempt})
 	if err != nil {
 		return PutResult{}, staleOr(err)
 	}
 	switch r.Status {
-	case statusDone:
+	case control.StatusDone:
 		return PutResult{Skipped: true}, nil
-	case statusConflict:
+	case control.StatusConflict:
 		return PutResult{}, fmt.Errorf("%w: %s", ErrConflict, r.Reason)
-	case statusStale:
+	case control.StatusStale:
 		return PutResult{}, fmt.Errorf("%w: %s", ErrStaleEpoch, r.Reason)
 	}
 	route := splitter.Route{Shuffle: sh.id(), Epoch: rt.epoch, Task: k.task, Attempt: k.attempt, Dests: sh.members,
@@ -245,8 +246,8 @@ func (p *putter) finish(ctx context.Context) error {
 
 // reportDone tells the coordinator what the attempt sent to each receiver.
 func (p *putter) reportDone(ctx context.Context) error {
-	c := control{Op: opDone, Shuffle: p.sh.id(), Epoch: p.rt.epoch, Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: p.cut.Sent(p.rt.live)}
-	return p.s.retry(ctx, 5, func() error { _, err := p.s.control(ctx, p.sh.coordinator, c); return err })
+	c := control.Msg{Op: control.OpDone, Shuffle: p.sh.id(), Epoch: p.rt.epoch, Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: p.cut.Sent(p.rt.live)}
+	return control.Retry(ctx, 5, func() error { _, err := p.s.request(ctx, p.sh.coordinator, c); return err })
 }
 
 // result sums what was sent.

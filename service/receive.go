@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
@@ -236,9 +237,9 @@ func (s *Service) afterCommit(sh *shuffle, n *commitNote) error {
 		return nil
 	}
 	held := n.held
-	c := control{Op: opCommitted, Shuffle: sh.id(), Epoch: n.epoch, Node: s.Name(), Task: n.k.task, Attempt: n.k.attempt, Held: &held}
+	c := control.Msg{Op: control.OpCommitted, Shuffle: sh.id(), Epoch: n.epoch, Node: s.Name(), Task: n.k.task, Attempt: n.k.attempt, Held: &held}
 	s.background(func(ctx context.Context) {
-		err := s.retry(ctx, 8, func() error { _, err := s.control(ctx, sh.coordinator, c); return err })
+		err := control.Retry(ctx, 8, func() error { _, err := s.request(ctx, sh.coordinator, c); return err })
 		if err != nil {
 			s.log.Error("reporting commit failed", "shuffle", sh.id(), "task", n.k.task, "attempt", n.k.attempt, "err", err)
 		}

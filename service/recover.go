@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/dht"
 )
 
@@ -80,14 +81,14 @@ func (s *Service) recover(ctx context.Context, sh *shuffle, node string) {
 
 // nextEpoch moves the coordinator to the epoch without node, atomically with
 // the tracker, so no report is counted against the wrong receiver set.
-func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error) {
+func (s *Service) nextEpoch(sh *shuffle, node string) (control.Msg, []uint64, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	lost := append(slices.Clone(sh.route.lost), node)
 	excused := sh.spec.Replicated() && len(lost) == 1
 	rt, err := sh.routeFor(lost)
 	if err != nil {
-		return control{}, nil, err
+		return control.Msg{}, nil, err
 	}
 	var replay []uint64
 	var d barrierDecision
@@ -99,7 +100,7 @@ func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error)
 		replay, d, err = sh.coord.tracker.Lose(int(rt.epoch), node, rt.live)
 	}
 	if err != nil {
-		return control{}, nil, err
+		return control.Msg{}, nil, err
 	}
 	sh.route = rt
 	reopen := sh.coord.tracker.Phase() == barrier.Running
@@ -113,7 +114,7 @@ func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error)
 	sh.coord.afterLoss = d
 	sh.coord.replayed += len(replay)
 	s.split.Forget(sh.id()) // puts of the old epoch fail with ErrStaleEpoch and run again
-	return control{Op: opEpoch, Shuffle: sh.id(), Epoch: rt.epoch, Lost: lost, Reopen: reopen}, replay, nil
+	return control.Msg{Op: control.OpEpoch, Shuffle: sh.id(), Epoch: rt.epoch, Lost: lost, Reopen: reopen}, replay, nil
 }
 
 // resealAfterLoss reports whether a loss left the seal standing (nothing
@@ -125,8 +126,8 @@ func (co *coordState) resealAfterLoss() bool {
 	return co.tracker.Phase() == barrier.Sealed && !co.announced && co.err == nil
 }
 
-// applyEpoch handles opEpoch on a member: adopt the newer routing.
-func (s *Service) applyEpoch(sh *shuffle, c *control) error {
+// applyEpoch handles control.OpEpoch on a member: adopt the newer routing.
+func (s *Service) applyEpoch(sh *shuffle, c *control.Msg) error {
 	if uint64(len(c.Lost)) != c.Epoch {
 		return fmt.Errorf("%w: epoch %d with %d lost nodes", ErrBadInput, c.Epoch, len(c.Lost))
 	}

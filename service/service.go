@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -130,17 +130,17 @@ func (s *Service) lookup(id string) (*shuffle, error) {
 	return sh, nil
 }
 
-// control sends a control message to node and decodes its reply.
-func (s *Service) control(ctx context.Context, node string, c control) (controlReply, error) {
+// request sends a control message to node and decodes its reply.
+func (s *Service) request(ctx context.Context, node string, c control.Msg) (control.Reply, error) {
 	body, err := json.Marshal(c)
 	if err != nil {
-		return controlReply{}, err
+		return control.Reply{}, err
 	}
 	f, err := s.net.Request(ctx, node, wire.TypeControl, body)
 	if err != nil {
-		return controlReply{}, peerError(c.Shuffle, node, err)
+		return control.Reply{}, peerError(c.Shuffle, node, err)
 	}
-	var r controlReply
+	var r control.Reply
 	if len(f.Payload) > 0 {
 		if err := json.Unmarshal(f.Payload, &r); err != nil {
 			return r, fmt.Errorf("service: shuffle %s: reply from %s: %w", c.Shuffle, node, err)
@@ -150,11 +150,11 @@ func (s *Service) control(ctx context.Context, node string, c control) (controlR
 }
 
 // broadcast sends c to every node in nodes, in parallel, and joins the errors.
-func (s *Service) broadcast(ctx context.Context, nodes []string, c control) error {
+func (s *Service) broadcast(ctx context.Context, nodes []string, c control.Msg) error {
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Go(func() { _, errs[i] = s.control(ctx, n, c) })
+		wg.Go(func() { _, errs[i] = s.request(ctx, n, c) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -163,22 +163,6 @@ func (s *Service) broadcast(ctx context.Context, nodes []string, c control) erro
 // background runs fn on a goroutine that Close waits for.
 func (s *Service) background(fn func(ctx context.Context)) {
 	s.bg.Go(func() { fn(s.ctx) })
-}
-
-// retry calls fn until it succeeds, fails with a refusal, or tries run out.
-func (s *Service) retry(ctx context.Context, tries int, fn func() error) error {
-	var err error
-	for i := range tries {
-		if err = fn(); err == nil || errors.Is(err, wire.ErrRefused) || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-time.After(time.Duration(20<<min(i, 6)) * time.Millisecond):
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		}
-	}
-	return err
 }
 
 // peerError wraps a failed request to node: a refusal becomes the sentinel

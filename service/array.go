@@ -7,16 +7,11 @@ import (
 
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/wire"
 )
-
-// arrayKind is what an array shuffle needs on every node.
-type arrayKind struct {
-	plan  *splitaxes.Plan
-	dtype rechunk.DType
-}
 
 // PutChunk runs one input task attempt of an array shuffle: old chunk task
 // (C-order index into the old grid) with its bytes. The chunk's dtype and
@@ -26,54 +21,54 @@ func (s *Service) PutChunk(ctx context.Context, id string, task uint64, attempt 
 	if err != nil {
 		return PutResult{}, err
 	}
-	if sh.array == nil {
-		return PutResult{}, fmt.Errorf("%w: shuffle %s is a %s shuffle, not an array rechunk", ErrBadInput, id, sh.spec.Kind)
+	if sh.Array == nil {
+		return PutResult{}, fmt.Errorf("%w: shuffle %s is a %s shuffle, not an array rechunk", ErrBadInput, id, sh.Spec.Kind)
 	}
 	if err := sh.checkChunk(task, c); err != nil {
 		return PutResult{}, err
 	}
-	return s.putWith(ctx, sh, task, attempt, func(p *putter) error { return badInputOr(p.cut.Chunk(ctx, sh.array.plan, c)) })
+	return s.putWith(ctx, sh, task, attempt, func(p *putter) error { return badInputOr(p.cut.Chunk(ctx, sh.Array.Plan, c)) })
 }
 
 // checkChunk refuses a chunk of the wrong dtype, shape or byte length.
-func (sh *shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
-	if task >= uint64(sh.spec.Tasks) {
-		return fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, sh.id(), task, sh.spec.Tasks-1)
+func (sh *entry) checkChunk(task uint64, c rechunk.Chunk) error {
+	if task >= uint64(sh.Spec.Tasks) {
+		return fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, sh.ID(), task, sh.Spec.Tasks-1)
 	}
-	idx := splitaxes.Unravel(int(task), sh.array.plan.OldGrid())
+	idx := splitaxes.Unravel(int(task), sh.Array.Plan.OldGrid())
 	want := make([]int64, len(idx))
 	for a, i := range idx {
-		want[a] = sh.spec.OldChunks[a][i]
+		want[a] = sh.Spec.OldChunks[a][i]
 		if want[a] == splitaxes.Unknown && a < len(c.Shape) {
 			want[a] = c.Shape[a] // unknown until the data arrives
 		}
 	}
-	if c.DType != sh.array.dtype || !slices.Equal(c.Shape, want) || c.Validate() != nil {
+	if c.DType != sh.Array.DType || !slices.Equal(c.Shape, want) || c.Validate() != nil {
 		return fmt.Errorf("%w: shuffle %s task %d (old chunk %v): got dtype %s shape %v (%d bytes), want dtype %s shape %v",
-			ErrBadInput, sh.id(), task, idx, c.DType, c.Shape, len(c.Data), sh.array.dtype, want)
+			ErrBadInput, sh.ID(), task, idx, c.DType, c.Shape, len(c.Data), sh.Array.DType, want)
 	}
 	return nil
 }
 
 // storeArrayEntry stores each piece of an entry under its new chunk.
-func (s *Service) storeArrayEntry(sh *shuffle, e *shard.Entry) error {
+func (s *Service) storeArrayEntry(sh *entry, e *shard.Entry) error {
 	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
 	items := make([]spill.Item, 0, len(e.Runs))
 	var off uint64
 	for _, r := range e.Runs {
 		if off+r.Count > uint64(len(data)) {
-			return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.id(), e.Task, off+r.Count, len(data)))
+			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(data)))
 		}
 		b := data[off : off+r.Count : off+r.Count]
 		off += r.Count
-		if _, err := rechunk.DecodePiece(b, sh.array.dtype); err != nil {
-			return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.id(), e.Task, r.Partition, err))
+		if _, err := rechunk.DecodePiece(b, sh.Array.DType); err != nil {
+			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
 		}
 		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
 		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
 	}
 	if off != uint64(len(data)) {
-		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.id(), e.Task, off, len(data)))
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
 	}
 	return s.putPieces(sh, e, items)
 }
@@ -94,12 +89,12 @@ func (s *Service) GetChunk(ctx context.Context, id string, p int) (rechunk.Chunk
 	if err != nil {
 		return rechunk.Chunk{}, err
 	}
-	if sh.array == nil {
+	if sh.Array == nil {
 		return rechunk.Chunk{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", ErrBadInput, id)
 	}
-	plan := sh.array.plan
+	plan := sh.Array.Plan
 	newIdx := splitaxes.Unravel(p, plan.NewGrid())
-	asm, err := rechunk.NewAssembler(plan, newIdx, sh.array.dtype, rechunk.Config{})
+	asm, err := rechunk.NewAssembler(plan, newIdx, sh.Array.DType, rechunk.Config{})
 	if err != nil {
 		return rechunk.Chunk{}, err
 	}
@@ -124,8 +119,8 @@ func (s *Service) GetChunk(ctx context.Context, id string, p int) (rechunk.Chunk
 }
 
 // placePiece decodes a stored piece and places it (the assembler copies it).
-func placePiece(asm *rechunk.Assembler, sh *shuffle, k spill.Key, b []byte, plan *splitaxes.Plan) error {
-	c, err := rechunk.DecodePiece(b, sh.array.dtype)
+func placePiece(asm *rechunk.Assembler, sh *entry, k spill.Key, b []byte, plan *splitaxes.Plan) error {
+	c, err := rechunk.DecodePiece(b, sh.Array.DType)
 	if err != nil {
 		return err
 	}

@@ -8,36 +8,37 @@ import (
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
 // coordinator returns sh's coordinator state, or an error if this node is
 // not its coordinator.
-func (s *Service) coordinator(sh *shuffle) (*coordState, error) {
+func (s *Service) coordinator(sh *entry) (*coordState, error) {
 	if sh.coord == nil {
-		return nil, fmt.Errorf("%w: node %s is not the coordinator of shuffle %s (%s is)", ErrBadInput, s.Name(), sh.id(), sh.coordinator)
+		return nil, fmt.Errorf("%w: node %s is not the coordinator of shuffle %s (%s is)", ErrBadInput, s.Name(), sh.ID(), sh.Coordinator)
 	}
 	return sh.coord, nil
 }
 
 // begin handles control.OpBegin: register that node runs (task, attempt).
-func (s *Service) begin(sh *shuffle, c *control.Msg) (control.Reply, error) {
+func (s *Service) begin(sh *entry, c *control.Msg) (control.Reply, error) {
 	co, err := s.coordinator(sh)
 	if err != nil {
 		return control.Reply{}, err
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	if _, _, ok := co.tracker.DoneAttempt(c.Task); ok {
 		return control.Reply{Status: control.StatusDone}, nil
 	}
-	if c.Epoch != sh.route.epoch {
-		reason := fmt.Sprintf("shuffle %s task %d attempt %d: node %s is at epoch %d, the coordinator at %d", sh.id(), c.Task, c.Attempt, c.Node, c.Epoch, sh.route.epoch)
+	if c.Epoch != sh.RouteLocked().Epoch {
+		reason := fmt.Sprintf("shuffle %s task %d attempt %d: node %s is at epoch %d, the coordinator at %d", sh.ID(), c.Task, c.Attempt, c.Node, c.Epoch, sh.RouteLocked().Epoch)
 		return control.Reply{Status: control.StatusStale, Reason: reason}, nil
 	}
-	k := attemptKey{c.Task, c.Attempt}
+	k := shuffle.AttemptKey{Task: c.Task, Attempt: c.Attempt}
 	if n, ok := co.begun[k]; ok && n != c.Node {
-		reason := fmt.Sprintf("shuffle %s task %d attempt %d was started on node %s; use a new attempt number", sh.id(), c.Task, c.Attempt, n)
+		reason := fmt.Sprintf("shuffle %s task %d attempt %d was started on node %s; use a new attempt number", sh.ID(), c.Task, c.Attempt, n)
 		return control.Reply{Status: control.StatusConflict, Reason: reason}, nil
 	}
 	co.begun[k] = c.Node
@@ -50,18 +51,18 @@ func (s *Service) begin(sh *shuffle, c *control.Msg) (control.Reply, error) {
 
 // report handles control.OpDone and control.OpCommitted: feed the tracker, act on its
 // decision.
-func (s *Service) report(sh *shuffle, c *control.Msg) error {
+func (s *Service) report(sh *entry, c *control.Msg) error {
 	co, err := s.coordinator(sh)
 	if err != nil {
 		return err
 	}
-	sh.mu.Lock()
+	sh.Lock()
 	var d barrier.Decision
-	if c.Op == control.OpDone && c.Epoch != sh.route.epoch {
+	if c.Op == control.OpDone && c.Epoch != sh.RouteLocked().Epoch {
 		// The attempt ran against an older ownership: it may have sent data to
 		// a lost node. It does not count; its task runs again.
-		err = refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s task %d attempt %d ran in epoch %d, now %d",
-			ErrStaleEpoch, sh.id(), c.Task, c.Attempt, c.Epoch, sh.route.epoch))
+		err = shuffle.Refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s task %d attempt %d ran in epoch %d, now %d",
+			ErrStaleEpoch, sh.ID(), c.Task, c.Attempt, c.Epoch, sh.RouteLocked().Epoch))
 	} else if c.Op == control.OpDone {
 		d, err = co.tracker.TaskDone(c.Task, c.Attempt, c.Node, c.Sent)
 	} else if c.Held != nil {
@@ -69,7 +70,7 @@ func (s *Service) report(sh *shuffle, c *control.Msg) error {
 	} else {
 		err = fmt.Errorf("%w: committed report without totals", ErrBadInput)
 	}
-	sh.mu.Unlock()
+	sh.Unlock()
 	if errors.Is(err, barrier.ErrSealed) {
 		return nil // a late duplicate
 	}
@@ -78,42 +79,42 @@ func (s *Service) report(sh *shuffle, c *control.Msg) error {
 }
 
 // decide acts on a tracker decision: tell every member.
-func (s *Service) decide(sh *shuffle, d barrier.Decision) {
+func (s *Service) decide(sh *entry, d barrier.Decision) {
 	switch {
 	case d.Seal:
-		s.log.Info("barrier reached", "shuffle", sh.id())
-		s.background(func(ctx context.Context) { s.conclude(ctx, sh, control.Msg{Op: control.OpSeal, Shuffle: sh.id()}, nil) })
+		s.log.Info("barrier reached", "shuffle", sh.ID())
+		s.background(func(ctx context.Context) { s.conclude(ctx, sh, control.Msg{Op: control.OpSeal, Shuffle: sh.ID()}, nil) })
 	case d.Fail != nil:
-		s.log.Error("shuffle failed", "shuffle", sh.id(), "err", d.Fail)
-		c := control.Msg{Op: control.OpFail, Shuffle: sh.id(), Reason: d.Fail.Error()}
+		s.log.Error("shuffle failed", "shuffle", sh.ID(), "err", d.Fail)
+		c := control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Reason: d.Fail.Error()}
 		s.background(func(ctx context.Context) { s.conclude(ctx, sh, c, d.Fail) })
 	}
 }
 
 // conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
-func (s *Service) conclude(ctx context.Context, sh *shuffle, c control.Msg, failure error) {
-	rt := sh.routing()
-	err := control.Retry(ctx, 5, func() error { return s.broadcast(ctx, rt.live, c) })
+func (s *Service) conclude(ctx context.Context, sh *entry, c control.Msg, failure error) {
+	rt := sh.Route()
+	err := control.Retry(ctx, 5, func() error { return s.broadcast(ctx, rt.Live, c) })
 	if err != nil && failure == nil {
-		if s.awaitEpoch(ctx, sh, rt.epoch) {
+		if s.awaitEpoch(ctx, sh, rt.Epoch) {
 			return // a member was lost meanwhile: the shuffle reopened and will seal again
 		}
-		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.id(), err)
-		_ = s.broadcast(ctx, rt.live, control.Msg{Op: control.OpFail, Shuffle: sh.id(), Reason: failure.Error()})
+		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.ID(), err)
+		_ = s.broadcast(ctx, rt.Live, control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Reason: failure.Error()})
 	}
-	sh.mu.Lock()
-	if failure == nil && sh.route.epoch != rt.epoch {
-		sh.mu.Unlock()
+	sh.Lock()
+	if failure == nil && sh.RouteLocked().Epoch != rt.Epoch {
+		sh.Unlock()
 		return // sealed an epoch that is gone: the new one seals again
 	}
 	if failure != nil {
 		sh.coord.err = failure
 	} else {
 		sh.coord.announced = true
-		sh.coord.sealAfter = time.Since(sh.created)
+		sh.coord.sealAfter = time.Since(sh.Created)
 	}
 	sh.coord.conclude()
-	sh.mu.Unlock()
+	sh.Unlock()
 }
 
 // conclude releases the barrier waiters of the current outcome, once.
@@ -127,10 +128,10 @@ func (co *coordState) conclude() {
 
 // awaitEpoch waits (up to the failure detector's reach) for sh to leave
 // epoch: a member that did not take the seal is usually dying.
-func (s *Service) awaitEpoch(ctx context.Context, sh *shuffle, epoch uint64) bool {
+func (s *Service) awaitEpoch(ctx context.Context, sh *entry, epoch uint64) bool {
 	deadline := time.Now().Add(s.cfg.LossWait)
 	for time.Now().Before(deadline) {
-		if sh.routing().epoch != epoch {
+		if sh.Route().Epoch != epoch {
 			return true
 		}
 		select {
@@ -144,22 +145,22 @@ func (s *Service) awaitEpoch(ctx context.Context, sh *shuffle, epoch uint64) boo
 
 // barrierStatus handles control.OpBarrier: the current outcome, without waiting:
 // sealed, failed, or running with the tasks that have no done attempt.
-func (s *Service) barrierStatus(sh *shuffle) (control.Reply, error) {
+func (s *Service) barrierStatus(sh *entry) (control.Reply, error) {
 	co, err := s.coordinator(sh)
 	if err != nil {
 		return control.Reply{}, err
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	select {
 	case <-co.final:
 		if co.err != nil {
-			return control.Reply{}, fmt.Errorf("%w: %s: %w", ErrFailed, sh.id(), co.err)
+			return control.Reply{}, fmt.Errorf("%w: %s: %w", ErrFailed, sh.ID(), co.err)
 		}
-		return control.Reply{Status: control.StatusSealed, Epoch: sh.route.epoch, Replayed: co.replayed}, nil
+		return control.Reply{Status: control.StatusSealed, Epoch: sh.RouteLocked().Epoch, Replayed: co.replayed}, nil
 	default:
 	}
-	return control.Reply{Status: control.StatusRunning, Epoch: sh.route.epoch, Replayed: co.replayed, Replay: co.tracker.Pending()}, nil
+	return control.Reply{Status: control.StatusRunning, Epoch: sh.RouteLocked().Epoch, Replayed: co.replayed, Replay: co.tracker.Pending()}, nil
 }
 
 // BarrierResult is the outcome of a barrier wait that did not fail.
@@ -185,13 +186,13 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 	if err != nil {
 		return BarrierResult{}, err
 	}
-	sh.touch()
+	sh.Touch()
 	for {
 		var r control.Reply
 		if sh.coord != nil {
 			r, err = s.barrierStatus(sh)
 		} else {
-			r, err = s.request(ctx, sh.coordinator, control.Msg{Op: control.OpBarrier, Shuffle: sh.id()})
+			r, err = s.request(ctx, sh.Coordinator, control.Msg{Op: control.OpBarrier, Shuffle: sh.ID()})
 		}
 		if err != nil || r.Status == control.StatusSealed || len(r.Replay) > 0 {
 			return BarrierResult{Sealed: r.Status == control.StatusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
@@ -227,8 +228,8 @@ func (s *Service) Progress(id string) (Progress, error) {
 	if err != nil {
 		return Progress{}, err
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	p := Progress{Progress: co.tracker.Progress(), ReplaySet: co.replayed}
 	if co.announced {
 		p.SealAfter = co.sealAfter

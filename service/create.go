@@ -8,6 +8,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -74,18 +75,18 @@ func (s *Service) pinLike(sp *spec.Spec) (*spec.Spec, pinned, error) {
 	if err := coPartitionable(sp, other); err != nil {
 		return nil, pinned{}, err
 	}
-	rt := other.routing()
-	if err := s.present(sp, rt.live); err != nil {
+	rt := other.Route()
+	if err := s.present(sp, rt.Live); err != nil {
 		return nil, pinned{}, err
 	}
 	cp := *sp
-	cp.OwnershipSeed = other.spec.Seed()
-	return &cp, pinned{members: other.members, lost: rt.lost, live: rt.live}, nil
+	cp.OwnershipSeed = other.Spec.Seed()
+	return &cp, pinned{members: other.Members, lost: rt.Lost, live: rt.Live}, nil
 }
 
 // coPartitionable checks that sp can share other's ownership map.
-func coPartitionable(sp *spec.Spec, other *shuffle) error {
-	o := other.spec
+func coPartitionable(sp *spec.Spec, other *entry) error {
+	o := other.Spec
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: shuffle %s: co_partition %s: %s", ErrBadInput, sp.ID, o.ID, fmt.Sprintf(format, args...))
 	}
@@ -97,7 +98,7 @@ func coPartitionable(sp *spec.Spec, other *shuffle) error {
 	case sp.OwnershipSeed != "" && sp.OwnershipSeed != o.Seed():
 		return bad("ownership_seed %q, but %s has seed %q", sp.OwnershipSeed, o.ID, o.Seed())
 	}
-	if ph, err := other.state(); ph == Failed {
+	if ph, err := other.Status(); ph == Failed {
 		return bad("%s failed: %v", o.ID, err)
 	}
 	return nil
@@ -128,7 +129,7 @@ func (s *Service) install(c *control.Msg) error {
 	if slices.Contains(c.Lost, s.Name()) {
 		return fmt.Errorf("%w: create %s: node %s is among the lost members %v", ErrBadInput, c.Shuffle, s.Name(), c.Lost)
 	}
-	sh, err := newShuffle(c.Spec, c.Coordinator, c.Members, c.Lost, s.Name())
+	sh, err := newEntry(c.Spec, c.Coordinator, c.Members, c.Lost, s.Name())
 	if err != nil {
 		return fmt.Errorf("%w: create %s on node %s: %w", ErrBadInput, c.Shuffle, s.Name(), err)
 	}
@@ -137,7 +138,7 @@ func (s *Service) install(c *control.Msg) error {
 		if err != nil {
 			return err
 		}
-		sh.coord = &coordState{tracker: tr, begun: map[attemptKey]string{}, final: make(chan struct{})}
+		sh.coord = &coordState{tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,13 +151,13 @@ func (s *Service) install(c *control.Msg) error {
 
 // newTracker returns the coordinator's tracker of sh: its receivers are the
 // live members, in the shuffle's starting epoch.
-func newTracker(sh *shuffle) (*barrier.Tracker, error) {
-	rt := sh.route
-	tr, err := barrier.New(barrier.Config{Shuffle: sh.id(), Tasks: sh.spec.Tasks, Receivers: rt.live})
-	if err != nil || rt.epoch == 0 {
+func newTracker(sh *entry) (*barrier.Tracker, error) {
+	rt := sh.RouteLocked()
+	tr, err := barrier.New(barrier.Config{Shuffle: sh.ID(), Tasks: sh.Spec.Tasks, Receivers: rt.Live})
+	if err != nil || rt.Epoch == 0 {
 		return tr, err
 	}
-	return tr, tr.SetReceivers(int(rt.epoch), rt.live)
+	return tr, tr.SetReceivers(int(rt.Epoch), rt.Live)
 }
 
 // CloseShuffle frees the shuffle on every member. Closing an unknown shuffle
@@ -185,7 +186,7 @@ func (s *Service) dropAs(id, reason string) error {
 	if !ok {
 		return nil
 	}
-	sh.finish(Failed, errors.New(reason))
+	sh.Finish(Failed, errors.New(reason))
 	s.split.Forget(id)
 	return s.store.DropShuffle(id)
 }

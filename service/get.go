@@ -26,10 +26,10 @@ func (s *Service) Locations(id string) ([]Location, error) {
 	for _, m := range s.net.Members() {
 		addrs[m.Name] = m.APIAddr
 	}
-	r := sh.routing()
-	locs := make([]Location, sh.spec.Partitions)
+	r := sh.Route()
+	locs := make([]Location, sh.Spec.Partitions)
 	for p := range locs {
-		n := sh.members[r.groupOf[p]]
+		n := sh.Members[r.GroupOf[p]]
 		locs[p] = Location{Partition: p, Node: n, APIAddr: addrs[n]}
 	}
 	return locs, nil
@@ -44,7 +44,7 @@ func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Rec
 	if err != nil {
 		return err
 	}
-	if sh.array != nil {
+	if sh.Array != nil {
 		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", ErrBadInput, id)
 	}
 	b := &outBatch{s: s, sh: sh, emit: emit}
@@ -70,7 +70,7 @@ func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Rec
 // outBatch gathers the pieces of one output batch.
 type outBatch struct {
 	s      *Service
-	sh     *shuffle
+	sh     *entry
 	emit   func(arrow.Record) error
 	ranges []table.RowRange
 	owned  []arrow.Record // references held until the flush
@@ -99,7 +99,7 @@ func (b *outBatch) rangeOf(mem spill.Value, disk []byte) (table.RowRange, error)
 		b.owned = append(b.owned, p.rec)
 		return table.RowRange{Rec: p.rec, Off: p.off, Rows: p.rows, Cols: p.cols}, nil
 	}
-	rec, err := b.sh.codec.Decode(append([]byte(nil), disk...))
+	rec, err := b.sh.Codec.Decode(append([]byte(nil), disk...))
 	if err != nil {
 		return table.RowRange{}, err
 	}
@@ -112,7 +112,7 @@ func (b *outBatch) flush() error {
 	if len(b.ranges) == 0 {
 		return nil
 	}
-	rec, err := table.ConcatRanges(b.s.cfg.Allocator, b.sh.schema, b.ranges)
+	rec, err := table.ConcatRanges(b.s.cfg.Allocator, b.sh.Schema, b.ranges)
 	b.release()
 	if err != nil {
 		return err
@@ -127,19 +127,19 @@ func (b *outBatch) release() {
 }
 
 // readable checks that partition p of id can be read here.
-func (s *Service) readable(id string, p int) (*shuffle, error) {
+func (s *Service) readable(id string, p int) (*entry, error) {
 	sh, err := s.lookup(id)
 	if err != nil {
 		return nil, err
 	}
-	if p < 0 || p >= sh.spec.Partitions {
-		return nil, fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", ErrBadInput, id, p, sh.spec.Partitions-1)
+	if p < 0 || p >= sh.Spec.Partitions {
+		return nil, fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", ErrBadInput, id, p, sh.Spec.Partitions-1)
 	}
-	sh.touch()
-	if r := sh.routing(); !r.owned.Has(p) {
-		return nil, fmt.Errorf("%w: shuffle %s partition %d is on node %s, not %s", ErrNotOwner, id, p, sh.members[r.groupOf[p]], s.Name())
+	sh.Touch()
+	if r := sh.Route(); !r.Owned.Has(p) {
+		return nil, fmt.Errorf("%w: shuffle %s partition %d is on node %s, not %s", ErrNotOwner, id, p, sh.Members[r.GroupOf[p]], s.Name())
 	}
-	switch ph, err := sh.state(); ph {
+	switch ph, err := sh.Status(); ph {
 	case Open:
 		return nil, fmt.Errorf("%w: %s", ErrNotSealed, id)
 	case Failed:

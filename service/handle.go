@@ -10,6 +10,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -29,11 +30,11 @@ func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (
 	case wire.TypeControl:
 		reply, err = s.handleControl(ctx, req.Payload)
 	default:
-		err = refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
+		err = shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
-	var b *busy
+	var b *shuffle.Busy
 	if errors.As(err, &b) {
-		return wire.TypeBusy, wire.EncodeBusy(b.after)
+		return wire.TypeBusy, wire.EncodeBusy(b.After)
 	}
 	if err != nil {
 		s.log.Debug("request refused", "peer", from.Name, "type", req.Type, "err", err)
@@ -45,7 +46,7 @@ func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (
 func (s *Service) handleShards(ctx context.Context, b []byte) error {
 	m, err := shard.Decode(b)
 	if err != nil {
-		return refuse(wire.RefuseBadRequest, err)
+		return shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
 	return s.receive(ctx, m)
 }
@@ -53,7 +54,7 @@ func (s *Service) handleShards(ctx context.Context, b []byte) error {
 func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	c, err := control.Decode(b)
 	if err != nil {
-		return nil, refuse(wire.RefuseBadRequest, err)
+		return nil, shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
 	if c.Op == control.OpCreate {
 		return nil, s.install(c)
@@ -65,7 +66,7 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh.touch()
+	sh.Touch()
 	r, err := s.dispatch(sh, c)
 	if err != nil {
 		return nil, err
@@ -74,7 +75,7 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 }
 
 // dispatch runs a control operation on a known shuffle.
-func (s *Service) dispatch(sh *shuffle, c *control.Msg) (control.Reply, error) {
+func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	switch c.Op {
 	case control.OpBegin:
 		return s.begin(sh, c)
@@ -85,22 +86,22 @@ func (s *Service) dispatch(sh *shuffle, c *control.Msg) (control.Reply, error) {
 	case control.OpEpoch:
 		return control.Reply{}, s.applyEpoch(sh, c)
 	case control.OpSeal:
-		sh.finish(Sealed, nil)
+		sh.Finish(Sealed, nil)
 		return control.Reply{}, nil
 	case control.OpFail:
-		sh.finish(Failed, errors.New(c.Reason))
-		s.split.Forget(sh.id())
+		sh.Finish(Failed, errors.New(c.Reason))
+		s.split.Forget(sh.ID())
 		return control.Reply{}, nil
 	}
-	return control.Reply{}, refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
+	return control.Reply{}, shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
 }
 
 // refusalCode maps an error to the code a sender acts on.
 func refusalCode(err error) wire.RefusalCode {
-	var r *refusal
+	var r *shuffle.Refusal
 	switch {
 	case errors.As(err, &r):
-		return r.code
+		return r.Code
 	case errors.Is(err, ErrUnknownShuffle):
 		return wire.RefuseUnknownShuffle
 	case errors.Is(err, ErrSealed):

@@ -10,6 +10,7 @@ import (
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 	"github.com/shufflenode/shufflenode/wire"
@@ -29,15 +30,15 @@ type recvState struct {
 func (s *Service) receive(ctx context.Context, m *shard.Msg) error {
 	sh, err := s.lookup(m.Shuffle)
 	if err != nil {
-		return refuse(wire.RefuseUnknownShuffle, err)
+		return shuffle.Refuse(wire.RefuseUnknownShuffle, err)
 	}
-	sh.touch()
-	rt := sh.routing()
+	sh.Touch()
+	rt := sh.Route()
 	if err := s.checkEpoch(sh, rt, m.Epoch); err != nil {
 		return err
 	}
-	if err := sh.openErr(); err != nil {
-		return refuse(wire.RefuseSealed, err)
+	if err := sh.OpenErr(); err != nil {
+		return shuffle.Refuse(wire.RefuseSealed, err)
 	}
 	for i := range m.Entries {
 		if err := s.receiveEntry(sh, rt, &m.Entries[i]); err != nil {
@@ -54,26 +55,26 @@ func (s *Service) receive(ctx context.Context, m *shard.Msg) error {
 
 // checkEpoch refuses a message of an older epoch for good and asks a sender
 // that is ahead of this node (it applied a newer epoch first) to retry.
-func (s *Service) checkEpoch(sh *shuffle, rt *route, epoch uint64) error {
+func (s *Service) checkEpoch(sh *entry, rt *shuffle.Route, epoch uint64) error {
 	switch {
-	case epoch < rt.epoch:
-		return refuse(wire.RefuseStaleEpoch, fmt.Errorf("shuffle %s: message of epoch %d, node %s is at epoch %d", sh.id(), epoch, s.Name(), rt.epoch))
-	case epoch > rt.epoch:
-		return &busy{after: 20 * time.Millisecond, err: fmt.Errorf("shuffle %s: node %s is still at epoch %d (message of %d)", sh.id(), s.Name(), rt.epoch, epoch)}
+	case epoch < rt.Epoch:
+		return shuffle.Refuse(wire.RefuseStaleEpoch, fmt.Errorf("shuffle %s: message of epoch %d, node %s is at epoch %d", sh.ID(), epoch, s.Name(), rt.Epoch))
+	case epoch > rt.Epoch:
+		return &shuffle.Busy{After: 20 * time.Millisecond, Err: fmt.Errorf("shuffle %s: node %s is still at epoch %d (message of %d)", sh.ID(), s.Name(), rt.Epoch, epoch)}
 	}
 	return nil
 }
 
 // receiveEntry stores one entry's pieces unless it was seen before.
-func (s *Service) receiveEntry(sh *shuffle, rt *route, e *shard.Entry) error {
+func (s *Service) receiveEntry(sh *entry, rt *shuffle.Route, e *shard.Entry) error {
 	if err := sh.checkEntry(rt, e); err != nil {
-		return refuse(wire.RefuseBadRequest, err)
+		return shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
-	if !sh.claim(e, rt.epoch) {
+	if !sh.claim(e, rt.Epoch) {
 		return nil // a resent entry: already stored
 	}
 	store := s.storeEntry
-	if sh.array != nil {
+	if sh.Array != nil {
 		store = s.storeArrayEntry
 	}
 	if err := store(sh, e); err != nil {
@@ -85,13 +86,13 @@ func (s *Service) receiveEntry(sh *shuffle, rt *route, e *shard.Entry) error {
 
 // checkEntry refuses an entry for a task out of range or a partition this
 // node does not own in the entry's epoch.
-func (sh *shuffle) checkEntry(rt *route, e *shard.Entry) error {
-	if e.Task >= uint64(sh.spec.Tasks) {
-		return fmt.Errorf("shuffle %s: task %d out of range", sh.id(), e.Task)
+func (sh *entry) checkEntry(rt *shuffle.Route, e *shard.Entry) error {
+	if e.Task >= uint64(sh.Spec.Tasks) {
+		return fmt.Errorf("shuffle %s: task %d out of range", sh.ID(), e.Task)
 	}
 	for _, r := range e.Runs {
-		if int(r.Partition) >= sh.spec.Partitions || !rt.held.Has(int(r.Partition)) {
-			return fmt.Errorf("%w: shuffle %s task %d: partition %d", ErrNotOwner, sh.id(), e.Task, r.Partition)
+		if int(r.Partition) >= sh.Spec.Partitions || !rt.Held.Has(int(r.Partition)) {
+			return fmt.Errorf("%w: shuffle %s task %d: partition %d", ErrNotOwner, sh.ID(), e.Task, r.Partition)
 		}
 	}
 	return nil
@@ -99,10 +100,10 @@ func (sh *shuffle) checkEntry(rt *route, e *shard.Entry) error {
 
 // claim marks e (of an attempt running in epoch) as being stored; false
 // if it was seen before.
-func (sh *shuffle) claim(e *shard.Entry, epoch uint64) bool {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	rs := sh.recvState(attemptKey{e.Task, e.Attempt})
+func (sh *entry) claim(e *shard.Entry, epoch uint64) bool {
+	sh.Lock()
+	defer sh.Unlock()
+	rs := sh.recvState(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt})
 	if rs.seen[e.Seq] {
 		return false
 	}
@@ -111,13 +112,13 @@ func (sh *shuffle) claim(e *shard.Entry, epoch uint64) bool {
 	return true
 }
 
-func (sh *shuffle) unclaim(e *shard.Entry) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	delete(sh.recvState(attemptKey{e.Task, e.Attempt}).seen, e.Seq)
+func (sh *entry) unclaim(e *shard.Entry) {
+	sh.Lock()
+	defer sh.Unlock()
+	delete(sh.recvState(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt}).seen, e.Seq)
 }
 
-func (sh *shuffle) recvState(k attemptKey) *recvState {
+func (sh *entry) recvState(k shuffle.AttemptKey) *recvState {
 	rs, ok := sh.recv[k]
 	if !ok {
 		rs = &recvState{seen: map[uint32]bool{}}
@@ -127,15 +128,15 @@ func (sh *shuffle) recvState(k attemptKey) *recvState {
 }
 
 // storeEntry decodes an entry and stores one piece per output partition.
-func (s *Service) storeEntry(sh *shuffle, e *shard.Entry) error {
+func (s *Service) storeEntry(sh *entry, e *shard.Entry) error {
 	data := append([]byte(nil), e.Data...) // the frame's buffer is not ours to keep
-	rec, err := sh.codec.Decode(data)
+	rec, err := sh.Codec.Decode(data)
 	if err != nil {
-		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: %w", sh.id(), e.Task, err))
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: %w", sh.ID(), e.Task, err))
 	}
 	defer rec.Release()
 	if err := checkRuns(sh, e, rec); err != nil {
-		return refuse(wire.RefuseBadRequest, err)
+		return shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
 	pieces := make([]piece, len(e.Runs)) // one allocation for the entry's pieces
 	items := make([]spill.Item, len(e.Runs))
@@ -144,7 +145,7 @@ func (s *Service) storeEntry(sh *shuffle, e *shard.Entry) error {
 	for i, r := range e.Runs {
 		rec.Retain()
 		v := &pieces[i]
-		*v = piece{rec: rec, cols: cols, off: off, rows: int64(r.Count), codec: sh.codec}
+		*v = piece{rec: rec, cols: cols, off: off, rows: int64(r.Count), codec: sh.Codec}
 		v.size = pieceOverhead + int64(len(data))*int64(r.Count)/max(rec.NumRows(), 1)
 		off += int64(r.Count)
 		items[i] = spill.Item{Key: spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}, Value: v}
@@ -155,25 +156,25 @@ func (s *Service) storeEntry(sh *shuffle, e *shard.Entry) error {
 // putPieces stores the pieces of one entry. A duplicate (a resent entry
 // whose first copy was stored) is released and skipped; on any other error
 // the store took none of them and all are released.
-func (s *Service) putPieces(sh *shuffle, e *shard.Entry, items []spill.Item) error {
-	err := s.store.PutMany(sh.id(), items, func(i int) { items[i].Value.Release() })
+func (s *Service) putPieces(sh *entry, e *shard.Entry, items []spill.Item) error {
+	err := s.store.PutMany(sh.ID(), items, func(i int) { items[i].Value.Release() })
 	if err != nil {
 		for _, it := range items {
 			it.Value.Release()
 		}
-		return refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.id(), e.Task, s.Name(), err))
+		return shuffle.Refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.ID(), e.Task, s.Name(), err))
 	}
 	return nil
 }
 
 // checkRuns checks that the runs cover the record's rows exactly.
-func checkRuns(sh *shuffle, e *shard.Entry, rec arrow.Record) error {
+func checkRuns(sh *entry, e *shard.Entry, rec arrow.Record) error {
 	var n uint64
 	for _, r := range e.Runs {
 		n += r.Count
 	}
 	if n != uint64(rec.NumRows()) {
-		return fmt.Errorf("shuffle %s task %d: runs cover %d rows, record has %d", sh.id(), e.Task, n, rec.NumRows())
+		return fmt.Errorf("shuffle %s task %d: runs cover %d rows, record has %d", sh.ID(), e.Task, n, rec.NumRows())
 	}
 	return nil
 }
@@ -181,37 +182,37 @@ func checkRuns(sh *shuffle, e *shard.Entry, rec arrow.Record) error {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // stored counts a stored entry and commits if the attempt is complete.
-func (s *Service) stored(sh *shuffle, e *shard.Entry) error {
+func (s *Service) stored(sh *entry, e *shard.Entry) error {
 	rows := e.Rows()
-	sh.mu.Lock()
-	rs := sh.recvState(attemptKey{e.Task, e.Attempt})
+	sh.Lock()
+	rs := sh.recvState(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt})
 	rs.stored++
 	rs.held.Add(rows, uint64(len(e.Data)), crc32.Checksum(e.Data, castagnoli))
-	commit := sh.tryCommit(attemptKey{e.Task, e.Attempt}, rs)
-	sh.mu.Unlock()
+	commit := sh.tryCommit(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt}, rs)
+	sh.Unlock()
 	return s.afterCommit(sh, commit)
 }
 
 // receiveEnd records an end marker and commits if the attempt is complete.
-func (s *Service) receiveEnd(sh *shuffle, rt *route, e shard.End) error {
-	if e.Task >= uint64(sh.spec.Tasks) {
-		return refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: end of task %d out of range", sh.id(), e.Task))
+func (s *Service) receiveEnd(sh *entry, rt *shuffle.Route, e shard.End) error {
+	if e.Task >= uint64(sh.Spec.Tasks) {
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: end of task %d out of range", sh.ID(), e.Task))
 	}
-	k := attemptKey{e.Task, e.Attempt}
-	sh.mu.Lock()
+	k := shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt}
+	sh.Lock()
 	rs := sh.recvState(k)
 	if rs.end == nil {
 		rs.end = &e
-		rs.epoch = rt.epoch
+		rs.epoch = rt.Epoch
 	}
 	commit := sh.tryCommit(k, rs)
-	sh.mu.Unlock()
+	sh.Unlock()
 	return s.afterCommit(sh, commit)
 }
 
 // commitNote is a commit to report to the coordinator.
 type commitNote struct {
-	k     attemptKey
+	k     shuffle.AttemptKey
 	epoch uint64
 	held  barrier.Totals
 }
@@ -220,11 +221,11 @@ type commitNote struct {
 // partitions this node holds (owns or backs up) in the attempt's epoch. An attempt of an older
 // epoch never commits: it may lack partitions that moved here since, and
 // its task runs again. Called with sh.mu held.
-func (sh *shuffle) tryCommit(k attemptKey, rs *recvState) *commitNote {
-	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces || rs.epoch != sh.route.epoch {
+func (sh *entry) tryCommit(k shuffle.AttemptKey, rs *recvState) *commitNote {
+	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces || rs.epoch != sh.RouteLocked().Epoch {
 		return nil
 	}
-	if _, err := sh.ledger.Commit(k.task, k.attempt, sh.route.held); err != nil {
+	if _, err := sh.ledger.Commit(k.Task, k.Attempt, sh.RouteLocked().Held); err != nil {
 		return nil // unreachable: task range was checked
 	}
 	rs.committed = true
@@ -232,16 +233,16 @@ func (sh *shuffle) tryCommit(k attemptKey, rs *recvState) *commitNote {
 }
 
 // afterCommit reports a commit to the coordinator in the background.
-func (s *Service) afterCommit(sh *shuffle, n *commitNote) error {
+func (s *Service) afterCommit(sh *entry, n *commitNote) error {
 	if n == nil {
 		return nil
 	}
 	held := n.held
-	c := control.Msg{Op: control.OpCommitted, Shuffle: sh.id(), Epoch: n.epoch, Node: s.Name(), Task: n.k.task, Attempt: n.k.attempt, Held: &held}
+	c := control.Msg{Op: control.OpCommitted, Shuffle: sh.ID(), Epoch: n.epoch, Node: s.Name(), Task: n.k.Task, Attempt: n.k.Attempt, Held: &held}
 	s.background(func(ctx context.Context) {
-		err := control.Retry(ctx, 8, func() error { _, err := s.request(ctx, sh.coordinator, c); return err })
+		err := control.Retry(ctx, 8, func() error { _, err := s.request(ctx, sh.Coordinator, c); return err })
 		if err != nil {
-			s.log.Error("reporting commit failed", "shuffle", sh.id(), "task", n.k.task, "attempt", n.k.attempt, "err", err)
+			s.log.Error("reporting commit failed", "shuffle", sh.ID(), "task", n.k.Task, "attempt", n.k.Attempt, "err", err)
 		}
 	})
 	return nil
@@ -280,23 +281,3 @@ func (p *piece) AppendSpill(dst []byte) ([]byte, error) {
 
 // Release implements spill.Value.
 func (p *piece) Release() { p.rec.Release() }
-
-// busy is an error that the handler turns into a TypeBusy reply.
-type busy struct {
-	after time.Duration
-	err   error
-}
-
-func (b *busy) Error() string { return b.err.Error() }
-func (b *busy) Unwrap() error { return b.err }
-
-// refusal is an error that the handler turns into a TypeRefused reply.
-type refusal struct {
-	code wire.RefusalCode
-	err  error
-}
-
-func (r *refusal) Error() string { return r.err.Error() }
-func (r *refusal) Unwrap() error { return r.err }
-
-func refuse(code wire.RefusalCode, err error) error { return &refusal{code: code, err: err} }

@@ -37,18 +37,18 @@ func (s *Service) watch(events <-chan dht.Event, stop func()) {
 func (s *Service) memberLost(ctx context.Context, node string) {
 	s.log.Warn("member lost", "peer", node)
 	s.mu.RLock()
-	shuffles := make([]*shuffle, 0, len(s.shuffles))
+	shuffles := make([]*entry, 0, len(s.shuffles))
 	for _, sh := range s.shuffles {
 		shuffles = append(shuffles, sh)
 	}
 	s.mu.RUnlock()
 	for _, sh := range shuffles {
 		switch {
-		case sh.coordinator == node:
+		case sh.Coordinator == node:
 			err := fmt.Errorf("coordinator %s was lost (coordinator failover is not implemented: run the shuffle again)", node)
-			sh.finish(Failed, err)
-			s.split.Forget(sh.id())
-		case sh.coord != nil && slices.Contains(sh.routing().live, node):
+			sh.Finish(Failed, err)
+			s.split.Forget(sh.ID())
+		case sh.coord != nil && slices.Contains(sh.Route().Live, node):
 			s.recover(ctx, sh, node)
 		}
 	}
@@ -59,34 +59,34 @@ func (s *Service) memberLost(ctx context.Context, node string) {
 // survivor learns the new ownership. A loss after the seal reopens the
 // shuffle the same way: the barrier hands the replay set to the client,
 // which runs it before it reads the moved partitions.
-func (s *Service) recover(ctx context.Context, sh *shuffle, node string) {
+func (s *Service) recover(ctx context.Context, sh *entry, node string) {
 	sh.coord.recovering.Lock() // one loss at a time, in the same order on every node
 	defer sh.coord.recovering.Unlock()
 	c, replay, err := s.nextEpoch(sh, node)
 	if err != nil {
-		s.log.Error("cannot recover", "shuffle", sh.id(), "peer", node, "err", err)
+		s.log.Error("cannot recover", "shuffle", sh.ID(), "peer", node, "err", err)
 		s.decide(sh, sh.coord.fail(sh, err))
 		return
 	}
-	s.log.Warn("node lost: new epoch", "shuffle", sh.id(), "peer", node, "epoch", c.Epoch, "replay", len(replay))
-	if err := s.broadcast(ctx, otherThan(sh.routing().live, s.Name()), c); err != nil {
-		s.log.Warn("telling survivors of the new epoch", "shuffle", sh.id(), "epoch", c.Epoch, "err", err)
+	s.log.Warn("node lost: new epoch", "shuffle", sh.ID(), "peer", node, "epoch", c.Epoch, "replay", len(replay))
+	if err := s.broadcast(ctx, otherThan(sh.Route().Live, s.Name()), c); err != nil {
+		s.log.Warn("telling survivors of the new epoch", "shuffle", sh.ID(), "epoch", c.Epoch, "err", err)
 	}
-	sh.mu.Lock()
+	sh.Lock()
 	d := sh.coord.afterLoss
 	sh.coord.afterLoss = barrierDecision{}
-	sh.mu.Unlock()
+	sh.Unlock()
 	s.decide(sh, d)
 }
 
 // nextEpoch moves the coordinator to the epoch without node, atomically with
 // the tracker, so no report is counted against the wrong receiver set.
-func (s *Service) nextEpoch(sh *shuffle, node string) (control.Msg, []uint64, error) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	lost := append(slices.Clone(sh.route.lost), node)
-	excused := sh.spec.Replicated() && len(lost) == 1
-	rt, err := sh.routeFor(lost)
+func (s *Service) nextEpoch(sh *entry, node string) (control.Msg, []uint64, error) {
+	sh.Lock()
+	defer sh.Unlock()
+	lost := append(slices.Clone(sh.RouteLocked().Lost), node)
+	excused := sh.Spec.Replicated() && len(lost) == 1
+	rt, err := sh.RouteFor(lost)
 	if err != nil {
 		return control.Msg{}, nil, err
 	}
@@ -95,17 +95,17 @@ func (s *Service) nextEpoch(sh *shuffle, node string) (control.Msg, []uint64, er
 	if excused {
 		// Every shard the node held has a copy on a survivor, which now
 		// serves it: nothing to replay.
-		d, err = sh.coord.tracker.Excuse(int(rt.epoch), node, rt.live)
+		d, err = sh.coord.tracker.Excuse(int(rt.Epoch), node, rt.Live)
 	} else {
-		replay, d, err = sh.coord.tracker.Lose(int(rt.epoch), node, rt.live)
+		replay, d, err = sh.coord.tracker.Lose(int(rt.Epoch), node, rt.Live)
 	}
 	if err != nil {
 		return control.Msg{}, nil, err
 	}
-	sh.route = rt
+	sh.SetRouteLocked(rt)
 	reopen := sh.coord.tracker.Phase() == barrier.Running
 	if reopen {
-		sh.reopen()
+		sh.ReopenLocked()
 		sh.coord.reopen()
 	}
 	if sh.coord.resealAfterLoss() {
@@ -113,8 +113,8 @@ func (s *Service) nextEpoch(sh *shuffle, node string) (control.Msg, []uint64, er
 	}
 	sh.coord.afterLoss = d
 	sh.coord.replayed += len(replay)
-	s.split.Forget(sh.id()) // puts of the old epoch fail with ErrStaleEpoch and run again
-	return control.Msg{Op: control.OpEpoch, Shuffle: sh.id(), Epoch: rt.epoch, Lost: lost, Reopen: reopen}, replay, nil
+	s.split.Forget(sh.ID()) // puts of the old epoch fail with ErrStaleEpoch and run again
+	return control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Reopen: reopen}, replay, nil
 }
 
 // resealAfterLoss reports whether a loss left the seal standing (nothing
@@ -127,43 +127,33 @@ func (co *coordState) resealAfterLoss() bool {
 }
 
 // applyEpoch handles control.OpEpoch on a member: adopt the newer routing.
-func (s *Service) applyEpoch(sh *shuffle, c *control.Msg) error {
+func (s *Service) applyEpoch(sh *entry, c *control.Msg) error {
 	if uint64(len(c.Lost)) != c.Epoch {
 		return fmt.Errorf("%w: epoch %d with %d lost nodes", ErrBadInput, c.Epoch, len(c.Lost))
 	}
 	if slices.Contains(c.Lost, s.Name()) {
 		err := fmt.Errorf("this node was declared lost in epoch %d", c.Epoch)
-		sh.finish(Failed, err)
+		sh.Finish(Failed, err)
 		return err
 	}
-	sh.mu.Lock()
-	if c.Epoch <= sh.route.epoch {
-		sh.mu.Unlock()
+	sh.Lock()
+	if c.Epoch <= sh.RouteLocked().Epoch {
+		sh.Unlock()
 		return nil // already there
 	}
-	rt, err := sh.routeFor(c.Lost)
+	rt, err := sh.RouteFor(c.Lost)
 	if err == nil {
-		sh.route = rt
+		sh.SetRouteLocked(rt)
 		if c.Reopen {
-			sh.reopen()
+			sh.ReopenLocked()
 		}
 	}
-	sh.mu.Unlock()
+	sh.Unlock()
 	if err == nil {
-		s.split.Forget(sh.id())
-		s.log.Info("new epoch", "shuffle", sh.id(), "epoch", c.Epoch, "lost", c.Lost)
+		s.split.Forget(sh.ID())
+		s.log.Info("new epoch", "shuffle", sh.ID(), "epoch", c.Epoch, "lost", c.Lost)
 	}
 	return err
-}
-
-// reopen takes a sealed shuffle back to Open for a new epoch: the seal of
-// the old one was not announced everywhere, or a node holding outputs was
-// lost after it. Called with sh.mu held.
-func (sh *shuffle) reopen() {
-	if sh.phase == Sealed {
-		sh.phase = Open
-		sh.done = make(chan struct{})
-	}
 }
 
 // reopen forgets an outcome the tracker took back (a loss reopened it):
@@ -177,9 +167,9 @@ func (co *coordState) reopen() {
 }
 
 // fail records an outcome of failure for the coordinator to broadcast.
-func (co *coordState) fail(sh *shuffle, err error) (d barrierDecision) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+func (co *coordState) fail(sh *entry, err error) (d barrierDecision) {
+	sh.Lock()
+	defer sh.Unlock()
 	return co.tracker.Fail(err)
 }
 

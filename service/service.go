@@ -44,7 +44,7 @@ type Service struct {
 	bg    sync.WaitGroup
 
 	mu       sync.RWMutex
-	shuffles map[string]*shuffle
+	shuffles map[string]*entry
 	gone     tombstones // why recently dropped shuffles are gone
 	closed   bool
 }
@@ -56,7 +56,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*shuffle), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
@@ -114,7 +114,7 @@ func (s *Service) Close() error {
 }
 
 // lookup returns the shuffle named id.
-func (s *Service) lookup(id string) (*shuffle, error) {
+func (s *Service) lookup(id string) (*entry, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

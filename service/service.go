@@ -10,6 +10,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
@@ -38,6 +39,7 @@ type Service struct {
 	net   Network
 	store *spill.Store
 	split *splitter.Splitter
+	recv  *receiver.Receiver
 	ready chan struct{}   // closed by Attach: net is set
 	ctx   context.Context // cancelled by Close; parent of background work
 	stop  context.CancelFunc
@@ -63,6 +65,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
+	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit})
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,

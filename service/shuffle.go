@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/barrier"
-	"github.com/shufflenode/shufflenode/dedup"
+	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
 )
@@ -21,13 +21,12 @@ const (
 )
 
 // entry is one shuffle on this node: the state every role shares and each
-// role's part. The shuffle's lock guards ledger, recv, puts and coord.
+// role's part. The shuffle's lock guards recv, puts and coord.
 type entry struct {
 	*shuffle.State
-	ledger *dedup.Ledger
-	recv   map[shuffle.AttemptKey]*recvState
-	puts   map[shuffle.AttemptKey]bool // local puts: false running, true finished
-	coord  *coordState                 // only on the coordinator
+	recv  *receiver.Shuffle
+	puts  map[shuffle.AttemptKey]bool // local puts: false running, true finished
+	coord *coordState                 // only on the coordinator
 }
 
 // barrierDecision is what the tracker asks the coordinator to do.
@@ -57,6 +56,5 @@ func newEntry(sp *spec.Spec, coordinator string, members, lost []string, self st
 	if err != nil {
 		return nil, err
 	}
-	return &entry{State: st, ledger: dedup.NewLedger(sp.Tasks, sp.Partitions),
-		recv: map[shuffle.AttemptKey]*recvState{}, puts: map[shuffle.AttemptKey]bool{}}, nil
+	return &entry{State: st, recv: receiver.NewShuffle(st), puts: map[shuffle.AttemptKey]bool{}}, nil
 }

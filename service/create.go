@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
-	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -134,11 +133,9 @@ func (s *Service) install(c *control.Msg) error {
 		return fmt.Errorf("%w: create %s on node %s: %w", ErrBadInput, c.Shuffle, s.Name(), err)
 	}
 	if c.Coordinator == s.Name() {
-		tr, err := newTracker(sh)
-		if err != nil {
+		if sh.coord, err = coordinator.NewShuffle(sh.State); err != nil {
 			return err
 		}
-		sh.coord = &coordState{tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,17 +144,6 @@ func (s *Service) install(c *control.Msg) error {
 	}
 	s.shuffles[c.Shuffle] = sh
 	return nil
-}
-
-// newTracker returns the coordinator's tracker of sh: its receivers are the
-// live members, in the shuffle's starting epoch.
-func newTracker(sh *entry) (*barrier.Tracker, error) {
-	rt := sh.RouteLocked()
-	tr, err := barrier.New(barrier.Config{Shuffle: sh.ID(), Tasks: sh.Spec.Tasks, Receivers: rt.Live})
-	if err != nil || rt.Epoch == 0 {
-		return tr, err
-	}
-	return tr, tr.SetReceivers(int(rt.Epoch), rt.Live)
 }
 
 // CloseShuffle frees the shuffle on every member. Closing an unknown shuffle

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -77,14 +78,14 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 // dispatch runs a control operation on a known shuffle.
 func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	switch c.Op {
-	case control.OpBegin:
-		return s.begin(sh, c)
-	case control.OpDone, control.OpCommitted:
-		return control.Reply{}, s.report(sh, c)
-	case control.OpBarrier:
-		return s.barrierStatus(sh)
+	case control.OpBegin, control.OpDone, control.OpCommitted, control.OpBarrier:
+		co, err := s.coordOf(sh)
+		if err != nil {
+			return control.Reply{}, err
+		}
+		return s.toCoordinator(co, c)
 	case control.OpEpoch:
-		return control.Reply{}, s.applyEpoch(sh, c)
+		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
 	case control.OpSeal:
 		sh.Finish(Sealed, nil)
 		return control.Reply{}, nil
@@ -94,6 +95,17 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		return control.Reply{}, nil
 	}
 	return control.Reply{}, shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
+}
+
+// toCoordinator hands a report or a barrier poll to this node's coordinator.
+func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (control.Reply, error) {
+	switch c.Op {
+	case control.OpBegin:
+		return s.coord.Begin(co, c)
+	case control.OpBarrier:
+		return s.coord.Status(co)
+	}
+	return control.Reply{}, s.coord.Report(co, c)
 }
 
 // refusalCode maps an error to the code a sender acts on.

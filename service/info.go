@@ -34,9 +34,7 @@ func (s *Service) Info(id string) (Info, error) {
 	in := Info{Phase: ph, Err: ferr, Coordinator: sh.Coordinator, Members: sh.Members,
 		Tasks: sh.Spec.Tasks, Partitions: sh.Spec.Partitions, Spec: sh.Spec}
 	if sh.coord != nil {
-		sh.Lock()
-		in.TasksDone = sh.coord.tracker.Progress().TasksDone
-		sh.Unlock()
+		in.TasksDone = s.coord.TasksDone(sh.coord)
 	}
 	return in, nil
 }

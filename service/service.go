@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/spill"
@@ -40,8 +41,9 @@ type Service struct {
 	store *spill.Store
 	split *splitter.Splitter
 	recv  *receiver.Receiver
-	ready chan struct{}   // closed by Attach: net is set
-	ctx   context.Context // cancelled by Close; parent of background work
+	coord *coordinator.Coordinator // set by Attach
+	ready chan struct{}            // closed by Attach: net is set
+	ctx   context.Context          // cancelled by Close; parent of background work
 	stop  context.CancelFunc
 	bg    sync.WaitGroup
 
@@ -82,6 +84,7 @@ func New(cfg Config) (*Service, error) {
 func (s *Service) Attach(n Network) {
 	s.net = n
 	s.log = s.log.With("node", n.Self().Name)
+	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
 	s.watch(n.Subscribe(16))
 	s.expireIdle()
 	close(s.ready)

@@ -1,10 +1,7 @@
 package service
 
 import (
-	"sync"
-	"time"
-
-	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
@@ -21,31 +18,12 @@ const (
 )
 
 // entry is one shuffle on this node: the state every role shares and each
-// role's part. The shuffle's lock guards recv, puts and coord.
+// role's part. The shuffle's lock guards puts and the roles' parts.
 type entry struct {
 	*shuffle.State
 	recv  *receiver.Shuffle
 	puts  map[shuffle.AttemptKey]bool // local puts: false running, true finished
-	coord *coordState                 // only on the coordinator
-}
-
-// barrierDecision is what the tracker asks the coordinator to do.
-type barrierDecision = barrier.Decision
-
-// coordState is the coordinator's part of a shuffle.
-type coordState struct {
-	recovering sync.Mutex      // serialises losses
-	afterLoss  barrierDecision // decision of the last Lose, acted on after the broadcast
-	tracker    *barrier.Tracker
-	begun      map[shuffle.AttemptKey]string // attempt -> node running it
-	final      chan struct{}                 // closed once every member knows the outcome; replaced on reopen
-	concluded  bool                          // final is closed
-	err        error                         // the failure, if the shuffle failed
-	// announced: every live member took the seal (final is closed without
-	// err). A later loss that needs replays reopens the shuffle.
-	announced bool
-	replayed  int           // tasks in the replay sets of all losses so far
-	sealAfter time.Duration // from create to the last announced seal
+	coord *coordinator.Shuffle        // only on the coordinator
 }
 
 // newEntry builds a shuffle's state from its spec and pinned members. lost

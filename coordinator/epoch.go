@@ -41,23 +41,36 @@ func (cd *Coordinator) nextEpoch(sh *Shuffle, node string) (control.Msg, []uint6
 	sh.Lock()
 	defer sh.Unlock()
 	lost := append(slices.Clone(sh.RouteLocked().Lost), node)
-	excused := sh.Spec.Replicated() && len(lost) == 1
 	rt, err := sh.RouteFor(lost)
 	if err != nil {
 		return control.Msg{}, nil, err
 	}
-	var replay []uint64
-	var d barrier.Decision
-	if excused {
-		// Every shard the node held has a copy on a survivor, which now
-		// serves it: nothing to replay.
-		d, err = sh.tracker.Excuse(int(rt.Epoch), node, rt.Live)
-	} else {
-		replay, d, err = sh.tracker.Lose(int(rt.Epoch), node, rt.Live)
-	}
+	replay, d, err := sh.lose(rt, node, sh.Spec.Replicated() && len(lost) == 1)
 	if err != nil {
 		return control.Msg{}, nil, err
 	}
+	reopen := sh.moveLocked(rt, d, len(replay))
+	cd.cfg.Node.Forget(sh.ID()) // puts of the old epoch fail with ErrStaleEpoch and run again
+	return control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Reopen: reopen}, replay, nil
+}
+
+// lose tells the tracker that node is gone from rt's epoch on and returns
+// the replay set the tracker chose. excused: every shard the node held has
+// a copy on a survivor, which now serves it: nothing to replay. Called with
+// the shuffle's lock held.
+func (sh *Shuffle) lose(rt *shuffle.Route, node string, excused bool) ([]uint64, barrier.Decision, error) {
+	if excused {
+		d, err := sh.tracker.Excuse(int(rt.Epoch), node, rt.Live)
+		return nil, d, err
+	}
+	return sh.tracker.Lose(int(rt.Epoch), node, rt.Live)
+}
+
+// moveLocked makes rt the current route after the tracker took the loss,
+// reopens what the loss undid and keeps d for Lose to act on after the
+// broadcast. It reports whether the shuffle reopened. Called with the
+// shuffle's lock held.
+func (sh *Shuffle) moveLocked(rt *shuffle.Route, d barrier.Decision, replayed int) bool {
 	sh.SetRouteLocked(rt)
 	reopen := sh.tracker.Phase() == barrier.Running
 	if reopen {
@@ -68,9 +81,8 @@ func (cd *Coordinator) nextEpoch(sh *Shuffle, node string) (control.Msg, []uint6
 		d = barrier.Decision{Seal: true}
 	}
 	sh.afterLoss = d
-	sh.replayed += len(replay)
-	cd.cfg.Node.Forget(sh.ID()) // puts of the old epoch fail with shuffle.ErrStaleEpoch and run again
-	return control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Reopen: reopen}, replay, nil
+	sh.replayed += replayed
+	return reopen
 }
 
 // resealAfterLoss reports whether a loss left the seal standing (nothing

@@ -2,174 +2,30 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/shufflenode/shufflenode/barrier"
-	"github.com/shufflenode/shufflenode/wire"
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/coordinator"
 )
 
-// Replies of the coordinator to begin and barrier requests.
-const (
-	statusOK       = "ok"
-	statusDone     = "done"     // begin: the task already has a done attempt
-	statusConflict = "conflict" // begin: the attempt runs on another node
-	statusStale    = "stale"    // begin: the sender is at an older epoch
-	statusRunning  = "running"  // barrier: not reached yet
-	statusSealed   = "sealed"   // barrier: reached
-)
-
-// coordinator returns sh's coordinator state, or an error if this node is
-// not its coordinator.
-func (s *Service) coordinator(sh *shuffle) (*coordState, error) {
+// coordOf returns sh's coordinator part, or an error if this node is not
+// its coordinator.
+func (s *Service) coordOf(sh *entry) (*coordinator.Shuffle, error) {
 	if sh.coord == nil {
-		return nil, fmt.Errorf("%w: node %s is not the coordinator of shuffle %s (%s is)", ErrBadInput, s.Name(), sh.id(), sh.coordinator)
+		return nil, fmt.Errorf("%w: node %s is not the coordinator of shuffle %s (%s is)", ErrBadInput, s.Name(), sh.ID(), sh.Coordinator)
 	}
 	return sh.coord, nil
 }
 
-// begin handles opBegin: register that node runs (task, attempt).
-func (s *Service) begin(sh *shuffle, c *control) (controlReply, error) {
-	co, err := s.coordinator(sh)
-	if err != nil {
-		return controlReply{}, err
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if _, _, ok := co.tracker.DoneAttempt(c.Task); ok {
-		return controlReply{Status: statusDone}, nil
-	}
-	if c.Epoch != sh.route.epoch {
-		reason := fmt.Sprintf("shuffle %s task %d attempt %d: node %s is at epoch %d, the coordinator at %d", sh.id(), c.Task, c.Attempt, c.Node, c.Epoch, sh.route.epoch)
-		return controlReply{Status: statusStale, Reason: reason}, nil
-	}
-	k := attemptKey{c.Task, c.Attempt}
-	if n, ok := co.begun[k]; ok && n != c.Node {
-		reason := fmt.Sprintf("shuffle %s task %d attempt %d was started on node %s; use a new attempt number", sh.id(), c.Task, c.Attempt, n)
-		return controlReply{Status: statusConflict, Reason: reason}, nil
-	}
-	co.begun[k] = c.Node
-	r := controlReply{Status: statusOK}
-	if e, ok := co.tracker.Undone(c.Task); ok {
-		r.Since = uint64(e) + 1
-	}
-	return r, nil
-}
+// coordNode is what the coordinator needs of this node.
+type coordNode struct{ s *Service }
 
-// report handles opDone and opCommitted: feed the tracker, act on its
-// decision.
-func (s *Service) report(sh *shuffle, c *control) error {
-	co, err := s.coordinator(sh)
-	if err != nil {
-		return err
-	}
-	sh.mu.Lock()
-	var d barrier.Decision
-	if c.Op == opDone && c.Epoch != sh.route.epoch {
-		// The attempt ran against an older ownership: it may have sent data to
-		// a lost node. It does not count; its task runs again.
-		err = refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s task %d attempt %d ran in epoch %d, now %d",
-			ErrStaleEpoch, sh.id(), c.Task, c.Attempt, c.Epoch, sh.route.epoch))
-	} else if c.Op == opDone {
-		d, err = co.tracker.TaskDone(c.Task, c.Attempt, c.Node, c.Sent)
-	} else if c.Held != nil {
-		d, err = co.tracker.Committed(c.Node, c.Task, c.Attempt, *c.Held)
-	} else {
-		err = fmt.Errorf("%w: committed report without totals", ErrBadInput)
-	}
-	sh.mu.Unlock()
-	if errors.Is(err, barrier.ErrSealed) {
-		return nil // a late duplicate
-	}
-	s.decide(sh, d)
-	return err
+func (n coordNode) Broadcast(ctx context.Context, nodes []string, m control.Msg) error {
+	return n.s.broadcast(ctx, nodes, m)
 }
-
-// decide acts on a tracker decision: tell every member.
-func (s *Service) decide(sh *shuffle, d barrier.Decision) {
-	switch {
-	case d.Seal:
-		s.log.Info("barrier reached", "shuffle", sh.id())
-		s.background(func(ctx context.Context) { s.conclude(ctx, sh, control{Op: opSeal, Shuffle: sh.id()}, nil) })
-	case d.Fail != nil:
-		s.log.Error("shuffle failed", "shuffle", sh.id(), "err", d.Fail)
-		c := control{Op: opFail, Shuffle: sh.id(), Reason: d.Fail.Error()}
-		s.background(func(ctx context.Context) { s.conclude(ctx, sh, c, d.Fail) })
-	}
-}
-
-// conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
-func (s *Service) conclude(ctx context.Context, sh *shuffle, c control, failure error) {
-	rt := sh.routing()
-	err := s.retry(ctx, 5, func() error { return s.broadcast(ctx, rt.live, c) })
-	if err != nil && failure == nil {
-		if s.awaitEpoch(ctx, sh, rt.epoch) {
-			return // a member was lost meanwhile: the shuffle reopened and will seal again
-		}
-		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.id(), err)
-		_ = s.broadcast(ctx, rt.live, control{Op: opFail, Shuffle: sh.id(), Reason: failure.Error()})
-	}
-	sh.mu.Lock()
-	if failure == nil && sh.route.epoch != rt.epoch {
-		sh.mu.Unlock()
-		return // sealed an epoch that is gone: the new one seals again
-	}
-	if failure != nil {
-		sh.coord.err = failure
-	} else {
-		sh.coord.announced = true
-		sh.coord.sealAfter = time.Since(sh.created)
-	}
-	sh.coord.conclude()
-	sh.mu.Unlock()
-}
-
-// conclude releases the barrier waiters of the current outcome, once.
-// Called with sh.mu held, so that a reopen never races with it.
-func (co *coordState) conclude() {
-	if !co.concluded {
-		co.concluded = true
-		close(co.final)
-	}
-}
-
-// awaitEpoch waits (up to the failure detector's reach) for sh to leave
-// epoch: a member that did not take the seal is usually dying.
-func (s *Service) awaitEpoch(ctx context.Context, sh *shuffle, epoch uint64) bool {
-	deadline := time.Now().Add(s.cfg.LossWait)
-	for time.Now().Before(deadline) {
-		if sh.routing().epoch != epoch {
-			return true
-		}
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return false
-}
-
-// barrierStatus handles opBarrier: the current outcome, without waiting:
-// sealed, failed, or running with the tasks that have no done attempt.
-func (s *Service) barrierStatus(sh *shuffle) (controlReply, error) {
-	co, err := s.coordinator(sh)
-	if err != nil {
-		return controlReply{}, err
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	select {
-	case <-co.final:
-		if co.err != nil {
-			return controlReply{}, fmt.Errorf("%w: %s: %w", ErrFailed, sh.id(), co.err)
-		}
-		return controlReply{Status: statusSealed, Epoch: sh.route.epoch, Replayed: co.replayed}, nil
-	default:
-	}
-	return controlReply{Status: statusRunning, Epoch: sh.route.epoch, Replayed: co.replayed, Replay: co.tracker.Pending()}, nil
-}
+func (n coordNode) Go(fn func(ctx context.Context)) { n.s.background(fn) }
+func (n coordNode) Forget(id string)                { n.s.split.Forget(id) }
 
 // BarrierResult is the outcome of a barrier wait that did not fail.
 type BarrierResult struct {
@@ -194,16 +50,16 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 	if err != nil {
 		return BarrierResult{}, err
 	}
-	sh.touch()
+	sh.Touch()
 	for {
-		var r controlReply
+		var r control.Reply
 		if sh.coord != nil {
-			r, err = s.barrierStatus(sh)
+			r, err = s.coord.Status(sh.coord)
 		} else {
-			r, err = s.control(ctx, sh.coordinator, control{Op: opBarrier, Shuffle: sh.id()})
+			r, err = s.request(ctx, sh.Coordinator, control.Msg{Op: control.OpBarrier, Shuffle: sh.ID()})
 		}
-		if err != nil || r.Status == statusSealed || len(r.Replay) > 0 {
-			return BarrierResult{Sealed: r.Status == statusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
+		if err != nil || r.Status == control.StatusSealed || len(r.Replay) > 0 {
+			return BarrierResult{Sealed: r.Status == control.StatusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):
@@ -215,15 +71,7 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 
 // Progress is the coordinator's view of a shuffle: the tracker's counters
 // and what recovery and the barrier cost.
-type Progress struct {
-	barrier.Progress
-	// ReplaySet is the number of finished tasks that lost nodes took with
-	// them, over every loss: the tasks recovery ran again.
-	ReplaySet int
-	// SealAfter is the time from create to the last announced seal; zero
-	// while the shuffle is not sealed.
-	SealAfter time.Duration
-}
+type Progress = coordinator.Progress
 
 // Progress returns the coordinator's progress of shuffle id (only on its
 // coordinator).
@@ -232,15 +80,9 @@ func (s *Service) Progress(id string) (Progress, error) {
 	if err != nil {
 		return Progress{}, err
 	}
-	co, err := s.coordinator(sh)
+	co, err := s.coordOf(sh)
 	if err != nil {
 		return Progress{}, err
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	p := Progress{Progress: co.tracker.Progress(), ReplaySet: co.replayed}
-	if co.announced {
-		p.SealAfter = co.sealAfter
-	}
-	return p, nil
+	return s.coord.Progress(co), nil
 }

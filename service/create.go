@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -25,9 +26,9 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	if err != nil {
 		return err
 	}
-	c := control{Op: opCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: pin.members, Lost: pin.lost}
+	c := control.Msg{Op: control.OpCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: pin.members, Lost: pin.lost}
 	if err := s.broadcast(ctx, pin.live, c); err != nil {
-		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control{Op: opClose, Shuffle: sp.ID})
+		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control.Msg{Op: control.OpClose, Shuffle: sp.ID})
 		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
 	}
 	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions,
@@ -73,18 +74,18 @@ func (s *Service) pinLike(sp *spec.Spec) (*spec.Spec, pinned, error) {
 	if err := coPartitionable(sp, other); err != nil {
 		return nil, pinned{}, err
 	}
-	rt := other.routing()
-	if err := s.present(sp, rt.live); err != nil {
+	rt := other.Route()
+	if err := s.present(sp, rt.Live); err != nil {
 		return nil, pinned{}, err
 	}
 	cp := *sp
-	cp.OwnershipSeed = other.spec.Seed()
-	return &cp, pinned{members: other.members, lost: rt.lost, live: rt.live}, nil
+	cp.OwnershipSeed = other.Spec.Seed()
+	return &cp, pinned{members: other.Members, lost: rt.Lost, live: rt.Live}, nil
 }
 
 // coPartitionable checks that sp can share other's ownership map.
-func coPartitionable(sp *spec.Spec, other *shuffle) error {
-	o := other.spec
+func coPartitionable(sp *spec.Spec, other *entry) error {
+	o := other.Spec
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: shuffle %s: co_partition %s: %s", ErrBadInput, sp.ID, o.ID, fmt.Sprintf(format, args...))
 	}
@@ -96,7 +97,7 @@ func coPartitionable(sp *spec.Spec, other *shuffle) error {
 	case sp.OwnershipSeed != "" && sp.OwnershipSeed != o.Seed():
 		return bad("ownership_seed %q, but %s has seed %q", sp.OwnershipSeed, o.ID, o.Seed())
 	}
-	if ph, err := other.state(); ph == Failed {
+	if ph, err := other.Status(); ph == Failed {
 		return bad("%s failed: %v", o.ID, err)
 	}
 	return nil
@@ -119,24 +120,22 @@ func (s *Service) present(sp *spec.Spec, live []string) error {
 	return nil
 }
 
-// install handles opCreate: build the shuffle's state on this node.
-func (s *Service) install(c *control) error {
+// install handles control.OpCreate: build the shuffle's state on this node.
+func (s *Service) install(c *control.Msg) error {
 	if c.Spec == nil || c.Spec.ID != c.Shuffle {
 		return fmt.Errorf("%w: create %s without a matching spec", ErrBadInput, c.Shuffle)
 	}
 	if slices.Contains(c.Lost, s.Name()) {
 		return fmt.Errorf("%w: create %s: node %s is among the lost members %v", ErrBadInput, c.Shuffle, s.Name(), c.Lost)
 	}
-	sh, err := newShuffle(c.Spec, c.Coordinator, c.Members, c.Lost, s.Name())
+	sh, err := newEntry(c.Spec, c.Coordinator, c.Members, c.Lost, s.Name())
 	if err != nil {
 		return fmt.Errorf("%w: create %s on node %s: %w", ErrBadInput, c.Shuffle, s.Name(), err)
 	}
 	if c.Coordinator == s.Name() {
-		tr, err := newTracker(sh)
-		if err != nil {
+		if sh.coord, err = coordinator.NewShuffle(sh.State); err != nil {
 			return err
 		}
-		sh.coord = &coordState{tracker: tr, begun: map[attemptKey]string{}, final: make(chan struct{})}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,17 +146,6 @@ func (s *Service) install(c *control) error {
 	return nil
 }
 
-// newTracker returns the coordinator's tracker of sh: its receivers are the
-// live members, in the shuffle's starting epoch.
-func newTracker(sh *shuffle) (*barrier.Tracker, error) {
-	rt := sh.route
-	tr, err := barrier.New(barrier.Config{Shuffle: sh.id(), Tasks: sh.spec.Tasks, Receivers: rt.live})
-	if err != nil || rt.epoch == 0 {
-		return tr, err
-	}
-	return tr, tr.SetReceivers(int(rt.epoch), rt.live)
-}
-
 // CloseShuffle frees the shuffle on every member. Closing an unknown shuffle
 // on some member is not an error: close is idempotent.
 func (s *Service) CloseShuffle(ctx context.Context, id string) error {
@@ -165,7 +153,7 @@ func (s *Service) CloseShuffle(ctx context.Context, id string) error {
 	for _, m := range s.net.Members() {
 		members = append(members, m.Name)
 	}
-	return s.broadcast(ctx, members, control{Op: opClose, Shuffle: id})
+	return s.broadcast(ctx, members, control.Msg{Op: control.OpClose, Shuffle: id})
 }
 
 // drop frees a shuffle on this node: its client closed it.
@@ -184,7 +172,7 @@ func (s *Service) dropAs(id, reason string) error {
 	if !ok {
 		return nil
 	}
-	sh.finish(Failed, errors.New(reason))
+	sh.Finish(Failed, errors.New(reason))
 	s.split.Forget(id)
 	return s.store.DropShuffle(id)
 }

@@ -1,7 +1,10 @@
-// Package service is one shufflenode node's shuffle engine: it ties the
-// cluster (a Network, normally *dht.Node), the splitter (send side), the spill
-// store (receive side), the dedup ledger (recovery.Ledger) and, on the node
-// that created a shuffle, the coordinator's barrier (barrier.Tracker).
+// Package service is one shufflenode node's shuffle engine, as thin wiring
+// of the roles: it creates and closes shuffles, dispatches peer frames
+// (Handle) to the receiver (package receiver) and the coordinator (package
+// coordinator), runs puts through the splitter (package splitter), follows
+// membership, expires idle shuffles, and answers info, locations and
+// layouts. Each shuffle's shared state (spec, members, epoch route, phase,
+// the one lock) is a shuffle.State; control messages are package control.
 //
 // # A shuffle on one node
 //
@@ -13,21 +16,22 @@
 //     destination node, encode them as Arrow IPC and hand them to the
 //     splitter. At the end send an end-of-task marker to every member, wait
 //     for their acknowledgements, then report the task done.
-//  3. Receive (every member): decode, slice per output partition, store the
+//  3. Receive (every member; package receiver): decode, slice per output partition, store the
 //     pieces under (partition, task, attempt, seq); a resent entry is
 //     dropped by seq. An attempt commits when its marker and all its pieces
 //     are in; the ledger decides which attempt serves each (task, partition),
 //     so each row is served exactly once. Commits are reported to the
 //     coordinator.
-//  4. Barrier: the coordinator's tracker seals the shuffle once every task is
+//  4. Barrier (package coordinator): the tracker seals the shuffle once every task is
 //     committed everywhere with the totals its sender reported; it then tells
 //     every member. A mismatch fails the shuffle on every member.
-//  5. Get (the owner of a partition, after the seal): pieces in (task,
+//  5. Get (the owner of a partition, after the seal; package receiver): pieces in (task,
 //     attempt, seq) order, filtered by the ledger, concatenated into batches.
 //  6. Close: every member frees the shuffle's memory and spill data.
 //
-// Node loss (epochs, replays) is not handled yet: a send that keeps failing
-// fails the put with an error naming the shuffle, task and peer.
+// Node loss: the coordinator moves the shuffle to a new epoch without the
+// lost node and tells the survivors; the barrier hands the replay set to the
+// client (see package coordinator).
 //
 // # Concurrency
 //

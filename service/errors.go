@@ -1,6 +1,10 @@
 package service
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/shufflenode/shufflenode/shuffle"
+)
 
 // Sentinel errors. Errors returned by this package wrap one of these with %w
 // and name the shuffle and, where it applies, the task, attempt, partition
@@ -12,22 +16,22 @@ var (
 	ErrExists = errors.New("service: shuffle already exists")
 	// ErrBadInput: the request is invalid (task out of range, wrong schema,
 	// bad partition column values...).
-	ErrBadInput = errors.New("service: bad input")
+	ErrBadInput = shuffle.ErrBadInput
 	// ErrConflict: the same (task, attempt) is already being put.
 	ErrConflict = errors.New("service: task attempt already running")
 	// ErrNotSealed: outputs are read only after the barrier.
-	ErrNotSealed = errors.New("service: shuffle not sealed yet")
+	ErrNotSealed = shuffle.ErrNotSealed
 	// ErrSealed: the shuffle is sealed and takes no more input.
-	ErrSealed = errors.New("service: shuffle sealed")
+	ErrSealed = shuffle.ErrSealed
 	// ErrFailed: the shuffle failed; the error says why.
-	ErrFailed = errors.New("service: shuffle failed")
+	ErrFailed = shuffle.ErrFailed
 	// ErrNotOwner: this node does not own the output partition.
-	ErrNotOwner = errors.New("service: partition owned by another node")
+	ErrNotOwner = shuffle.ErrNotOwner
 	// ErrClosed: the service is closed.
 	ErrClosed = errors.New("service: closed")
 	// ErrStaleEpoch: the shuffle's ownership changed (a node was lost)
 	// while the attempt ran; run the task again with a new attempt.
-	ErrStaleEpoch = errors.New("service: stale epoch")
+	ErrStaleEpoch = shuffle.ErrStaleEpoch
 	// ErrUnavailable: a peer could not be reached.
 	ErrUnavailable = errors.New("service: peer unavailable")
 )

@@ -14,14 +14,6 @@ import (
 // (barrier polls, shard traffic, reads), so members expire it at about the
 // same time. A later call names it as expired.
 
-// touch records activity on sh now.
-func (sh *shuffle) touch() { sh.active.Store(time.Now().UnixNano()) }
-
-// idleFor is how long sh has been idle at now.
-func (sh *shuffle) idleFor(now time.Time) time.Duration {
-	return now.Sub(time.Unix(0, sh.active.Load()))
-}
-
 // expireIdle closes, every period, the shuffles idle for longer than
 // Config.IdleExpiry, for as long as the service runs.
 func (s *Service) expireIdle() {
@@ -48,7 +40,7 @@ func (s *Service) expireAt(now time.Time) {
 	s.mu.RLock()
 	var idle []string
 	for id, sh := range s.shuffles {
-		if sh.idleFor(now) > s.cfg.IdleExpiry {
+		if sh.IdleFor(now) > s.cfg.IdleExpiry {
 			idle = append(idle, id)
 		}
 	}

@@ -2,11 +2,8 @@ package service
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/shufflenode/shufflenode/spill"
-	"github.com/shufflenode/shufflenode/table"
 )
 
 // Location says where an output partition lives.
@@ -26,10 +23,10 @@ func (s *Service) Locations(id string) ([]Location, error) {
 	for _, m := range s.net.Members() {
 		addrs[m.Name] = m.APIAddr
 	}
-	r := sh.routing()
-	locs := make([]Location, sh.spec.Partitions)
+	r := sh.Route()
+	locs := make([]Location, sh.Spec.Partitions)
 	for p := range locs {
-		n := sh.members[r.groupOf[p]]
+		n := sh.Members[r.GroupOf[p]]
 		locs[p] = Location{Partition: p, Node: n, APIAddr: addrs[n]}
 	}
 	return locs, nil
@@ -40,116 +37,9 @@ func (s *Service) Locations(id string) ([]Location, error) {
 // OutputBatchRows rows, in (task, attempt, seq) order, and must Release
 // them; an error from emit stops the read.
 func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
-	sh, err := s.readable(id, p)
-	if err != nil {
-		return err
-	}
-	if sh.array != nil {
-		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", ErrBadInput, id)
-	}
-	b := &outBatch{s: s, sh: sh, emit: emit}
-	defer b.release()
-	err = s.store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
-			return nil
-		}
-		if err := b.add(mem, disk); err != nil {
-			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", id, p, k.Task, s.Name(), err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return b.flush()
-}
-
-// outBatch gathers the pieces of one output batch.
-type outBatch struct {
-	s      *Service
-	sh     *shuffle
-	emit   func(arrow.Record) error
-	ranges []table.RowRange
-	owned  []arrow.Record // references held until the flush
-	rows   int64
-}
-
-// add appends one piece (in memory or spilled) and flushes a full batch.
-func (b *outBatch) add(mem spill.Value, disk []byte) error {
-	r, err := b.rangeOf(mem, disk)
-	if err != nil {
-		return err
-	}
-	b.ranges = append(b.ranges, r)
-	if b.rows += r.Rows; b.rows >= b.s.cfg.OutputBatchRows {
-		return b.flush()
-	}
-	return nil
-}
-
-// rangeOf returns a piece's rows, holding a reference to its record until
-// the batch is flushed (a spill.Value is only lent for one callback).
-func (b *outBatch) rangeOf(mem spill.Value, disk []byte) (table.RowRange, error) {
-	if mem != nil {
-		p := mem.(*piece)
-		p.rec.Retain()
-		b.owned = append(b.owned, p.rec)
-		return table.RowRange{Rec: p.rec, Off: p.off, Rows: p.rows, Cols: p.cols}, nil
-	}
-	rec, err := b.sh.codec.Decode(append([]byte(nil), disk...))
-	if err != nil {
-		return table.RowRange{}, err
-	}
-	b.owned = append(b.owned, rec)
-	return table.RowRange{Rec: rec, Rows: rec.NumRows()}, nil
-}
-
-// flush emits the gathered rows as one record.
-func (b *outBatch) flush() error {
-	if len(b.ranges) == 0 {
-		return nil
-	}
-	rec, err := table.ConcatRanges(b.s.cfg.Allocator, b.sh.schema, b.ranges)
-	b.release()
-	if err != nil {
-		return err
-	}
-	return b.emit(rec)
-}
-
-// release drops the batch's ranges and decoded records.
-func (b *outBatch) release() {
-	releaseAll(b.owned)
-	b.ranges, b.owned, b.rows = b.ranges[:0], b.owned[:0], 0
-}
-
-// readable checks that partition p of id can be read here.
-func (s *Service) readable(id string, p int) (*shuffle, error) {
 	sh, err := s.lookup(id)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if p < 0 || p >= sh.spec.Partitions {
-		return nil, fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", ErrBadInput, id, p, sh.spec.Partitions-1)
-	}
-	sh.touch()
-	if r := sh.routing(); !r.owned.Has(p) {
-		return nil, fmt.Errorf("%w: shuffle %s partition %d is on node %s, not %s", ErrNotOwner, id, p, sh.members[r.groupOf[p]], s.Name())
-	}
-	switch ph, err := sh.state(); ph {
-	case Open:
-		return nil, fmt.Errorf("%w: %s", ErrNotSealed, id)
-	case Failed:
-		return nil, fmt.Errorf("%w: %s: %w", ErrFailed, id, err)
-	}
-	return sh, nil
-}
-
-func releaseAll(recs []arrow.Record) {
-	for _, r := range recs {
-		r.Release()
-	}
+	return s.recv.Get(ctx, sh.recv, p, emit)
 }

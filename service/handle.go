@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -28,11 +31,11 @@ func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (
 	case wire.TypeControl:
 		reply, err = s.handleControl(ctx, req.Payload)
 	default:
-		err = refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
+		err = shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
-	var b *busy
+	var b *shuffle.Busy
 	if errors.As(err, &b) {
-		return wire.TypeBusy, wire.EncodeBusy(b.after)
+		return wire.TypeBusy, wire.EncodeBusy(b.After)
 	}
 	if err != nil {
 		s.log.Debug("request refused", "peer", from.Name, "type", req.Type, "err", err)
@@ -44,27 +47,27 @@ func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (
 func (s *Service) handleShards(ctx context.Context, b []byte) error {
 	m, err := shard.Decode(b)
 	if err != nil {
-		return refuse(wire.RefuseBadRequest, err)
+		return shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
 	return s.receive(ctx, m)
 }
 
 func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
-	c, err := decodeControl(b)
+	c, err := control.Decode(b)
 	if err != nil {
-		return nil, refuse(wire.RefuseBadRequest, err)
+		return nil, shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
-	if c.Op == opCreate {
+	if c.Op == control.OpCreate {
 		return nil, s.install(c)
 	}
-	if c.Op == opClose {
+	if c.Op == control.OpClose {
 		return nil, s.drop(c.Shuffle)
 	}
 	sh, err := s.lookup(c.Shuffle)
 	if err != nil {
 		return nil, err
 	}
-	sh.touch()
+	sh.Touch()
 	r, err := s.dispatch(sh, c)
 	if err != nil {
 		return nil, err
@@ -73,33 +76,44 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 }
 
 // dispatch runs a control operation on a known shuffle.
-func (s *Service) dispatch(sh *shuffle, c *control) (controlReply, error) {
+func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	switch c.Op {
-	case opBegin:
-		return s.begin(sh, c)
-	case opDone, opCommitted:
-		return controlReply{}, s.report(sh, c)
-	case opBarrier:
-		return s.barrierStatus(sh)
-	case opEpoch:
-		return controlReply{}, s.applyEpoch(sh, c)
-	case opSeal:
-		sh.finish(Sealed, nil)
-		return controlReply{}, nil
-	case opFail:
-		sh.finish(Failed, errors.New(c.Reason))
-		s.split.Forget(sh.id())
-		return controlReply{}, nil
+	case control.OpBegin, control.OpDone, control.OpCommitted, control.OpBarrier:
+		co, err := s.coordOf(sh)
+		if err != nil {
+			return control.Reply{}, err
+		}
+		return s.toCoordinator(co, c)
+	case control.OpEpoch:
+		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
+	case control.OpSeal:
+		sh.Finish(Sealed, nil)
+		return control.Reply{}, nil
+	case control.OpFail:
+		sh.Finish(Failed, errors.New(c.Reason))
+		s.split.Forget(sh.ID())
+		return control.Reply{}, nil
 	}
-	return controlReply{}, refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
+	return control.Reply{}, shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("control op %q", c.Op))
+}
+
+// toCoordinator hands a report or a barrier poll to this node's coordinator.
+func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (control.Reply, error) {
+	switch c.Op {
+	case control.OpBegin:
+		return s.coord.Begin(co, c)
+	case control.OpBarrier:
+		return s.coord.Status(co)
+	}
+	return control.Reply{}, s.coord.Report(co, c)
 }
 
 // refusalCode maps an error to the code a sender acts on.
 func refusalCode(err error) wire.RefusalCode {
-	var r *refusal
+	var r *shuffle.Refusal
 	switch {
 	case errors.As(err, &r):
-		return r.code
+		return r.Code
 	case errors.Is(err, ErrUnknownShuffle):
 		return wire.RefuseUnknownShuffle
 	case errors.Is(err, ErrSealed):

@@ -30,13 +30,11 @@ func (s *Service) Info(id string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	ph, ferr := sh.state()
-	in := Info{Phase: ph, Err: ferr, Coordinator: sh.coordinator, Members: sh.members,
-		Tasks: sh.spec.Tasks, Partitions: sh.spec.Partitions, Spec: sh.spec}
+	ph, ferr := sh.Status()
+	in := Info{Phase: ph, Err: ferr, Coordinator: sh.Coordinator, Members: sh.Members,
+		Tasks: sh.Spec.Tasks, Partitions: sh.Spec.Partitions, Spec: sh.Spec}
 	if sh.coord != nil {
-		sh.mu.Lock()
-		in.TasksDone = sh.coord.tracker.Progress().TasksDone
-		sh.mu.Unlock()
+		in.TasksDone = s.coord.TasksDone(sh.coord)
 	}
 	return in, nil
 }
@@ -47,7 +45,7 @@ func (s *Service) Kind(id string) (spec.Kind, error) {
 	if err != nil {
 		return "", err
 	}
-	return sh.spec.Kind, nil
+	return sh.Spec.Kind, nil
 }
 
 // Schema returns the Arrow schema of dataframe shuffle id.
@@ -56,10 +54,10 @@ func (s *Service) Schema(id string) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sh.schema == nil {
+	if sh.Schema == nil {
 		return nil, fmt.Errorf("%w: shuffle %s is an array rechunk: it has no table schema", ErrBadInput, id)
 	}
-	return sh.schema, nil
+	return sh.Schema, nil
 }
 
 // Members are the live cluster members as this node sees them.

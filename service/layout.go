@@ -38,14 +38,14 @@ func (s *Service) Layout(id string) (Layout, error) {
 	if err != nil {
 		return Layout{}, err
 	}
-	if sh.array == nil {
+	if sh.Array == nil {
 		return Layout{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", ErrBadInput, id)
 	}
 	locs, err := s.Locations(id)
 	if err != nil {
 		return Layout{}, err
 	}
-	nc := sh.spec.NewChunks
+	nc := sh.Spec.NewChunks
 	l := Layout{Shape: known(nc.Shape()), Tiling: nc.Grid(), Partitions: make(map[string]Partition, len(locs))}
 	starts := axisStarts(nc)
 	for p, loc := range locs {

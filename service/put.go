@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -31,11 +33,11 @@ func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint3
 	if err != nil {
 		return PutResult{}, err
 	}
-	if sh.array != nil {
+	if sh.Array != nil {
 		return PutResult{}, fmt.Errorf("%w: shuffle %s is an array rechunk: put chunks, not record batches", ErrBadInput, id)
 	}
-	if task >= uint64(sh.spec.Tasks) {
-		return PutResult{}, fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, id, task, sh.spec.Tasks-1)
+	if task >= uint64(sh.Spec.Tasks) {
+		return PutResult{}, fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, id, task, sh.Spec.Tasks-1)
 	}
 	if err := sh.checkSchema(task, schema); err != nil {
 		return PutResult{}, err
@@ -45,50 +47,50 @@ func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint3
 
 // putWith runs one attempt of any kind: feed cuts the input and hands its
 // entries to the splitter.
-func (s *Service) putWith(ctx context.Context, sh *shuffle, task uint64, attempt uint32, feed func(*putter) error) (PutResult, error) {
-	if err := sh.openErr(); err != nil {
+func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt uint32, feed func(*putter) error) (PutResult, error) {
+	if err := sh.OpenErr(); err != nil {
 		return PutResult{}, err
 	}
-	sh.touch()
-	k := attemptKey{task, attempt}
+	sh.Touch()
+	k := shuffle.AttemptKey{Task: task, Attempt: attempt}
 	if err := sh.startPut(k); err != nil {
 		return PutResult{}, err
 	}
 	res, err := s.put(ctx, sh, k, feed)
 	sh.endPut(k, err == nil)
 	if err != nil {
-		s.log.Warn("put failed", "shuffle", sh.id(), "task", task, "attempt", attempt, "err", err)
+		s.log.Warn("put failed", "shuffle", sh.ID(), "task", task, "attempt", attempt, "err", err)
 	}
 	return res, err
 }
 
 // checkSchema refuses input whose schema is not the shuffle's.
-func (sh *shuffle) checkSchema(task uint64, schema *arrow.Schema) error {
-	if schema != nil && !schema.Equal(sh.schema) {
+func (sh *entry) checkSchema(task uint64, schema *arrow.Schema) error {
+	if schema != nil && !schema.Equal(sh.Schema) {
 		return fmt.Errorf("%w: shuffle %s task %d: input schema %s does not match the shuffle's schema %s",
-			ErrBadInput, sh.id(), task, schema, sh.schema)
+			ErrBadInput, sh.ID(), task, schema, sh.Schema)
 	}
 	return nil
 }
 
 // startPut registers a local put of k, refusing a second concurrent one.
-func (sh *shuffle) startPut(k attemptKey) error {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+func (sh *entry) startPut(k shuffle.AttemptKey) error {
+	sh.Lock()
+	defer sh.Unlock()
 	if done, ok := sh.puts[k]; ok {
 		state := "running"
 		if done {
 			state = "finished"
 		}
-		return fmt.Errorf("%w: shuffle %s task %d attempt %d is already %s on this node", ErrConflict, sh.id(), k.task, k.attempt, state)
+		return fmt.Errorf("%w: shuffle %s task %d attempt %d is already %s on this node", ErrConflict, sh.ID(), k.Task, k.Attempt, state)
 	}
 	sh.puts[k] = false
 	return nil
 }
 
-func (sh *shuffle) endPut(k attemptKey, ok bool) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+func (sh *entry) endPut(k shuffle.AttemptKey, ok bool) {
+	sh.Lock()
+	defer sh.Unlock()
 	if ok {
 		sh.puts[k] = true
 	} else {
@@ -99,22 +101,22 @@ func (sh *shuffle) endPut(k attemptKey, ok bool) {
 // put registers with the coordinator, streams the input and reports done.
 // The whole attempt runs in one epoch: if the epoch moves meanwhile, the
 // attempt fails with ErrStaleEpoch and the caller runs a new one.
-func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(*putter) error) (PutResult, error) {
-	rt := sh.routing()
-	r, err := s.control(ctx, sh.coordinator, control{Op: opBegin, Shuffle: sh.id(), Epoch: rt.epoch, Node: s.Name(), Task: k.task, Attempt: k.attempt})
+func (s *Service) put(ctx context.Context, sh *entry, k shuffle.AttemptKey, feed func(*putter) error) (PutResult, error) {
+	rt := sh.Route()
+	r, err := s.request(ctx, sh.Coordinator, control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: rt.Epoch, Node: s.Name(), Task: k.Task, Attempt: k.Attempt})
 	if err != nil {
 		return PutResult{}, staleOr(err)
 	}
 	switch r.Status {
-	case statusDone:
+	case control.StatusDone:
 		return PutResult{Skipped: true}, nil
-	case statusConflict:
+	case control.StatusConflict:
 		return PutResult{}, fmt.Errorf("%w: %s", ErrConflict, r.Reason)
-	case statusStale:
+	case control.StatusStale:
 		return PutResult{}, fmt.Errorf("%w: %s", ErrStaleEpoch, r.Reason)
 	}
-	route := splitter.Route{Shuffle: sh.id(), Epoch: rt.epoch, Task: k.task, Attempt: k.attempt, Dests: sh.members,
-		Primary: rt.groupOf, Backups: backupGroups(rt, len(sh.members))}
+	route := splitter.Route{Shuffle: sh.ID(), Epoch: rt.Epoch, Task: k.Task, Attempt: k.Attempt, Dests: sh.Members,
+		Primary: rt.GroupOf, Backups: backupGroups(rt, len(sh.Members))}
 	if r.Since > 0 {
 		if err := sh.sendOnlyMoved(&route, rt, r.Since-1); err != nil {
 			return PutResult{}, err
@@ -132,12 +134,12 @@ func (s *Service) put(ctx context.Context, sh *shuffle, k attemptKey, feed func(
 
 // backupGroups maps each partition to its backup's member index, or to
 // none (n) where it has no live backup; nil without replication.
-func backupGroups(rt *route, n int) []int {
-	if rt.backupOf == nil {
+func backupGroups(rt *shuffle.Route, n int) []int {
+	if rt.BackupOf == nil {
 		return nil
 	}
-	out := make([]int, len(rt.backupOf))
-	for p, b := range rt.backupOf {
+	out := make([]int, len(rt.BackupOf))
+	for p, b := range rt.BackupOf {
 		out[p] = n
 		if b >= 0 {
 			out[p] = b
@@ -150,32 +152,26 @@ func backupGroups(rt *route, n int) []int {
 // or backup that already held it in epoch since (when the replayed attempt
 // was done) committed that attempt's rows of it and keeps them, so it gets
 // none of this attempt's rows; it still gets the end marker.
-func (sh *shuffle) sendOnlyMoved(r *splitter.Route, rt *route, since uint64) error {
-	if since >= rt.epoch {
+func (sh *entry) sendOnlyMoved(r *splitter.Route, rt *shuffle.Route, since uint64) error {
+	if since >= rt.Epoch {
 		return fmt.Errorf("%w: shuffle %s task %d attempt %d replays epoch %d, not older than %d",
-			ErrBadInput, sh.id(), r.Task, r.Attempt, since, rt.epoch)
+			ErrBadInput, sh.ID(), r.Task, r.Attempt, since, rt.Epoch)
 	}
-	prev, err := sh.routeFor(rt.lost[:since])
+	prev, err := sh.RouteFor(rt.Lost[:since])
 	if err != nil {
 		return err
 	}
-	none := len(sh.members)
+	none := len(sh.Members)
 	r.Primary = slices.Clone(r.Primary)
 	for part, dest := range r.Primary {
-		if prev.holds(part, dest) {
+		if prev.Holds(part, dest) {
 			r.Primary[part] = none
 		}
-		if r.Backups != nil && prev.holds(part, r.Backups[part]) {
+		if r.Backups != nil && prev.Holds(part, r.Backups[part]) {
 			r.Backups[part] = none
 		}
 	}
 	return nil
-}
-
-// holds reports whether member index m held partition part in this
-// route: as its owner or its backup.
-func (r *route) holds(part, m int) bool {
-	return r.groupOf[part] == m || (r.backupOf != nil && r.backupOf[part] == m)
 }
 
 // staleOr marks err as ErrStaleEpoch if it was caused by an epoch change
@@ -195,15 +191,15 @@ func staleOr(err error) error {
 // and the input's checks.
 type putter struct {
 	s   *Service
-	sh  *shuffle
-	rt  *route // the epoch the attempt runs in
-	k   attemptKey
+	sh  *entry
+	rt  *shuffle.Route // the epoch the attempt runs in
+	k   shuffle.AttemptKey
 	cut *splitter.Cut
 }
 
 // frame is how this shuffle's record batches are cut.
 func (p *putter) frame() splitter.Frame {
-	return splitter.Frame{Partitioner: p.sh.part, Codec: p.sh.codec, Allocator: p.s.cfg.Allocator}
+	return splitter.Frame{Partitioner: p.sh.Part, Codec: p.sh.Codec, Allocator: p.s.cfg.Allocator}
 }
 
 // feed reads every record of the input and sends its rows.
@@ -215,9 +211,9 @@ func (p *putter) feed(ctx context.Context, next func() (arrow.Record, error)) er
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("shuffle %s task %d attempt %d: reading input: %w", p.sh.id(), p.k.task, p.k.attempt, err)
+			return fmt.Errorf("shuffle %s task %d attempt %d: reading input: %w", p.sh.ID(), p.k.Task, p.k.Attempt, err)
 		}
-		if err := p.sh.checkSchema(p.k.task, rec.Schema()); err != nil {
+		if err := p.sh.checkSchema(p.k.Task, rec.Schema()); err != nil {
 			return err
 		}
 		if err := p.cut.Record(ctx, f, rec); err != nil {
@@ -237,7 +233,7 @@ func badInputOr(err error) error {
 // finish sends the end markers to every live member, waits for them, and
 // reports the task done.
 func (p *putter) finish(ctx context.Context) error {
-	if err := p.cut.End(ctx, p.rt.live); err != nil {
+	if err := p.cut.End(ctx, p.rt.Live); err != nil {
 		return err
 	}
 	return p.reportDone(ctx)
@@ -245,8 +241,8 @@ func (p *putter) finish(ctx context.Context) error {
 
 // reportDone tells the coordinator what the attempt sent to each receiver.
 func (p *putter) reportDone(ctx context.Context) error {
-	c := control{Op: opDone, Shuffle: p.sh.id(), Epoch: p.rt.epoch, Node: p.s.Name(), Task: p.k.task, Attempt: p.k.attempt, Sent: p.cut.Sent(p.rt.live)}
-	return p.s.retry(ctx, 5, func() error { _, err := p.s.control(ctx, p.sh.coordinator, c); return err })
+	c := control.Msg{Op: control.OpDone, Shuffle: p.sh.ID(), Epoch: p.rt.Epoch, Node: p.s.Name(), Task: p.k.Task, Attempt: p.k.Attempt, Sent: p.cut.Sent(p.rt.Live)}
+	return control.Retry(ctx, 5, func() error { _, err := p.s.request(ctx, p.sh.Coordinator, c); return err })
 }
 
 // result sums what was sent.

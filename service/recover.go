@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/dht"
 )
 
@@ -36,152 +35,19 @@ func (s *Service) watch(events <-chan dht.Event, stop func()) {
 func (s *Service) memberLost(ctx context.Context, node string) {
 	s.log.Warn("member lost", "peer", node)
 	s.mu.RLock()
-	shuffles := make([]*shuffle, 0, len(s.shuffles))
+	shuffles := make([]*entry, 0, len(s.shuffles))
 	for _, sh := range s.shuffles {
 		shuffles = append(shuffles, sh)
 	}
 	s.mu.RUnlock()
 	for _, sh := range shuffles {
 		switch {
-		case sh.coordinator == node:
+		case sh.Coordinator == node:
 			err := fmt.Errorf("coordinator %s was lost (coordinator failover is not implemented: run the shuffle again)", node)
-			sh.finish(Failed, err)
-			s.split.Forget(sh.id())
-		case sh.coord != nil && slices.Contains(sh.routing().live, node):
-			s.recover(ctx, sh, node)
+			sh.Finish(Failed, err)
+			s.split.Forget(sh.ID())
+		case sh.coord != nil && slices.Contains(sh.Route().Live, node):
+			s.coord.Lose(ctx, sh.coord, node)
 		}
 	}
-}
-
-// recover is the coordinator's reaction to losing node: the tracker drops
-// what node held (its tasks become pending again), the epoch moves, and every
-// survivor learns the new ownership. A loss after the seal reopens the
-// shuffle the same way: the barrier hands the replay set to the client,
-// which runs it before it reads the moved partitions.
-func (s *Service) recover(ctx context.Context, sh *shuffle, node string) {
-	sh.coord.recovering.Lock() // one loss at a time, in the same order on every node
-	defer sh.coord.recovering.Unlock()
-	c, replay, err := s.nextEpoch(sh, node)
-	if err != nil {
-		s.log.Error("cannot recover", "shuffle", sh.id(), "peer", node, "err", err)
-		s.decide(sh, sh.coord.fail(sh, err))
-		return
-	}
-	s.log.Warn("node lost: new epoch", "shuffle", sh.id(), "peer", node, "epoch", c.Epoch, "replay", len(replay))
-	if err := s.broadcast(ctx, otherThan(sh.routing().live, s.Name()), c); err != nil {
-		s.log.Warn("telling survivors of the new epoch", "shuffle", sh.id(), "epoch", c.Epoch, "err", err)
-	}
-	sh.mu.Lock()
-	d := sh.coord.afterLoss
-	sh.coord.afterLoss = barrierDecision{}
-	sh.mu.Unlock()
-	s.decide(sh, d)
-}
-
-// nextEpoch moves the coordinator to the epoch without node, atomically with
-// the tracker, so no report is counted against the wrong receiver set.
-func (s *Service) nextEpoch(sh *shuffle, node string) (control, []uint64, error) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	lost := append(slices.Clone(sh.route.lost), node)
-	excused := sh.spec.Replicated() && len(lost) == 1
-	rt, err := sh.routeFor(lost)
-	if err != nil {
-		return control{}, nil, err
-	}
-	var replay []uint64
-	var d barrierDecision
-	if excused {
-		// Every shard the node held has a copy on a survivor, which now
-		// serves it: nothing to replay.
-		d, err = sh.coord.tracker.Excuse(int(rt.epoch), node, rt.live)
-	} else {
-		replay, d, err = sh.coord.tracker.Lose(int(rt.epoch), node, rt.live)
-	}
-	if err != nil {
-		return control{}, nil, err
-	}
-	sh.route = rt
-	reopen := sh.coord.tracker.Phase() == barrier.Running
-	if reopen {
-		sh.reopen()
-		sh.coord.reopen()
-	}
-	if sh.coord.resealAfterLoss() {
-		d = barrierDecision{Seal: true}
-	}
-	sh.coord.afterLoss = d
-	sh.coord.replayed += len(replay)
-	s.split.Forget(sh.id()) // puts of the old epoch fail with ErrStaleEpoch and run again
-	return control{Op: opEpoch, Shuffle: sh.id(), Epoch: rt.epoch, Lost: lost, Reopen: reopen}, replay, nil
-}
-
-// resealAfterLoss reports whether a loss left the seal standing (nothing
-// to replay) before every member was told of it: the announcement in the
-// old epoch may have missed the lost node, and conclude leaves a superseded
-// epoch alone, so the seal must be announced again in the new one.
-// Called with sh.mu held.
-func (co *coordState) resealAfterLoss() bool {
-	return co.tracker.Phase() == barrier.Sealed && !co.announced && co.err == nil
-}
-
-// applyEpoch handles opEpoch on a member: adopt the newer routing.
-func (s *Service) applyEpoch(sh *shuffle, c *control) error {
-	if uint64(len(c.Lost)) != c.Epoch {
-		return fmt.Errorf("%w: epoch %d with %d lost nodes", ErrBadInput, c.Epoch, len(c.Lost))
-	}
-	if slices.Contains(c.Lost, s.Name()) {
-		err := fmt.Errorf("this node was declared lost in epoch %d", c.Epoch)
-		sh.finish(Failed, err)
-		return err
-	}
-	sh.mu.Lock()
-	if c.Epoch <= sh.route.epoch {
-		sh.mu.Unlock()
-		return nil // already there
-	}
-	rt, err := sh.routeFor(c.Lost)
-	if err == nil {
-		sh.route = rt
-		if c.Reopen {
-			sh.reopen()
-		}
-	}
-	sh.mu.Unlock()
-	if err == nil {
-		s.split.Forget(sh.id())
-		s.log.Info("new epoch", "shuffle", sh.id(), "epoch", c.Epoch, "lost", c.Lost)
-	}
-	return err
-}
-
-// reopen takes a sealed shuffle back to Open for a new epoch: the seal of
-// the old one was not announced everywhere, or a node holding outputs was
-// lost after it. Called with sh.mu held.
-func (sh *shuffle) reopen() {
-	if sh.phase == Sealed {
-		sh.phase = Open
-		sh.done = make(chan struct{})
-	}
-}
-
-// reopen forgets an outcome the tracker took back (a loss reopened it):
-// barrier waiters wait for the next one. Called with sh.mu held.
-func (co *coordState) reopen() {
-	if !co.concluded {
-		return
-	}
-	co.final = make(chan struct{})
-	co.concluded, co.announced = false, false
-}
-
-// fail records an outcome of failure for the coordinator to broadcast.
-func (co *coordState) fail(sh *shuffle, err error) (d barrierDecision) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return co.tracker.Fail(err)
-}
-
-func otherThan(nodes []string, self string) []string {
-	return slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return n == self })
 }

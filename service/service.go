@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
@@ -38,13 +40,15 @@ type Service struct {
 	net   Network
 	store *spill.Store
 	split *splitter.Splitter
-	ready chan struct{}   // closed by Attach: net is set
-	ctx   context.Context // cancelled by Close; parent of background work
+	recv  *receiver.Receiver
+	coord *coordinator.Coordinator // set by Attach
+	ready chan struct{}            // closed by Attach: net is set
+	ctx   context.Context          // cancelled by Close; parent of background work
 	stop  context.CancelFunc
 	bg    sync.WaitGroup
 
 	mu       sync.RWMutex
-	shuffles map[string]*shuffle
+	shuffles map[string]*entry
 	gone     tombstones // why recently dropped shuffles are gone
 	closed   bool
 }
@@ -56,13 +60,14 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*shuffle), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
+	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit})
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
@@ -79,6 +84,7 @@ func New(cfg Config) (*Service, error) {
 func (s *Service) Attach(n Network) {
 	s.net = n
 	s.log = s.log.With("node", n.Self().Name)
+	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
 	s.watch(n.Subscribe(16))
 	s.expireIdle()
 	close(s.ready)
@@ -114,7 +120,7 @@ func (s *Service) Close() error {
 }
 
 // lookup returns the shuffle named id.
-func (s *Service) lookup(id string) (*shuffle, error) {
+func (s *Service) lookup(id string) (*entry, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -130,17 +136,17 @@ func (s *Service) lookup(id string) (*shuffle, error) {
 	return sh, nil
 }
 
-// control sends a control message to node and decodes its reply.
-func (s *Service) control(ctx context.Context, node string, c control) (controlReply, error) {
+// request sends a control message to node and decodes its reply.
+func (s *Service) request(ctx context.Context, node string, c control.Msg) (control.Reply, error) {
 	body, err := json.Marshal(c)
 	if err != nil {
-		return controlReply{}, err
+		return control.Reply{}, err
 	}
 	f, err := s.net.Request(ctx, node, wire.TypeControl, body)
 	if err != nil {
-		return controlReply{}, peerError(c.Shuffle, node, err)
+		return control.Reply{}, peerError(c.Shuffle, node, err)
 	}
-	var r controlReply
+	var r control.Reply
 	if len(f.Payload) > 0 {
 		if err := json.Unmarshal(f.Payload, &r); err != nil {
 			return r, fmt.Errorf("service: shuffle %s: reply from %s: %w", c.Shuffle, node, err)
@@ -150,11 +156,11 @@ func (s *Service) control(ctx context.Context, node string, c control) (controlR
 }
 
 // broadcast sends c to every node in nodes, in parallel, and joins the errors.
-func (s *Service) broadcast(ctx context.Context, nodes []string, c control) error {
+func (s *Service) broadcast(ctx context.Context, nodes []string, c control.Msg) error {
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Go(func() { _, errs[i] = s.control(ctx, n, c) })
+		wg.Go(func() { _, errs[i] = s.request(ctx, n, c) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -163,22 +169,6 @@ func (s *Service) broadcast(ctx context.Context, nodes []string, c control) erro
 // background runs fn on a goroutine that Close waits for.
 func (s *Service) background(fn func(ctx context.Context)) {
 	s.bg.Go(func() { fn(s.ctx) })
-}
-
-// retry calls fn until it succeeds, fails with a refusal, or tries run out.
-func (s *Service) retry(ctx context.Context, tries int, fn func() error) error {
-	var err error
-	for i := range tries {
-		if err = fn(); err == nil || errors.Is(err, wire.ErrRefused) || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-time.After(time.Duration(20<<min(i, 6)) * time.Millisecond):
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		}
-	}
-	return err
 }
 
 // peerError wraps a failed request to node: a refusal becomes the sentinel

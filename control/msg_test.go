@@ -1,4 +1,4 @@
-package service
+package control
 
 import (
 	"encoding/json"
@@ -10,24 +10,24 @@ import (
 
 func TestControlRejectsBadShuffleID(t *testing.T) {
 	for _, body := range []string{`{"op":"seal","shuffle":""}`, `{"op":"seal","shuffle":"a/b"}`, `not json`} {
-		if _, err := decodeControl([]byte(body)); err == nil {
-			t.Errorf("decodeControl(%s) accepted", body)
+		if _, err := Decode([]byte(body)); err == nil {
+			t.Errorf("Decode(%s) accepted", body)
 		}
 	}
 }
 
 func FuzzDecodeControl(f *testing.F) {
 	held := barrier.Totals{Rows: 3}
-	for _, c := range []control{
-		{Op: opBegin, Shuffle: "s", Node: "n", Task: 3, Attempt: 1},
-		{Op: opCommitted, Shuffle: "s", Node: "n", Held: &held},
-		{Op: opDone, Shuffle: "s", Sent: map[string]barrier.Totals{"a": held}},
+	for _, c := range []Msg{
+		{Op: OpBegin, Shuffle: "s", Node: "n", Task: 3, Attempt: 1},
+		{Op: OpCommitted, Shuffle: "s", Node: "n", Held: &held},
+		{Op: OpDone, Shuffle: "s", Sent: map[string]barrier.Totals{"a": held}},
 	} {
 		b, _ := json.Marshal(c)
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := decodeControl(b)
+		c, err := Decode(b)
 		if err != nil {
 			return
 		}
@@ -35,9 +35,9 @@ func FuzzDecodeControl(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, err := decodeControl(again)
+		c2, err := Decode(again)
 		if err != nil || !reflect.DeepEqual(c, c2) {
-			t.Fatalf("control does not survive a round trip: %v", err)
+			t.Fatalf("control message does not survive a round trip: %v", err)
 		}
 	})
 }

@@ -1,7 +1,8 @@
-// Package recovery holds what a shuffle needs when attempts repeat or nodes
-// are lost (DESIGN.md §3.3 and §4). So far it has the receivers' dedup
-// Ledger, which gives exactly once per (input task, output partition), and
-// Bitset, the compact set of partitions it is built on.
+// Package dedup is the receivers' exactly-once ledger (DESIGN.md §3.3):
+// Ledger decides which attempt of each input task serves each output
+// partition, so that repeated attempts and replays never serve a row twice.
+// Bitset is the compact set of partitions it is built on (also used for the
+// partitions a node owns or holds in an epoch).
 //
 // A Ledger is a pure state machine in the style of etcd-io/raft: no
 // goroutines, I/O or clocks. One receiver keeps one Ledger per shuffle.
@@ -20,4 +21,4 @@
 // Concurrency: neither Ledger nor Bitset is safe for concurrent use; the
 // receiver's goroutine for the shuffle drives its Ledger, or the caller
 // holds a lock around it.
-package recovery
+package dedup

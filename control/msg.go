@@ -1,4 +1,4 @@
-package service
+package control
 
 import (
 	"encoding/json"
@@ -11,22 +11,22 @@ import (
 // maxControl bounds a decoded control message.
 const maxControl = 16 << 20
 
-// Control operations (the Op of a control message).
+// Control operations (the Op of a Msg).
 const (
-	opCreate    = "create"    // coordinator -> members: a new shuffle
-	opBegin     = "begin"     // sender -> coordinator: a task attempt starts
-	opDone      = "done"      // sender -> coordinator: a task attempt finished
-	opCommitted = "committed" // receiver -> coordinator: a task attempt committed
-	opSeal      = "seal"      // coordinator -> members: barrier reached
-	opFail      = "fail"      // coordinator -> members: shuffle failed
-	opClose     = "close"     // any node -> members: free the shuffle
-	opBarrier   = "barrier"   // any node -> coordinator: wait for the barrier
-	opEpoch     = "epoch"     // coordinator -> members: nodes were lost, new ownership
+	OpCreate    = "create"    // coordinator -> members: a new shuffle
+	OpBegin     = "begin"     // sender -> coordinator: a task attempt starts
+	OpDone      = "done"      // sender -> coordinator: a task attempt finished
+	OpCommitted = "committed" // receiver -> coordinator: a task attempt committed
+	OpSeal      = "seal"      // coordinator -> members: barrier reached
+	OpFail      = "fail"      // coordinator -> members: shuffle failed
+	OpClose     = "close"     // any node -> members: free the shuffle
+	OpBarrier   = "barrier"   // any node -> coordinator: wait for the barrier
+	OpEpoch     = "epoch"     // coordinator -> members: nodes were lost, new ownership
 )
 
-// control is the JSON body of a wire.TypeControl frame. Fields are used by
+// Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by
 // the operations that need them.
-type control struct {
+type Msg struct {
 	Op          string                    `json:"op"`
 	Shuffle     string                    `json:"shuffle"`
 	Epoch       uint64                    `json:"epoch,omitempty"`
@@ -43,8 +43,8 @@ type control struct {
 	Reason      string                    `json:"reason,omitempty"`
 }
 
-// controlReply is the JSON body of the Ack of a control message.
-type controlReply struct {
+// Reply is the JSON body of the Ack of a Msg.
+type Reply struct {
 	Status string   `json:"status,omitempty"`
 	Reason string   `json:"reason,omitempty"`
 	Epoch  uint64   `json:"epoch,omitempty"`
@@ -57,17 +57,17 @@ type controlReply struct {
 	Since uint64 `json:"since,omitempty"`
 }
 
-// decodeControl decodes and checks a control body.
-func decodeControl(b []byte) (*control, error) {
+// Decode decodes and checks a control message body.
+func Decode(b []byte) (*Msg, error) {
 	if len(b) > maxControl {
-		return nil, fmt.Errorf("service: control message of %d bytes over limit %d", len(b), maxControl)
+		return nil, fmt.Errorf("%w: %d bytes over limit %d", ErrBadMsg, len(b), maxControl)
 	}
-	var c control
+	var c Msg
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("service: control message: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrBadMsg, err)
 	}
 	if err := spec.ValidateID(c.Shuffle); err != nil {
-		return nil, fmt.Errorf("service: control %q: %w", c.Op, err)
+		return nil, fmt.Errorf("%w: op %q: %w", ErrBadMsg, c.Op, err)
 	}
 	return &c, nil
 }

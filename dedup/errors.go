@@ -1,4 +1,4 @@
-package recovery
+package dedup
 
 import "errors"
 
@@ -7,7 +7,7 @@ import "errors"
 // ID: its caller adds it when it wraps these.
 var (
 	// ErrTaskRange means a task ID is not in 0..tasks-1.
-	ErrTaskRange = errors.New("recovery: task out of range")
+	ErrTaskRange = errors.New("dedup: task out of range")
 	// ErrPartitionRange means a partition is not in 0..partitions-1.
-	ErrPartitionRange = errors.New("recovery: partition out of range")
+	ErrPartitionRange = errors.New("dedup: partition out of range")
 )

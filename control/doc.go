@@ -1,0 +1,18 @@
+// Package control is the shuffle's control protocol between nodes: the
+// messages (Msg, Reply) that create and close shuffles, register and report
+// task attempts and commits, poll the barrier, and carry the coordinator's
+// seal, fail and epoch decisions, with their JSON codec and the retry rule
+// for a request. Shard data travels in package shard, not here.
+//
+// Who sends what: a node creating a shuffle sends OpCreate to every member
+// (it becomes the coordinator); the node running a task attempt sends
+// OpBegin and OpDone to the coordinator; a receiver sends OpCommitted; any
+// node polls OpBarrier; the coordinator sends OpSeal, OpFail and OpEpoch to
+// the members; any node sends OpClose.
+//
+// The caller's duties: decode every received body with Decode (it bounds the
+// size and checks the shuffle ID) and fill only the fields the Op uses.
+//
+// Concurrency: the package has no state; Retry blocks until it is done or
+// ctx ends.
+package control

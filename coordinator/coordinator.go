@@ -1,0 +1,72 @@
+package coordinator
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/shuffle"
+)
+
+// Node is what the coordinator needs of the node it runs on.
+type Node interface {
+	// Broadcast sends m to every node named, in parallel, and joins the
+	// errors. It blocks until every reply or ctx's end.
+	Broadcast(ctx context.Context, nodes []string, m control.Msg) error
+	// Go runs fn on a goroutine the node waits for when it closes; ctx
+	// ends then.
+	Go(fn func(ctx context.Context))
+	// Forget drops the node's send queues of shuffle id: puts of an older
+	// epoch fail with a stale epoch and run again.
+	Forget(id string)
+}
+
+// Config configures a Coordinator. Every field is required.
+type Config struct {
+	Node Node
+	Log  *slog.Logger
+	// LossWait is how long to wait for the failure detector when a member
+	// does not take the seal, before failing the shuffle.
+	LossWait time.Duration
+}
+
+// Coordinator drives the barrier of every shuffle this node coordinates.
+type Coordinator struct{ cfg Config }
+
+// New returns a coordinator.
+func New(cfg Config) *Coordinator { return &Coordinator{cfg: cfg} }
+
+// Shuffle is the coordinator's part of one shuffle. Its fields are guarded
+// by the shuffle's lock, except recovering.
+type Shuffle struct {
+	*shuffle.State
+	recovering sync.Mutex       // serialises losses
+	afterLoss  barrier.Decision // decision of the last Lose, acted on after the broadcast
+	tracker    *barrier.Tracker
+	begun      map[shuffle.AttemptKey]string // attempt -> node running it
+	final      chan struct{}                 // closed once every member knows the outcome; replaced on reopen
+	concluded  bool                          // final is closed
+	err        error                         // the failure, if the shuffle failed
+	// announced: every live member took the seal (final is closed without
+	// err). A later loss that needs replays reopens the shuffle.
+	announced bool
+	replayed  int           // tasks in the replay sets of all losses so far
+	sealAfter time.Duration // from create to the last announced seal
+}
+
+// NewShuffle returns the coordinator's part of st: its tracker's receivers
+// are the live members, in the shuffle's starting epoch.
+func NewShuffle(st *shuffle.State) (*Shuffle, error) {
+	rt := st.Route()
+	tr, err := barrier.New(barrier.Config{Shuffle: st.ID(), Tasks: st.Spec.Tasks, Receivers: rt.Live})
+	if err == nil && rt.Epoch != 0 {
+		err = tr.SetReceivers(int(rt.Epoch), rt.Live)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Shuffle{State: st, tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}, nil
+}

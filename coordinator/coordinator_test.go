@@ -1,0 +1,152 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// fakeNode records broadcasts and runs background work at once.
+type fakeNode struct {
+	mu     sync.Mutex
+	sent   []control.Msg
+	forgot int
+	wg     sync.WaitGroup
+}
+
+func (n *fakeNode) Broadcast(_ context.Context, nodes []string, m control.Msg) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for range nodes {
+		n.sent = append(n.sent, m)
+	}
+	return nil
+}
+
+func (n *fakeNode) Go(fn func(ctx context.Context)) { n.wg.Go(func() { fn(context.Background()) }) }
+
+func (n *fakeNode) Forget(string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.forgot++
+}
+
+// ops lists the ops broadcast so far.
+func (n *fakeNode) ops() []string {
+	n.wg.Wait()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, m := range n.sent {
+		out = append(out, m.Op)
+	}
+	return out
+}
+
+var members = []string{"a", "b", "c"}
+
+// newFixture is a coordinator on node "a" of a two-task array shuffle.
+func newFixture(t *testing.T) (*Coordinator, *Shuffle, *fakeNode) {
+	t.Helper()
+	sp := &spec.Spec{ID: "s", Kind: spec.Array, Tasks: 2, Partitions: 2, DType: "|u1",
+		OldChunks: spec.Chunks{{2, 2}}, NewChunks: spec.Chunks{{2, 2}}}
+	st, err := shuffle.New(sp, "a", members, nil, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := NewShuffle(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &fakeNode{}
+	cd := New(Config{Node: n, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), LossWait: time.Second})
+	return cd, sh, n
+}
+
+// runTask begins, finishes and commits task on node "b", one piece to each member.
+func runTask(t *testing.T, cd *Coordinator, sh *Shuffle, task uint64) {
+	t.Helper()
+	one := barrier.Totals{Pieces: 1, Rows: 1, Bytes: 1, Checksum: 1}
+	if r, err := cd.Begin(sh, &control.Msg{Op: control.OpBegin, Node: "b", Task: task}); err != nil || r.Status != control.StatusOK {
+		t.Fatalf("begin task %d: %+v, %v", task, r, err)
+	}
+	sent := map[string]barrier.Totals{"a": one, "b": one, "c": one}
+	if err := cd.Report(sh, &control.Msg{Op: control.OpDone, Node: "b", Task: task, Sent: sent}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if err := cd.Report(sh, &control.Msg{Op: control.OpCommitted, Node: m, Task: task, Held: &one}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSealThenLossReopens(t *testing.T) {
+	cd, sh, n := newFixture(t)
+	runTask(t, cd, sh, 0)
+	runTask(t, cd, sh, 1)
+	if ops := n.ops(); !slices.Equal(ops, []string{"seal", "seal", "seal"}) {
+		t.Fatalf("broadcast %v, want a seal to every member", ops)
+	}
+	if r, err := cd.Status(sh); err != nil || r.Status != control.StatusSealed {
+		t.Fatalf("status after the seal: %+v, %v", r, err)
+	}
+	cd.Lose(context.Background(), sh, "c")
+	if ops := n.ops(); !slices.Equal(ops[3:], []string{"epoch"}) {
+		t.Fatalf("after the loss broadcast %v, want one epoch to the survivor b", ops[3:])
+	}
+	r, err := cd.Status(sh)
+	if err != nil || r.Status != control.StatusRunning || r.Epoch != 1 || !slices.Equal(r.Replay, []uint64{0, 1}) {
+		t.Fatalf("status after losing c: %+v, %v; want running in epoch 1, replaying 0 and 1", r, err)
+	}
+}
+
+func TestBeginChecksEpochAndConflicts(t *testing.T) {
+	cd, sh, _ := newFixture(t)
+	if r, _ := cd.Begin(sh, &control.Msg{Node: "b", Task: 0, Epoch: 1}); r.Status != control.StatusStale {
+		t.Errorf("begin of a newer epoch: %q, want stale", r.Status)
+	}
+	if r, _ := cd.Begin(sh, &control.Msg{Node: "b", Task: 0}); r.Status != control.StatusOK {
+		t.Errorf("begin: %q, want ok", r.Status)
+	}
+	if r, _ := cd.Begin(sh, &control.Msg{Node: "c", Task: 0}); r.Status != control.StatusConflict {
+		t.Errorf("the same attempt on another node: %q, want conflict", r.Status)
+	}
+}
+
+func TestDoneOfAnOlderEpochIsRefused(t *testing.T) {
+	cd, sh, _ := newFixture(t)
+	cd.Lose(context.Background(), sh, "c")
+	err := cd.Report(sh, &control.Msg{Op: control.OpDone, Node: "b", Task: 0, Epoch: 0})
+	var r *shuffle.Refusal
+	if !errors.As(err, &r) || r.Code != wire.RefuseStaleEpoch || !errors.Is(err, shuffle.ErrStaleEpoch) {
+		t.Fatalf("done of epoch 0 in epoch 1: %v, want a stale-epoch refusal", err)
+	}
+}
+
+func TestApplyEpoch(t *testing.T) {
+	cd, sh, n := newFixture(t)
+	if err := cd.ApplyEpoch(sh.State, &control.Msg{Epoch: 1, Lost: []string{"c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if rt := sh.Route(); rt.Epoch != 1 || slices.Contains(rt.Live, "c") || n.forgot != 1 {
+		t.Fatalf("after the epoch: epoch %d, live %v, forgot %d", rt.Epoch, rt.Live, n.forgot)
+	}
+	if err := cd.ApplyEpoch(sh.State, &control.Msg{Epoch: 2, Lost: []string{"c", "a"}}); err == nil {
+		t.Fatal("this node declared lost: no error")
+	}
+	if ph, _ := sh.Status(); ph != shuffle.Failed {
+		t.Fatalf("declared lost: phase %s, want failed", ph)
+	}
+}

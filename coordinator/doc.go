@@ -1,0 +1,29 @@
+// Package coordinator is the coordinator role of the shuffles a node
+// created (DESIGN.md §3.4 and §4): it drives each shuffle's barrier.Tracker
+// with the begin, done and committed reports of the other nodes, answers
+// barrier polls, broadcasts the seal or the failure, and on the loss of a
+// member moves the shuffle to a new epoch, where the tracker chooses the
+// replay set. It also holds the members' side of an epoch move
+// (ApplyEpoch).
+//
+// The caller's duties, in order:
+//
+//  1. Create one Coordinator per node with New, giving it the Node it runs
+//     on (broadcasts, background goroutines, dropping send queues).
+//  2. For each shuffle this node creates, make its Shuffle with NewShuffle
+//     from the shuffle's shared state.
+//  3. Hand it the control messages meant for the coordinator: OpBegin to
+//     Begin, OpDone and OpCommitted to Report, OpBarrier to Status; reply
+//     with what they return. On every member, hand OpEpoch to ApplyEpoch.
+//  4. Call Lose when a live member of a shuffle it coordinates fails or
+//     leaves.
+//
+// Decisions (seal, fail, a new epoch) are broadcast on goroutines started
+// with Node.Go; Lose blocks until the survivors were told of the new epoch.
+//
+// Concurrency: all methods are safe for concurrent use. A Shuffle's state
+// is guarded by its shuffle.State lock, the same lock the receiver takes to
+// commit: an epoch move (route, tracker, phase) is atomic with respect to
+// every commit, begin and report. Losses of one shuffle are handled one at
+// a time, in the order they arrive.
+package coordinator

@@ -1,0 +1,181 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Begin handles control.OpBegin: register that node runs (task, attempt).
+func (cd *Coordinator) Begin(sh *Shuffle, c *control.Msg) (control.Reply, error) {
+	sh.Lock()
+	defer sh.Unlock()
+	if _, _, ok := sh.tracker.DoneAttempt(c.Task); ok {
+		return control.Reply{Status: control.StatusDone}, nil
+	}
+	if c.Epoch != sh.RouteLocked().Epoch {
+		reason := fmt.Sprintf("shuffle %s task %d attempt %d: node %s is at epoch %d, the coordinator at %d", sh.ID(), c.Task, c.Attempt, c.Node, c.Epoch, sh.RouteLocked().Epoch)
+		return control.Reply{Status: control.StatusStale, Reason: reason}, nil
+	}
+	k := shuffle.AttemptKey{Task: c.Task, Attempt: c.Attempt}
+	if n, ok := sh.begun[k]; ok && n != c.Node {
+		reason := fmt.Sprintf("shuffle %s task %d attempt %d was started on node %s; use a new attempt number", sh.ID(), c.Task, c.Attempt, n)
+		return control.Reply{Status: control.StatusConflict, Reason: reason}, nil
+	}
+	sh.begun[k] = c.Node
+	r := control.Reply{Status: control.StatusOK}
+	if e, ok := sh.tracker.Undone(c.Task); ok {
+		r.Since = uint64(e) + 1
+	}
+	return r, nil
+}
+
+// Report handles control.OpDone and control.OpCommitted: feed the tracker,
+// act on its decision. A report of a done attempt of an older epoch is
+// refused (ErrStaleEpoch): its task runs again.
+func (cd *Coordinator) Report(sh *Shuffle, c *control.Msg) error {
+	sh.Lock()
+	d, err := sh.record(c)
+	sh.Unlock()
+	if errors.Is(err, barrier.ErrSealed) {
+		return nil // a late duplicate
+	}
+	cd.decide(sh, d)
+	return err
+}
+
+// record feeds one report to the tracker. Called with the shuffle's lock
+// held, so the epoch check and the tracker see the same epoch.
+func (sh *Shuffle) record(c *control.Msg) (barrier.Decision, error) {
+	switch {
+	case c.Op == control.OpDone && c.Epoch != sh.RouteLocked().Epoch:
+		// The attempt ran against an older ownership: it may have sent data to
+		// a lost node. It does not count; its task runs again.
+		return barrier.Decision{}, shuffle.Refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s task %d attempt %d ran in epoch %d, now %d",
+			shuffle.ErrStaleEpoch, sh.ID(), c.Task, c.Attempt, c.Epoch, sh.RouteLocked().Epoch))
+	case c.Op == control.OpDone:
+		return sh.tracker.TaskDone(c.Task, c.Attempt, c.Node, c.Sent)
+	case c.Held != nil:
+		return sh.tracker.Committed(c.Node, c.Task, c.Attempt, *c.Held)
+	}
+	return barrier.Decision{}, fmt.Errorf("%w: committed report without totals", shuffle.ErrBadInput)
+}
+
+// decide acts on a tracker decision: tell every member.
+func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
+	switch {
+	case d.Seal:
+		cd.cfg.Log.Info("barrier reached", "shuffle", sh.ID())
+		cd.cfg.Node.Go(func(ctx context.Context) {
+			cd.conclude(ctx, sh, control.Msg{Op: control.OpSeal, Shuffle: sh.ID()}, nil)
+		})
+	case d.Fail != nil:
+		cd.cfg.Log.Error("shuffle failed", "shuffle", sh.ID(), "err", d.Fail)
+		c := control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Reason: d.Fail.Error()}
+		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, c, d.Fail) })
+	}
+}
+
+// conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
+func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg, failure error) {
+	rt := sh.Route()
+	err := control.Retry(ctx, 5, func() error { return cd.cfg.Node.Broadcast(ctx, rt.Live, c) })
+	if err != nil && failure == nil {
+		if cd.awaitEpoch(ctx, sh, rt.Epoch) {
+			return // a member was lost meanwhile: the shuffle reopened and will seal again
+		}
+		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.ID(), err)
+		_ = cd.cfg.Node.Broadcast(ctx, rt.Live, control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Reason: failure.Error()})
+	}
+	sh.Lock()
+	if failure == nil && sh.RouteLocked().Epoch != rt.Epoch {
+		sh.Unlock()
+		return // sealed an epoch that is gone: the new one seals again
+	}
+	if failure != nil {
+		sh.err = failure
+	} else {
+		sh.announced = true
+		sh.sealAfter = time.Since(sh.Created)
+	}
+	sh.releaseWaiters()
+	sh.Unlock()
+}
+
+// releaseWaiters releases the barrier waiters of the current outcome, once.
+// Called with the shuffle's lock held, so that a reopen never races with it.
+func (sh *Shuffle) releaseWaiters() {
+	if !sh.concluded {
+		sh.concluded = true
+		close(sh.final)
+	}
+}
+
+// awaitEpoch waits (up to the failure detector's reach) for sh to leave
+// epoch: a member that did not take the seal is usually dying.
+func (cd *Coordinator) awaitEpoch(ctx context.Context, sh *Shuffle, epoch uint64) bool {
+	deadline := time.Now().Add(cd.cfg.LossWait)
+	for time.Now().Before(deadline) {
+		if sh.Route().Epoch != epoch {
+			return true
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return false
+}
+
+// Status handles control.OpBarrier: the current outcome, without waiting:
+// sealed, failed, or running with the tasks that have no done attempt.
+func (cd *Coordinator) Status(sh *Shuffle) (control.Reply, error) {
+	sh.Lock()
+	defer sh.Unlock()
+	select {
+	case <-sh.final:
+		if sh.err != nil {
+			return control.Reply{}, fmt.Errorf("%w: %s: %w", shuffle.ErrFailed, sh.ID(), sh.err)
+		}
+		return control.Reply{Status: control.StatusSealed, Epoch: sh.RouteLocked().Epoch, Replayed: sh.replayed}, nil
+	default:
+	}
+	return control.Reply{Status: control.StatusRunning, Epoch: sh.RouteLocked().Epoch, Replayed: sh.replayed, Replay: sh.tracker.Pending()}, nil
+}
+
+// Progress is the coordinator's view of a shuffle: the tracker's counters
+// and what recovery and the barrier cost.
+type Progress struct {
+	barrier.Progress
+	// ReplaySet is the number of finished tasks that lost nodes took with
+	// them, over every loss: the tasks recovery ran again.
+	ReplaySet int
+	// SealAfter is the time from create to the last announced seal; zero
+	// while the shuffle is not sealed.
+	SealAfter time.Duration
+}
+
+// Progress returns the coordinator's progress of sh.
+func (cd *Coordinator) Progress(sh *Shuffle) Progress {
+	sh.Lock()
+	defer sh.Unlock()
+	p := Progress{Progress: sh.tracker.Progress(), ReplaySet: sh.replayed}
+	if sh.announced {
+		p.SealAfter = sh.sealAfter
+	}
+	return p
+}
+
+// TasksDone is the number of tasks with a done attempt.
+func (cd *Coordinator) TasksDone(sh *Shuffle) int {
+	sh.Lock()
+	defer sh.Unlock()
+	return sh.tracker.Progress().TasksDone
+}

@@ -1,0 +1,74 @@
+package receiver
+
+import (
+	"fmt"
+	"hash/crc32"
+
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// stored counts a stored entry and commits if the attempt is complete.
+func (rc *Receiver) stored(sh *Shuffle, e *shard.Entry) error {
+	rows := e.Rows()
+	sh.Lock()
+	rs := sh.attempt(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt})
+	rs.stored++
+	rs.held.Add(rows, uint64(len(e.Data)), crc32.Checksum(e.Data, castagnoli))
+	commit := sh.tryCommit(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt}, rs)
+	sh.Unlock()
+	return rc.afterCommit(sh, commit)
+}
+
+// receiveEnd records an end marker and commits if the attempt is complete.
+func (rc *Receiver) receiveEnd(sh *Shuffle, rt *shuffle.Route, e shard.End) error {
+	if e.Task >= uint64(sh.Spec.Tasks) {
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: end of task %d out of range", sh.ID(), e.Task))
+	}
+	k := shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt}
+	sh.Lock()
+	rs := sh.attempt(k)
+	if rs.end == nil {
+		rs.end = &e
+		rs.epoch = rt.Epoch
+	}
+	commit := sh.tryCommit(k, rs)
+	sh.Unlock()
+	return rc.afterCommit(sh, commit)
+}
+
+// Commit is an attempt this node committed, to report to the coordinator.
+type Commit struct {
+	Key   shuffle.AttemptKey
+	Epoch uint64         // the epoch the attempt ran in
+	Held  barrier.Totals // what this node holds of it
+}
+
+// tryCommit commits k if its marker and all its entries are in, for the
+// partitions this node holds (owns or backs up) in the attempt's epoch. An attempt of an older
+// epoch never commits: it may lack partitions that moved here since, and
+// its task runs again. Called with the shuffle's lock held:
+// the epoch check and the ledger commit see the route an epoch move
+// replaces under the same lock.
+func (sh *Shuffle) tryCommit(k shuffle.AttemptKey, rs *attempt) *Commit {
+	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces || rs.epoch != sh.RouteLocked().Epoch {
+		return nil
+	}
+	if _, err := sh.ledger.Commit(k.Task, k.Attempt, sh.RouteLocked().Held); err != nil {
+		return nil // unreachable: task range was checked
+	}
+	rs.committed = true
+	return &Commit{Key: k, Epoch: rs.epoch, Held: rs.held}
+}
+
+// afterCommit hands a commit to Config.Committed.
+func (rc *Receiver) afterCommit(sh *Shuffle, c *Commit) error {
+	if c != nil {
+		rc.cfg.Committed(sh.State, *c)
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+// Package receiver is one node's receive side (DESIGN.md §3.3 and §3.5): it
+// stores the shards other nodes send it in the spill store under
+// (partition, task, attempt, seq), commits an attempt once its end marker
+// and all its entries are in, decides with the dedup ledger which attempt
+// serves each (task, partition), and serves the outputs it owns after the
+// barrier: record batches for dataframes (Get), assembled new chunks for
+// arrays (GetChunk).
+//
+// The caller's duties, in order:
+//
+//  1. Create one Receiver per node with New; give it a Committed func that
+//     reports each commit to the shuffle's coordinator without blocking.
+//  2. For each shuffle the node holds, create its Shuffle with NewShuffle
+//     from the shuffle's shared state.
+//  3. Hand every shards message to Receive; reply to the sender with what
+//     the error says (*shuffle.Refusal, *shuffle.Busy, or a failure).
+//  4. Serve reads with Get and GetChunk; they refuse partitions this node
+//     does not own and shuffles not sealed.
+//
+// A resent entry (same task, attempt and seq) is stored once. An attempt of
+// an older epoch never commits: its task runs again.
+//
+// Concurrency: all methods are safe for concurrent use; Receive is called
+// on one goroutine per request and may block while the spill store writes
+// to disk. A Shuffle's state is guarded by its shuffle.State lock, the same
+// lock the coordinator takes to move the epoch, so a commit's epoch check
+// and an epoch move never interleave.
+package receiver

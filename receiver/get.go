@@ -1,0 +1,127 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/spill"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// Get reads output partition p of sh from this node, which must own
+// it, after the barrier. emit receives record batches of about
+// OutputBatchRows rows, in (task, attempt, seq) order, and must Release
+// them; an error from emit stops the read.
+func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow.Record) error) error {
+	id := sh.ID()
+	if err := rc.readable(sh, p); err != nil {
+		return err
+	}
+	if sh.Array != nil {
+		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", shuffle.ErrBadInput, id)
+	}
+	b := &outBatch{rc: rc, sh: sh, emit: emit}
+	defer b.release()
+	err := rc.cfg.Store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
+			return nil
+		}
+		if err := b.add(mem, disk); err != nil {
+			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", id, p, k.Task, sh.Self, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return b.flush()
+}
+
+// outBatch gathers the pieces of one output batch.
+type outBatch struct {
+	rc     *Receiver
+	sh     *Shuffle
+	emit   func(arrow.Record) error
+	ranges []table.RowRange
+	owned  []arrow.Record // references held until the flush
+	rows   int64
+}
+
+// add appends one piece (in memory or spilled) and flushes a full batch.
+func (b *outBatch) add(mem spill.Value, disk []byte) error {
+	r, err := b.rangeOf(mem, disk)
+	if err != nil {
+		return err
+	}
+	b.ranges = append(b.ranges, r)
+	if b.rows += r.Rows; b.rows >= b.rc.cfg.OutputBatchRows {
+		return b.flush()
+	}
+	return nil
+}
+
+// rangeOf returns a piece's rows, holding a reference to its record until
+// the batch is flushed (a spill.Value is only lent for one callback).
+func (b *outBatch) rangeOf(mem spill.Value, disk []byte) (table.RowRange, error) {
+	if mem != nil {
+		p := mem.(*piece)
+		p.rec.Retain()
+		b.owned = append(b.owned, p.rec)
+		return table.RowRange{Rec: p.rec, Off: p.off, Rows: p.rows, Cols: p.cols}, nil
+	}
+	rec, err := b.sh.Codec.Decode(append([]byte(nil), disk...))
+	if err != nil {
+		return table.RowRange{}, err
+	}
+	b.owned = append(b.owned, rec)
+	return table.RowRange{Rec: rec, Rows: rec.NumRows()}, nil
+}
+
+// flush emits the gathered rows as one record.
+func (b *outBatch) flush() error {
+	if len(b.ranges) == 0 {
+		return nil
+	}
+	rec, err := table.ConcatRanges(b.rc.cfg.Allocator, b.sh.Schema, b.ranges)
+	b.release()
+	if err != nil {
+		return err
+	}
+	return b.emit(rec)
+}
+
+// release drops the batch's ranges and decoded records.
+func (b *outBatch) release() {
+	releaseAll(b.owned)
+	b.ranges, b.owned, b.rows = b.ranges[:0], b.owned[:0], 0
+}
+
+// readable checks that partition p of sh can be read here.
+func (rc *Receiver) readable(sh *Shuffle, p int) error {
+	id := sh.ID()
+	if p < 0 || p >= sh.Spec.Partitions {
+		return fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", shuffle.ErrBadInput, id, p, sh.Spec.Partitions-1)
+	}
+	sh.Touch()
+	if r := sh.Route(); !r.Owned.Has(p) {
+		return fmt.Errorf("%w: shuffle %s partition %d is on node %s, not %s", shuffle.ErrNotOwner, id, p, sh.Members[r.GroupOf[p]], sh.Self)
+	}
+	switch ph, err := sh.Status(); ph {
+	case shuffle.Open:
+		return fmt.Errorf("%w: %s", shuffle.ErrNotSealed, id)
+	case shuffle.Failed:
+		return fmt.Errorf("%w: %s: %w", shuffle.ErrFailed, id, err)
+	}
+	return nil
+}
+
+func releaseAll(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}

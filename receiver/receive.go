@@ -1,0 +1,168 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/spill"
+	"github.com/shufflenode/shufflenode/table"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Receive handles a shards message of sh: store its entries, then its end
+// markers. It blocks while the spill store writes to disk (back-pressure on
+// the sender). An error is a *shuffle.Refusal or *shuffle.Busy to reply
+// with, or the store's failure. The receiver keeps slices of the entries'
+// data (it decodes and stores them in place): the caller hands m's bytes
+// over and must not reuse them.
+func (rc *Receiver) Receive(ctx context.Context, sh *Shuffle, m *shard.Msg) error {
+	sh.Touch()
+	rt := sh.Route()
+	if err := rc.checkEpoch(sh, rt, m.Epoch); err != nil {
+		return err
+	}
+	if err := sh.OpenErr(); err != nil {
+		return shuffle.Refuse(wire.RefuseSealed, err)
+	}
+	for i := range m.Entries {
+		if err := rc.receiveEntry(sh, rt, &m.Entries[i]); err != nil {
+			return err
+		}
+	}
+	for _, e := range m.Ends {
+		if err := rc.receiveEnd(sh, rt, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkEpoch refuses a message of an older epoch for good and asks a sender
+// that is ahead of this node (it applied a newer epoch first) to retry.
+func (rc *Receiver) checkEpoch(sh *Shuffle, rt *shuffle.Route, epoch uint64) error {
+	switch {
+	case epoch < rt.Epoch:
+		return shuffle.Refuse(wire.RefuseStaleEpoch, fmt.Errorf("shuffle %s: message of epoch %d, node %s is at epoch %d", sh.ID(), epoch, sh.Self, rt.Epoch))
+	case epoch > rt.Epoch:
+		return &shuffle.Busy{After: 20 * time.Millisecond, Err: fmt.Errorf("shuffle %s: node %s is still at epoch %d (message of %d)", sh.ID(), sh.Self, rt.Epoch, epoch)}
+	}
+	return nil
+}
+
+// receiveEntry stores one entry's pieces unless it was seen before.
+func (rc *Receiver) receiveEntry(sh *Shuffle, rt *shuffle.Route, e *shard.Entry) error {
+	if err := sh.checkEntry(rt, e); err != nil {
+		return shuffle.Refuse(wire.RefuseBadRequest, err)
+	}
+	if !sh.claim(e, rt.Epoch) {
+		return nil // a resent entry: already stored
+	}
+	store := rc.storeEntry
+	if sh.Array != nil {
+		store = rc.storeArrayEntry
+	}
+	if err := store(sh, e); err != nil {
+		sh.unclaim(e)
+		return err
+	}
+	return rc.stored(sh, e)
+}
+
+// checkEntry refuses an entry for a task out of range or a partition this
+// node does not own in the entry's epoch.
+func (sh *Shuffle) checkEntry(rt *shuffle.Route, e *shard.Entry) error {
+	if e.Task >= uint64(sh.Spec.Tasks) {
+		return fmt.Errorf("shuffle %s: task %d out of range", sh.ID(), e.Task)
+	}
+	for _, r := range e.Runs {
+		if int(r.Partition) >= sh.Spec.Partitions || !rt.Held.Has(int(r.Partition)) {
+			return fmt.Errorf("%w: shuffle %s task %d: partition %d", shuffle.ErrNotOwner, sh.ID(), e.Task, r.Partition)
+		}
+	}
+	return nil
+}
+
+// claim marks e (of an attempt running in epoch) as being stored; false
+// if it was seen before.
+func (sh *Shuffle) claim(e *shard.Entry, epoch uint64) bool {
+	sh.Lock()
+	defer sh.Unlock()
+	rs := sh.attempt(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt})
+	if rs.seen[e.Seq] {
+		return false
+	}
+	rs.seen[e.Seq] = true
+	rs.epoch = epoch
+	return true
+}
+
+func (sh *Shuffle) unclaim(e *shard.Entry) {
+	sh.Lock()
+	defer sh.Unlock()
+	delete(sh.attempt(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt}).seen, e.Seq)
+}
+
+func (sh *Shuffle) attempt(k shuffle.AttemptKey) *attempt {
+	rs, ok := sh.recv[k]
+	if !ok {
+		rs = &attempt{seen: map[uint32]bool{}}
+		sh.recv[k] = rs
+	}
+	return rs
+}
+
+// storeEntry decodes an entry and stores one piece per output partition.
+func (rc *Receiver) storeEntry(sh *Shuffle, e *shard.Entry) error {
+	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
+	rec, err := sh.Codec.Decode(data)
+	if err != nil {
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: %w", sh.ID(), e.Task, err))
+	}
+	defer rec.Release()
+	if err := checkRuns(sh, e, rec); err != nil {
+		return shuffle.Refuse(wire.RefuseBadRequest, err)
+	}
+	pieces := make([]piece, len(e.Runs)) // one allocation for the entry's pieces
+	items := make([]spill.Item, len(e.Runs))
+	cols := table.ViewOf(rec) // resolved once, shared by the entry's pieces
+	var off int64
+	for i, r := range e.Runs {
+		rec.Retain()
+		v := &pieces[i]
+		*v = piece{rec: rec, cols: cols, off: off, rows: int64(r.Count), codec: sh.Codec}
+		v.size = pieceOverhead + int64(len(data))*int64(r.Count)/max(rec.NumRows(), 1)
+		off += int64(r.Count)
+		items[i] = spill.Item{Key: spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}, Value: v}
+	}
+	return rc.putPieces(sh, e, items)
+}
+
+// putPieces stores the pieces of one entry. A duplicate (a resent entry
+// whose first copy was stored) is released and skipped; on any other error
+// the store took none of them and all are released.
+func (rc *Receiver) putPieces(sh *Shuffle, e *shard.Entry, items []spill.Item) error {
+	err := rc.cfg.Store.PutMany(sh.ID(), items, func(i int) { items[i].Value.Release() })
+	if err != nil {
+		for _, it := range items {
+			it.Value.Release()
+		}
+		return shuffle.Refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.ID(), e.Task, sh.Self, err))
+	}
+	return nil
+}
+
+// checkRuns checks that the runs cover the record's rows exactly.
+func checkRuns(sh *Shuffle, e *shard.Entry, rec arrow.Record) error {
+	var n uint64
+	for _, r := range e.Runs {
+		n += r.Count
+	}
+	if n != uint64(rec.NumRows()) {
+		return fmt.Errorf("shuffle %s task %d: runs cover %d rows, record has %d", sh.ID(), e.Task, n, rec.NumRows())
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package receiver
+
+import (
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/dedup"
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/spill"
+)
+
+// Config configures a Receiver. Every field is required.
+type Config struct {
+	// Store holds the received pieces.
+	Store *spill.Store
+	// OutputBatchRows is the number of rows Get aims for in one batch.
+	OutputBatchRows int64
+	// Allocator for the output batches.
+	Allocator memory.Allocator
+	// Committed is called for each attempt this node commits, without the
+	// shuffle's lock, on the goroutine that received the data: it must not
+	// block (report the commit to the coordinator in the background).
+	Committed func(st *shuffle.State, c Commit)
+}
+
+// Receiver is one node's receive side: it stores the shards of every
+// shuffle the node holds and serves their outputs.
+type Receiver struct{ cfg Config }
+
+// New returns a receiver.
+func New(cfg Config) *Receiver { return &Receiver{cfg: cfg} }
+
+// Shuffle is the receive side of one shuffle: the attempts this node
+// receives and its dedup ledger, guarded by the shuffle's lock.
+type Shuffle struct {
+	*shuffle.State
+	ledger *dedup.Ledger
+	recv   map[shuffle.AttemptKey]*attempt
+}
+
+// NewShuffle returns the receive side of st.
+func NewShuffle(st *shuffle.State) *Shuffle {
+	return &Shuffle{State: st, ledger: dedup.NewLedger(st.Spec.Tasks, st.Spec.Partitions),
+		recv: map[shuffle.AttemptKey]*attempt{}}
+}
+
+// attempt is a receiver's progress on one (task, attempt).
+type attempt struct {
+	epoch     uint64          // epoch of the attempt's messages
+	seen      map[uint32]bool // entries stored or being stored, by seq
+	stored    uint32          // entries fully stored
+	held      barrier.Totals
+	end       *shard.End
+	committed bool
+}

@@ -1,0 +1,52 @@
+package shuffle
+
+import (
+	"errors"
+	"time"
+
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Sentinel errors shared by the roles. Package service exports them under
+// the same names (its callers match them with errors.Is); errors wrap one of
+// them with %w and name the shuffle and, where it applies, the task,
+// attempt, partition and node.
+var (
+	// ErrBadInput: the request is invalid (task out of range, wrong schema,
+	// bad partition column values...).
+	ErrBadInput = errors.New("service: bad input")
+	// ErrNotSealed: outputs are read only after the barrier.
+	ErrNotSealed = errors.New("service: shuffle not sealed yet")
+	// ErrSealed: the shuffle is sealed and takes no more input.
+	ErrSealed = errors.New("service: shuffle sealed")
+	// ErrFailed: the shuffle failed; the error says why.
+	ErrFailed = errors.New("service: shuffle failed")
+	// ErrNotOwner: this node does not own the output partition.
+	ErrNotOwner = errors.New("service: partition owned by another node")
+	// ErrStaleEpoch: the shuffle's ownership changed (a node was lost)
+	// while the attempt ran; run the task again with a new attempt.
+	ErrStaleEpoch = errors.New("service: stale epoch")
+)
+
+// Busy is an error that the node's handler turns into a TypeBusy reply:
+// the sender retries after After.
+type Busy struct {
+	After time.Duration
+	Err   error
+}
+
+func (b *Busy) Error() string { return b.Err.Error() }
+func (b *Busy) Unwrap() error { return b.Err }
+
+// Refusal is an error that the node's handler turns into a TypeRefused
+// reply with Code, which the sender acts on.
+type Refusal struct {
+	Code wire.RefusalCode
+	Err  error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Refuse returns err as a Refusal with code.
+func Refuse(code wire.RefusalCode, err error) error { return &Refusal{Code: code, Err: err} }

@@ -297,7 +297,7 @@ type opWriter struct {
 
 func (s *Server) newOpWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, st flightproto.OpStats) *opWriter {
 	b, _ := json.Marshal(st)
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	w := s.newWriter(stream, schema)
 	return &opWriter{w: w, schema: schema, mem: s.mem, stats: b}
 }
 

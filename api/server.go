@@ -46,11 +46,22 @@ func Listen(addr string, svc *service.Service, log *slog.Logger) (*Server, error
 		log = slog.Default()
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, done: make(chan error, 1)}
-	s.srv = flight.NewServerWithMiddleware(nil,
-		grpc.MaxRecvMsgSize(flightproto.MaxMessageBytes), grpc.MaxSendMsgSize(flightproto.MaxMessageBytes))
-	s.srv.RegisterFlightService(s)
-	s.srv.InitListener(lis)
+	s.srv = newFlightServer(s, lis)
 	return s, nil
+}
+
+// newFlightServer returns a gRPC Flight server of fs on lis.
+func newFlightServer(fs flight.FlightServer, lis net.Listener) flight.Server {
+	srv := flight.NewServerWithMiddleware(nil,
+		grpc.MaxRecvMsgSize(flightproto.MaxMessageBytes), grpc.MaxSendMsgSize(flightproto.MaxMessageBytes))
+	srv.RegisterFlightService(fs)
+	srv.InitListener(lis)
+	return srv
+}
+
+// newWriter returns the writer of a DoGet stream of schema.
+func (s *Server) newWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema) *flight.Writer {
+	return flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 }
 
 // Addr is the address the server listens on.
@@ -229,7 +240,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if err != nil {
 		return toStatus(err)
 	}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	w := s.newWriter(stream, schema)
 	if s.isArray(tk.Shuffle) {
 		err = s.getChunk(stream.Context(), tk, w)
 	} else {

@@ -288,7 +288,7 @@ func releaseRecords(recs []arrow.Record) {
 
 // opWriter streams an op's result; the first batch carries the stats.
 type opWriter struct {
-	w      *flight.Writer
+	w      *flightproto.Writer
 	schema *arrow.Schema
 	mem    memory.Allocator
 	stats  []byte

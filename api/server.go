@@ -52,16 +52,15 @@ func Listen(addr string, svc *service.Service, log *slog.Logger) (*Server, error
 
 // newFlightServer returns a gRPC Flight server of fs on lis.
 func newFlightServer(fs flight.FlightServer, lis net.Listener) flight.Server {
-	srv := flight.NewServerWithMiddleware(nil,
-		grpc.MaxRecvMsgSize(flightproto.MaxMessageBytes), grpc.MaxSendMsgSize(flightproto.MaxMessageBytes))
+	srv := flight.NewServerWithMiddleware(nil, flightproto.ServerOptions()...)
 	srv.RegisterFlightService(fs)
 	srv.InitListener(lis)
 	return srv
 }
 
 // newWriter returns the writer of a DoGet stream of schema.
-func (s *Server) newWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema) *flight.Writer {
-	return flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+func (s *Server) newWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema) *flightproto.Writer {
+	return flightproto.NewWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 }
 
 // Addr is the address the server listens on.
@@ -290,7 +289,7 @@ func (s *Server) putChunk(ctx context.Context, cmd flightproto.PutCmd, next func
 }
 
 // getChunk writes one assembled new chunk as one record.
-func (s *Server) getChunk(ctx context.Context, tk flightproto.Ticket, w *flight.Writer) error {
+func (s *Server) getChunk(ctx context.Context, tk flightproto.Ticket, w *flightproto.Writer) error {
 	c, err := s.svc.GetChunk(ctx, tk.Shuffle, tk.Partition)
 	if err != nil {
 		return err

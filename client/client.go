@@ -118,7 +118,7 @@ func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.
 	if err != nil {
 		return flightproto.PutReply{}, err
 	}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema))
+	w := flightproto.NewWriter(stream, ipc.WithSchema(schema))
 	d, _ := json.Marshal(cmd)
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
 	if err := writeAll(w, next); err != nil {
@@ -134,7 +134,7 @@ func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.
 	return putReply(stream)
 }
 
-func writeAll(w *flight.Writer, next func() (arrow.Record, error)) error {
+func writeAll(w *flightproto.Writer, next func() (arrow.Record, error)) error {
 	for {
 		rec, err := next()
 		if errors.Is(err, io.EOF) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
@@ -21,19 +22,19 @@ import (
 // owners of output partitions.
 type Client struct {
 	addr string
-	fc   flight.Client
+	home *conns
 
 	mu    sync.Mutex
-	peers map[string]flight.Client
+	peers map[string]*conns
 }
 
 // Dial connects to the node whose API listens at addr (host:port).
 func Dial(addr string) (*Client, error) {
-	fc, err := flightproto.Dial(addr)
+	cs, err := dialConns(addr)
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
 	}
-	return &Client{addr: addr, fc: fc, peers: map[string]flight.Client{addr: fc}}, nil
+	return &Client{addr: addr, home: cs, peers: map[string]*conns{addr: cs}}, nil
 }
 
 // Addr is the node's API address.
@@ -45,9 +46,46 @@ func (c *Client) Close() error {
 	defer c.mu.Unlock()
 	var errs []error
 	for _, p := range c.peers {
-		errs = append(errs, p.Close())
+		errs = append(errs, p.close())
 	}
-	c.peers = map[string]flight.Client{}
+	c.peers = map[string]*conns{}
+	return errors.Join(errs...)
+}
+
+// connsPerAddr is how many gRPC connections a Client keeps to each node:
+// the puts and reads of one node take them in turn, so that they do not
+// queue behind one connection's reading and writing goroutines.
+const connsPerAddr = 2
+
+// conns are the connections to one node.
+type conns struct {
+	fcs  []flight.Client
+	next atomic.Uint32
+}
+
+func dialConns(addr string) (*conns, error) {
+	cs := &conns{}
+	for range connsPerAddr {
+		fc, err := flightproto.Dial(addr)
+		if err != nil {
+			cs.close()
+			return nil, err
+		}
+		cs.fcs = append(cs.fcs, fc)
+	}
+	return cs, nil
+}
+
+// pick returns the next connection in turn.
+func (cs *conns) pick() flight.Client {
+	return cs.fcs[cs.next.Add(1)%uint32(len(cs.fcs))]
+}
+
+func (cs *conns) close() error {
+	var errs []error
+	for _, fc := range cs.fcs {
+		errs = append(errs, fc.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -58,7 +96,7 @@ func (c *Client) action(ctx context.Context, typ string, body any, out any) erro
 	if err != nil {
 		return err
 	}
-	stream, err := c.fc.DoAction(ctx, &flight.Action{Type: typ, Body: b})
+	stream, err := c.home.pick().DoAction(ctx, &flight.Action{Type: typ, Body: b})
 	if err != nil {
 		return err
 	}
@@ -114,7 +152,7 @@ func (c *Client) CloseShuffle(ctx context.Context, shuffle string) error {
 // Put sends one input task attempt: the records yielded by next until it
 // returns io.EOF (Put does not release them).
 func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.Schema, next func() (arrow.Record, error)) (flightproto.PutReply, error) {
-	stream, err := c.fc.DoPut(ctx)
+	stream, err := c.home.pick().DoPut(ctx)
 	if err != nil {
 		return flightproto.PutReply{}, err
 	}
@@ -176,7 +214,7 @@ type Endpoint struct {
 // Locations lists every output partition with its owner.
 func (c *Client) Locations(ctx context.Context, shuffle string) ([]Endpoint, error) {
 	d, _ := json.Marshal(flightproto.ShuffleRef{Shuffle: shuffle})
-	info, err := c.fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
+	info, err := c.home.pick().GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
 	if err != nil {
 		return nil, err
 	}
@@ -249,18 +287,18 @@ func (c *Client) Layout(ctx context.Context, shuffle string) (flightproto.Layout
 
 // peer returns a pooled connection to addr.
 func (c *Client) peer(addr string) (flight.Client, error) {
-	if addr == "" {
-		addr = c.addr
+	if addr == "" || addr == c.addr {
+		return c.home.pick(), nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.peers[addr]; ok {
-		return p, nil
+		return p.pick(), nil
 	}
-	p, err := flightproto.Dial(addr)
+	p, err := dialConns(addr)
 	if err != nil {
 		return nil, err
 	}
 	c.peers[addr] = p
-	return p, nil
+	return p.pick(), nil
 }

@@ -75,6 +75,9 @@ func decodeFlightData(b []byte, fd *flight.FlightData) error {
 		if n < 0 {
 			return fmt.Errorf("flightproto: FlightData: %w", protowire.ParseError(n))
 		}
+		if !num.IsValid() {
+			return fmt.Errorf("flightproto: FlightData: invalid field number %d", num)
+		}
 		b = b[n:]
 		n, err := decodeField(b, num, typ, fd)
 		if err != nil {

@@ -11,10 +11,14 @@ import (
 // breaks larger batches).
 const MaxMessageBytes = 256 << 20
 
-// ioBufferBytes is the size of a connection's read and write buffers on
-// both sides (gRPC's default of 32 KiB makes a syscall per 32 KiB of a
-// batch).
-const ioBufferBytes = 256 << 10
+// A connection's socket buffers on both sides. gRPC's default of 32 KiB
+// makes a syscall per 32 KiB of a batch. The write buffer is shared: a
+// connection holds it only while it has data to flush, so that idle
+// connections cost little.
+const (
+	writeBufferBytes = 256 << 10
+	readBufferBytes  = 64 << 10
+)
 
 // Dial connects a Flight client to a node's API address (host:port) with
 // the message limits shufflenode needs, larger socket buffers, and a codec
@@ -25,7 +29,7 @@ func Dial(addr string) (flight.Client, error) {
 	return flight.NewClientWithMiddleware(addr, nil, nil,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		experimental.WithBufferPool(pool),
-		grpc.WithWriteBufferSize(ioBufferBytes), grpc.WithReadBufferSize(ioBufferBytes),
+		grpc.WithWriteBufferSize(writeBufferBytes), grpc.WithSharedWriteBuffer(true), grpc.WithReadBufferSize(readBufferBytes),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes),
 			grpc.ForceCodecV2(newCodec(pool))))
 }
@@ -37,6 +41,6 @@ func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 		experimental.BufferPool(pool), grpc.ForceServerCodecV2(newCodec(pool)),
-		grpc.WriteBufferSize(ioBufferBytes), grpc.ReadBufferSize(ioBufferBytes),
+		grpc.WriteBufferSize(writeBufferBytes), grpc.SharedWriteBuffer(true), grpc.ReadBufferSize(readBufferBytes),
 	}
 }

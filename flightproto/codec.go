@@ -67,7 +67,8 @@ func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 // decodeFlightData decodes a FlightData from b; its byte fields point into
-// b. Unknown fields are skipped, as protobuf does.
+// b. Unknown fields are skipped (protobuf would keep them; Flight has
+// none).
 func decodeFlightData(b []byte, fd *flight.FlightData) error {
 	fd.Reset()
 	for len(b) > 0 {

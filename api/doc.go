@@ -1,5 +1,6 @@
 // Package api is shufflenode's client API: an Arrow Flight (gRPC) server on
-// every node, and the message types a client sends it.
+// every node. The messages it takes and gives (actions, PutCmd, tickets,
+// replies) are defined in flightproto, which clients import instead of api.
 //
 //   - DoAction "create": body is a spec.Spec as JSON; the node becomes the
 //     shuffle's coordinator.

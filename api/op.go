@@ -25,8 +25,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
-	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -48,8 +48,8 @@ func isOpTicket(b []byte) bool {
 // shuffles it takes with valid IDs, a partition >= 0 and the op's own
 // argument (a valid join, or a column). Unknown fields are refused. Errors
 // wrap service.ErrBadInput.
-func DecodeOpTicket(b []byte) (OpTicket, error) {
-	var op OpTicket
+func DecodeOpTicket(b []byte) (flightproto.OpTicket, error) {
+	var op flightproto.OpTicket
 	if len(b) > MaxOpTicketBytes {
 		return op, fmt.Errorf("%w: op ticket of %d bytes over the limit of %d", service.ErrBadInput, len(b), MaxOpTicketBytes)
 	}
@@ -70,76 +70,13 @@ func DecodeOpTicket(b []byte) (OpTicket, error) {
 	return op, nil
 }
 
-// Validate checks an op ticket on its own (the shuffles, partition range
-// and columns are checked against the node's shuffles when it runs).
-func (op OpTicket) Validate() error {
-	want := map[string]int{OpJoin: 2, OpSort: 1}[op.Op]
-	switch {
-	case want == 0:
-		return fmt.Errorf("op ticket: op %q, want %q or %q", op.Op, OpJoin, OpSort)
-	case len(op.Shuffles) != want:
-		return fmt.Errorf("op ticket: %s takes %d shuffles, got %d", op.Op, want, len(op.Shuffles))
-	case op.Partition < 0:
-		return fmt.Errorf("op ticket: partition %d < 0", op.Partition)
-	}
-	for _, id := range op.Shuffles {
-		if err := spec.ValidateID(id); err != nil {
-			return fmt.Errorf("op ticket: %w", err)
-		}
-	}
-	if op.Op == OpJoin {
-		return op.validateJoin()
-	}
-	return op.validateSort()
-}
-
-func (op OpTicket) validateJoin() error {
-	if op.Join == nil || op.Column != "" {
-		return errors.New("op ticket: join needs \"join\" and no \"column\"")
-	}
-	if _, err := op.Join.DFOps(); err != nil {
-		return fmt.Errorf("op ticket: join: %w", err)
-	}
-	return nil
-}
-
-func (op OpTicket) validateSort() error {
-	if op.Column == "" || op.Join != nil {
-		return errors.New("op ticket: sort needs \"column\" and no \"join\"")
-	}
-	return nil
-}
-
-// DFOps returns the join as a dfops.JoinSpec, checked (errors wrap
-// dfops.ErrSpec).
-func (j JoinSpec) DFOps() (dfops.JoinSpec, error) {
-	d := dfops.JoinSpec{LeftOn: j.LeftOn, RightOn: j.RightOn, How: dfops.How(j.How)}
-	switch len(j.Suffixes) {
-	case 0:
-	case 2:
-		d.Suffixes = [2]string{j.Suffixes[0], j.Suffixes[1]}
-	default:
-		return d, fmt.Errorf("%w: %d suffixes, want 2 (left, right)", dfops.ErrSpec, len(j.Suffixes))
-	}
-	return d, d.Validate()
-}
-
-// JoinSpecOf is the JSON form of a dfops.JoinSpec.
-func JoinSpecOf(j dfops.JoinSpec) JoinSpec {
-	out := JoinSpec{LeftOn: j.LeftOn, RightOn: j.RightOn, How: string(j.How)}
-	if j.Suffixes != [2]string{} {
-		out.Suffixes = []string{j.Suffixes[0], j.Suffixes[1]}
-	}
-	return out
-}
-
 // doOp runs an op ticket and streams its result.
 func (s *Server) doOp(b []byte, stream flight.FlightService_DoGetServer) error {
 	op, err := DecodeOpTicket(b)
 	if err != nil {
 		return toStatus(err)
 	}
-	if op.Op == OpJoin {
+	if op.Op == flightproto.OpJoin {
 		err = s.runJoin(stream.Context(), op, stream)
 	} else {
 		err = s.runSort(stream.Context(), op, stream)
@@ -161,7 +98,7 @@ func opStatus(err error) error {
 }
 
 // runJoin joins partition p of the two shuffles.
-func (s *Server) runJoin(ctx context.Context, op OpTicket, stream flight.FlightService_DoGetServer) error {
+func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, stream flight.FlightService_DoGetServer) error {
 	j, _ := op.Join.DFOps() // checked by DecodeOpTicket
 	out, err := s.joinSchema(op.Shuffles, j)
 	if err != nil {
@@ -198,7 +135,7 @@ func (s *Server) joinSchema(ids []string, j dfops.JoinSpec) (*arrow.Schema, erro
 }
 
 // runSort sorts partition p of the shuffle by the column.
-func (s *Server) runSort(ctx context.Context, op OpTicket, stream flight.FlightService_DoGetServer) error {
+func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, stream flight.FlightService_DoGetServer) error {
 	schema, err := s.svc.Schema(op.Shuffles[0])
 	if err != nil {
 		return err
@@ -239,7 +176,7 @@ func badData(err error) error {
 // opInputs are an op's input partitions, each whole in one record.
 type opInputs struct {
 	recs  []arrow.Record
-	stats OpStats
+	stats flightproto.OpStats
 }
 
 func (in *opInputs) release() {
@@ -250,8 +187,8 @@ func (in *opInputs) release() {
 }
 
 // readInputs reads partition op.Partition of every shuffle of op.
-func (s *Server) readInputs(ctx context.Context, op OpTicket) (*opInputs, error) {
-	in := &opInputs{stats: OpStats{Node: s.svc.Name()}}
+func (s *Server) readInputs(ctx context.Context, op flightproto.OpTicket) (*opInputs, error) {
+	in := &opInputs{stats: flightproto.OpStats{Node: s.svc.Name()}}
 	for _, id := range op.Shuffles {
 		rec, remote, err := s.readWhole(ctx, id, op.Partition)
 		if err != nil {
@@ -320,12 +257,12 @@ func (s *Server) fetch(ctx context.Context, id string, p int, fn func(arrow.Reco
 	if p >= len(locs) {
 		return fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", service.ErrBadInput, id, p, len(locs)-1)
 	}
-	c, err := Dial(locs[p].APIAddr)
+	c, err := flightproto.Dial(locs[p].APIAddr)
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "shuffle %s partition %d: owner %s: %v", id, p, locs[p].Node, err)
 	}
 	defer c.Close()
-	t, _ := json.Marshal(Ticket{Shuffle: id, Partition: p})
+	t, _ := json.Marshal(flightproto.Ticket{Shuffle: id, Partition: p})
 	stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: t})
 	if err != nil {
 		return err
@@ -351,16 +288,16 @@ func releaseRecords(recs []arrow.Record) {
 
 // opWriter streams an op's result; the first batch carries the stats.
 type opWriter struct {
-	w      *flight.Writer
+	w      *flightproto.Writer
 	schema *arrow.Schema
 	mem    memory.Allocator
 	stats  []byte
 	sent   bool
 }
 
-func (s *Server) newOpWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, st OpStats) *opWriter {
+func (s *Server) newOpWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, st flightproto.OpStats) *opWriter {
 	b, _ := json.Marshal(st)
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	w := s.newWriter(stream, schema)
 	return &opWriter{w: w, schema: schema, mem: s.mem, stats: b}
 }
 

@@ -8,16 +8,17 @@ import (
 	"testing"
 
 	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
 )
 
 // opSeeds are real encoded tickets: what client.Join and client.Sort send.
 func opSeeds(t testing.TB) [][]byte {
-	js := JoinSpecOf(dfops.JoinSpec{LeftOn: []string{"k", "s"}, RightOn: []string{"k", "t"}, How: dfops.Outer, Suffixes: [2]string{"_l", "_r"}})
+	js := flightproto.JoinSpecOf(dfops.JoinSpec{LeftOn: []string{"k", "s"}, RightOn: []string{"k", "t"}, How: dfops.Outer, Suffixes: [2]string{"_l", "_r"}})
 	var out [][]byte
-	for _, op := range []OpTicket{
-		{Op: OpJoin, Shuffles: []string{"merge-1-left", "merge-1-right"}, Partition: 7, Join: &js},
-		{Op: OpSort, Shuffles: []string{"set-index-1"}, Partition: 0, Column: "key"},
+	for _, op := range []flightproto.OpTicket{
+		{Op: flightproto.OpJoin, Shuffles: []string{"merge-1-left", "merge-1-right"}, Partition: 7, Join: &js},
+		{Op: flightproto.OpSort, Shuffles: []string{"set-index-1"}, Partition: 0, Column: "key"},
 	} {
 		b, err := json.Marshal(op)
 		if err != nil {
@@ -90,7 +91,7 @@ func TestJoinSpecRoundTrip(t *testing.T) {
 		{LeftOn: []string{"a"}, RightOn: []string{"b"}, How: dfops.Right},
 		{LeftOn: []string{"a", "c"}, RightOn: []string{"b", "c"}, How: dfops.Left, Suffixes: [2]string{"", "_r"}},
 	} {
-		back, err := JoinSpecOf(j).DFOps()
+		back, err := flightproto.JoinSpecOf(j).DFOps()
 		if err != nil || !reflect.DeepEqual(back, j) {
 			t.Errorf("%+v -> %+v, %v", j, back, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"google.golang.org/grpc"
@@ -45,11 +46,21 @@ func Listen(addr string, svc *service.Service, log *slog.Logger) (*Server, error
 		log = slog.Default()
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, done: make(chan error, 1)}
-	s.srv = flight.NewServerWithMiddleware(nil,
-		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
-	s.srv.RegisterFlightService(s)
-	s.srv.InitListener(lis)
+	s.srv = newFlightServer(s, lis)
 	return s, nil
+}
+
+// newFlightServer returns a gRPC Flight server of fs on lis.
+func newFlightServer(fs flight.FlightServer, lis net.Listener) flight.Server {
+	srv := flight.NewServerWithMiddleware(nil, flightproto.ServerOptions()...)
+	srv.RegisterFlightService(fs)
+	srv.InitListener(lis)
+	return srv
+}
+
+// newWriter returns the writer of a DoGet stream of schema.
+func (s *Server) newWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema) *flightproto.Writer {
+	return flightproto.NewWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 }
 
 // Addr is the address the server listens on.
@@ -82,17 +93,17 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 	var reply any
 	var err error
 	switch a.Type {
-	case ActionCreate:
+	case flightproto.ActionCreate:
 		reply, err = s.create(ctx, a.Body)
-	case ActionBarrier:
+	case flightproto.ActionBarrier:
 		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.barrier(ctx, id) })
-	case ActionStatus:
+	case flightproto.ActionStatus:
 		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.status(id) })
-	case ActionClose:
+	case flightproto.ActionClose:
 		reply, err = s.withRef(a.Body, func(id string) (any, error) { return nil, s.svc.CloseShuffle(ctx, id) })
-	case ActionMembers:
+	case flightproto.ActionMembers:
 		reply = s.members()
-	case ActionLayout:
+	case flightproto.ActionLayout:
 		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.svc.Layout(id) })
 	default:
 		return status.Errorf(codes.Unimplemented, "unknown action %q", a.Type)
@@ -113,11 +124,11 @@ func (s *Server) create(ctx context.Context, body []byte) (any, error) {
 
 func (s *Server) barrier(ctx context.Context, id string) (any, error) {
 	r, err := s.svc.Barrier(ctx, id)
-	return BarrierReply{Sealed: r.Sealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.ReplaySet}, err
+	return flightproto.BarrierReply{Sealed: r.Sealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.ReplaySet}, err
 }
 
 func (s *Server) withRef(body []byte, fn func(id string) (any, error)) (any, error) {
-	var ref ShuffleRef
+	var ref flightproto.ShuffleRef
 	if err := json.Unmarshal(body, &ref); err != nil {
 		return nil, fmt.Errorf("%w: %w", service.ErrBadInput, err)
 	}
@@ -129,7 +140,7 @@ func (s *Server) status(id string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := Status{Shuffle: id, Node: s.svc.Name(), Phase: info.Phase.String(), Coordinator: info.Coordinator,
+	st := flightproto.Status{Shuffle: id, Node: s.svc.Name(), Phase: info.Phase.String(), Coordinator: info.Coordinator,
 		Tasks: info.Tasks, Partitions: info.Partitions, TasksDone: info.TasksDone}
 	if info.Err != nil {
 		st.Error = info.Err.Error()
@@ -137,10 +148,10 @@ func (s *Server) status(id string) (any, error) {
 	return st, nil
 }
 
-func (s *Server) members() []Member {
-	var ms []Member
+func (s *Server) members() []flightproto.Member {
+	var ms []flightproto.Member
 	for _, m := range s.svc.Members() {
-		ms = append(ms, Member{Name: m.Name, PeerID: m.PeerID, Addrs: m.Addrs, APIAddr: m.APIAddr, Gossip: m.GossipAddr})
+		ms = append(ms, flightproto.Member{Name: m.Name, PeerID: m.PeerID, Addrs: m.Addrs, APIAddr: m.APIAddr, Gossip: m.GossipAddr})
 	}
 	return ms
 }
@@ -163,7 +174,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 		return status.Errorf(codes.InvalidArgument, "put: reading the stream: %v", err)
 	}
 	defer rdr.Release()
-	var cmd PutCmd
+	var cmd flightproto.PutCmd
 	if d := rdr.LatestFlightDescriptor(); d == nil || json.Unmarshal(d.Cmd, &cmd) != nil {
 		return status.Error(codes.InvalidArgument, "put: the descriptor's cmd must be a PutCmd as JSON")
 	}
@@ -185,13 +196,13 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return toStatus(err)
 	}
-	b, _ := json.Marshal(PutReply{Rows: res.Rows, Bytes: res.Bytes, Skipped: res.Skipped})
+	b, _ := json.Marshal(flightproto.PutReply{Rows: res.Rows, Bytes: res.Bytes, Skipped: res.Skipped})
 	return stream.Send(&flight.PutResult{AppMetadata: b})
 }
 
 // GetFlightInfo lists every output partition with its owner.
 func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	var ref ShuffleRef
+	var ref flightproto.ShuffleRef
 	if err := json.Unmarshal(d.Cmd, &ref); err != nil {
 		return nil, status.Error(codes.InvalidArgument, "descriptor cmd must be a ShuffleRef as JSON")
 	}
@@ -205,7 +216,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	}
 	info := &flight.FlightInfo{Schema: flight.SerializeSchema(schema, s.mem), FlightDescriptor: d, TotalRecords: -1, TotalBytes: -1}
 	for _, l := range locs {
-		t, _ := json.Marshal(Ticket{Shuffle: ref.Shuffle, Partition: l.Partition})
+		t, _ := json.Marshal(flightproto.Ticket{Shuffle: ref.Shuffle, Partition: l.Partition})
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{
 			Ticket:   &flight.Ticket{Ticket: t},
 			Location: []*flight.Location{{Uri: "grpc+tcp://" + l.APIAddr}},
@@ -220,7 +231,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if isOpTicket(t.Ticket) {
 		return s.doOp(t.Ticket, stream)
 	}
-	var tk Ticket
+	var tk flightproto.Ticket
 	if err := json.Unmarshal(t.Ticket, &tk); err != nil {
 		return status.Error(codes.InvalidArgument, "ticket must be a Ticket as JSON")
 	}
@@ -228,7 +239,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if err != nil {
 		return toStatus(err)
 	}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	w := s.newWriter(stream, schema)
 	if s.isArray(tk.Shuffle) {
 		err = s.getChunk(stream.Context(), tk, w)
 	} else {
@@ -265,12 +276,12 @@ func (s *Server) outputSchema(id string) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ArraySchema(in.Spec.DType), nil
+	return flightproto.ArraySchema(in.Spec.DType), nil
 }
 
 // putChunk reads the one chunk of an array put and runs it.
-func (s *Server) putChunk(ctx context.Context, cmd PutCmd, next func() (arrow.Record, error)) (service.PutResult, error) {
-	c, err := ChunkFromRecords(next)
+func (s *Server) putChunk(ctx context.Context, cmd flightproto.PutCmd, next func() (arrow.Record, error)) (service.PutResult, error) {
+	c, err := flightproto.ChunkFromRecords(next)
 	if err != nil {
 		return service.PutResult{}, fmt.Errorf("%w: shuffle %s task %d: %w", service.ErrBadInput, cmd.Shuffle, cmd.Task, err)
 	}
@@ -278,23 +289,23 @@ func (s *Server) putChunk(ctx context.Context, cmd PutCmd, next func() (arrow.Re
 }
 
 // getChunk writes one assembled new chunk as one record.
-func (s *Server) getChunk(ctx context.Context, tk Ticket, w *flight.Writer) error {
+func (s *Server) getChunk(ctx context.Context, tk flightproto.Ticket, w *flightproto.Writer) error {
 	c, err := s.svc.GetChunk(ctx, tk.Shuffle, tk.Partition)
 	if err != nil {
 		return err
 	}
-	rec := ChunkRecord(c)
+	rec := flightproto.ChunkRecord(c)
 	defer rec.Release()
 	return w.Write(rec)
 }
 
 // proxy relays the owner's DoGet stream.
-func (s *Server) proxy(t *flight.Ticket, tk Ticket, stream flight.FlightService_DoGetServer) error {
+func (s *Server) proxy(t *flight.Ticket, tk flightproto.Ticket, stream flight.FlightService_DoGetServer) error {
 	locs, err := s.svc.Locations(tk.Shuffle)
 	if err != nil {
 		return toStatus(err)
 	}
-	c, err := Dial(locs[tk.Partition].APIAddr)
+	c, err := flightproto.Dial(locs[tk.Partition].APIAddr)
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "shuffle %s partition %d: owner %s: %v", tk.Shuffle, tk.Partition, locs[tk.Partition].Node, err)
 	}

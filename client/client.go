@@ -8,13 +8,13 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
-	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/rechunk"
-	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -22,19 +22,19 @@ import (
 // owners of output partitions.
 type Client struct {
 	addr string
-	fc   flight.Client
+	home *conns
 
 	mu    sync.Mutex
-	peers map[string]flight.Client
+	peers map[string]*conns
 }
 
 // Dial connects to the node whose API listens at addr (host:port).
 func Dial(addr string) (*Client, error) {
-	fc, err := api.Dial(addr)
+	cs, err := dialConns(addr)
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
 	}
-	return &Client{addr: addr, fc: fc, peers: map[string]flight.Client{addr: fc}}, nil
+	return &Client{addr: addr, home: cs, peers: map[string]*conns{addr: cs}}, nil
 }
 
 // Addr is the node's API address.
@@ -46,9 +46,46 @@ func (c *Client) Close() error {
 	defer c.mu.Unlock()
 	var errs []error
 	for _, p := range c.peers {
-		errs = append(errs, p.Close())
+		errs = append(errs, p.close())
 	}
-	c.peers = map[string]flight.Client{}
+	c.peers = map[string]*conns{}
+	return errors.Join(errs...)
+}
+
+// connsPerAddr is how many gRPC connections a Client keeps to each node:
+// the puts and reads of one node take them in turn, so that they do not
+// queue behind one connection's reading and writing goroutines.
+const connsPerAddr = 2
+
+// conns are the connections to one node.
+type conns struct {
+	fcs  []flight.Client
+	next atomic.Uint32
+}
+
+func dialConns(addr string) (*conns, error) {
+	cs := &conns{}
+	for range connsPerAddr {
+		fc, err := flightproto.Dial(addr)
+		if err != nil {
+			cs.close()
+			return nil, err
+		}
+		cs.fcs = append(cs.fcs, fc)
+	}
+	return cs, nil
+}
+
+// pick returns the next connection in turn.
+func (cs *conns) pick() flight.Client {
+	return cs.fcs[cs.next.Add(1)%uint32(len(cs.fcs))]
+}
+
+func (cs *conns) close() error {
+	var errs []error
+	for _, fc := range cs.fcs {
+		errs = append(errs, fc.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -59,7 +96,7 @@ func (c *Client) action(ctx context.Context, typ string, body any, out any) erro
 	if err != nil {
 		return err
 	}
-	stream, err := c.fc.DoAction(ctx, &flight.Action{Type: typ, Body: b})
+	stream, err := c.home.pick().DoAction(ctx, &flight.Action{Type: typ, Body: b})
 	if err != nil {
 		return err
 	}
@@ -81,45 +118,45 @@ func (c *Client) action(ctx context.Context, typ string, body any, out any) erro
 
 // Create creates a shuffle; the node becomes its coordinator.
 func (c *Client) Create(ctx context.Context, sp *spec.Spec) error {
-	return c.action(ctx, api.ActionCreate, sp, nil)
+	return c.action(ctx, flightproto.ActionCreate, sp, nil)
 }
 
 // Barrier waits until the shuffle is sealed on every member, or until some
 // tasks must run again (a node was lost, or their puts failed): then Replay
 // lists them. Call it when no put is in flight.
-func (c *Client) Barrier(ctx context.Context, shuffle string) (api.BarrierReply, error) {
-	var r api.BarrierReply
-	err := c.action(ctx, api.ActionBarrier, api.ShuffleRef{Shuffle: shuffle}, &r)
+func (c *Client) Barrier(ctx context.Context, shuffle string) (flightproto.BarrierReply, error) {
+	var r flightproto.BarrierReply
+	err := c.action(ctx, flightproto.ActionBarrier, flightproto.ShuffleRef{Shuffle: shuffle}, &r)
 	return r, err
 }
 
 // Status returns the node's view of a shuffle.
-func (c *Client) Status(ctx context.Context, shuffle string) (api.Status, error) {
-	var st api.Status
-	err := c.action(ctx, api.ActionStatus, api.ShuffleRef{Shuffle: shuffle}, &st)
+func (c *Client) Status(ctx context.Context, shuffle string) (flightproto.Status, error) {
+	var st flightproto.Status
+	err := c.action(ctx, flightproto.ActionStatus, flightproto.ShuffleRef{Shuffle: shuffle}, &st)
 	return st, err
 }
 
 // Members lists the cluster's members as the node sees them.
-func (c *Client) Members(ctx context.Context) ([]api.Member, error) {
-	var ms []api.Member
-	err := c.action(ctx, api.ActionMembers, struct{}{}, &ms)
+func (c *Client) Members(ctx context.Context) ([]flightproto.Member, error) {
+	var ms []flightproto.Member
+	err := c.action(ctx, flightproto.ActionMembers, struct{}{}, &ms)
 	return ms, err
 }
 
 // CloseShuffle frees a shuffle on every member.
 func (c *Client) CloseShuffle(ctx context.Context, shuffle string) error {
-	return c.action(ctx, api.ActionClose, api.ShuffleRef{Shuffle: shuffle}, nil)
+	return c.action(ctx, flightproto.ActionClose, flightproto.ShuffleRef{Shuffle: shuffle}, nil)
 }
 
 // Put sends one input task attempt: the records yielded by next until it
 // returns io.EOF (Put does not release them).
-func (c *Client) Put(ctx context.Context, cmd api.PutCmd, schema *arrow.Schema, next func() (arrow.Record, error)) (api.PutReply, error) {
-	stream, err := c.fc.DoPut(ctx)
+func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.Schema, next func() (arrow.Record, error)) (flightproto.PutReply, error) {
+	stream, err := c.home.pick().DoPut(ctx)
 	if err != nil {
-		return api.PutReply{}, err
+		return flightproto.PutReply{}, err
 	}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema))
+	w := flightproto.NewWriter(stream, ipc.WithSchema(schema))
 	d, _ := json.Marshal(cmd)
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
 	if err := writeAll(w, next); err != nil {
@@ -127,15 +164,15 @@ func (c *Client) Put(ctx context.Context, cmd api.PutCmd, schema *arrow.Schema, 
 		if errors.Is(err, io.EOF) {
 			return putReply(stream) // the server ended the call early: its reply or status says why
 		}
-		return api.PutReply{}, err
+		return flightproto.PutReply{}, err
 	}
 	if err := stream.CloseSend(); err != nil {
-		return api.PutReply{}, err
+		return flightproto.PutReply{}, err
 	}
 	return putReply(stream)
 }
 
-func writeAll(w *flight.Writer, next func() (arrow.Record, error)) error {
+func writeAll(w *flightproto.Writer, next func() (arrow.Record, error)) error {
 	for {
 		rec, err := next()
 		if errors.Is(err, io.EOF) {
@@ -151,8 +188,8 @@ func writeAll(w *flight.Writer, next func() (arrow.Record, error)) error {
 }
 
 // putReply reads the server's reply (and its error) to a DoPut.
-func putReply(stream flight.FlightService_DoPutClient) (api.PutReply, error) {
-	var reply api.PutReply
+func putReply(stream flight.FlightService_DoPutClient) (flightproto.PutReply, error) {
+	var reply flightproto.PutReply
 	for {
 		r, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -176,8 +213,8 @@ type Endpoint struct {
 
 // Locations lists every output partition with its owner.
 func (c *Client) Locations(ctx context.Context, shuffle string) ([]Endpoint, error) {
-	d, _ := json.Marshal(api.ShuffleRef{Shuffle: shuffle})
-	info, err := c.fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
+	d, _ := json.Marshal(flightproto.ShuffleRef{Shuffle: shuffle})
+	info, err := c.home.pick().GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +269,7 @@ func (c *Client) ReadChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, err
 		return rechunk.Chunk{}, err
 	}
 	i := 0
-	return api.ChunkFromRecords(func() (arrow.Record, error) {
+	return flightproto.ChunkFromRecords(func() (arrow.Record, error) {
 		if i == len(recs) {
 			return nil, io.EOF
 		}
@@ -242,26 +279,26 @@ func (c *Client) ReadChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, err
 }
 
 // Layout returns an array shuffle's layout (the __partitioned__ form).
-func (c *Client) Layout(ctx context.Context, shuffle string) (service.Layout, error) {
-	var l service.Layout
-	err := c.action(ctx, api.ActionLayout, api.ShuffleRef{Shuffle: shuffle}, &l)
+func (c *Client) Layout(ctx context.Context, shuffle string) (flightproto.Layout, error) {
+	var l flightproto.Layout
+	err := c.action(ctx, flightproto.ActionLayout, flightproto.ShuffleRef{Shuffle: shuffle}, &l)
 	return l, err
 }
 
 // peer returns a pooled connection to addr.
 func (c *Client) peer(addr string) (flight.Client, error) {
-	if addr == "" {
-		addr = c.addr
+	if addr == "" || addr == c.addr {
+		return c.home.pick(), nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.peers[addr]; ok {
-		return p, nil
+		return p.pick(), nil
 	}
-	p, err := api.Dial(addr)
+	p, err := dialConns(addr)
 	if err != nil {
 		return nil, err
 	}
 	c.peers[addr] = p
-	return p, nil
+	return p.pick(), nil
 }

@@ -6,5 +6,6 @@
 // a new attempt number, wait at the barrier, and hand back a Result that
 // reads output partitions from their owners.
 //
-// A Client is safe for concurrent use.
+// A Client keeps a few gRPC connections to each node it talks to and
+// spreads its calls over them. A Client is safe for concurrent use.
 package client

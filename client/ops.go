@@ -1,7 +1,7 @@
 package client
 
 // Node-side operations: a join or a sort of output partitions runs on a
-// node (api.OpTicket), which streams the result back.
+// node (flightproto.OpTicket), which streams the result back.
 
 import (
 	"context"
@@ -11,16 +11,16 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
-	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/flightproto"
 )
 
 // Op runs op on the node at addr ("" for the node c was dialled to) and
 // streams the result's records to fn, which must not keep a record past its
 // call without Retain; records without rows are not passed on. It returns
 // the stats the node reported. Errors carry the node's gRPC status code.
-func (c *Client) Op(ctx context.Context, addr string, op api.OpTicket, fn func(arrow.Record) error) (api.OpStats, error) {
-	var st api.OpStats
+func (c *Client) Op(ctx context.Context, addr string, op flightproto.OpTicket, fn func(arrow.Record) error) (flightproto.OpStats, error) {
+	var st flightproto.OpStats
 	fc, err := c.peer(addr)
 	if err != nil {
 		return st, err
@@ -42,8 +42,8 @@ func (c *Client) Op(ctx context.Context, addr string, op api.OpTicket, fn func(a
 }
 
 // readOp reads an op's stream: stats from the first batch, then records.
-func readOp(rdr *flight.Reader, op api.OpTicket, fn func(arrow.Record) error) (api.OpStats, error) {
-	var st api.OpStats
+func readOp(rdr *flight.Reader, op flightproto.OpTicket, fn func(arrow.Record) error) (flightproto.OpStats, error) {
+	var st flightproto.OpStats
 	first := true
 	for rdr.Next() {
 		if first {
@@ -69,16 +69,16 @@ func readOp(rdr *flight.Reader, op api.OpTicket, fn func(arrow.Record) error) (a
 }
 
 // Join joins partition p of the shuffles left and right on the node at addr
-// (see Op and api.OpJoin); send it to the owner of left's partition p.
-func (c *Client) Join(ctx context.Context, addr, left, right string, p int, j dfops.JoinSpec, fn func(arrow.Record) error) (api.OpStats, error) {
-	js := api.JoinSpecOf(j)
-	return c.Op(ctx, addr, api.OpTicket{Op: api.OpJoin, Shuffles: []string{left, right}, Partition: p, Join: &js}, fn)
+// (see Op and flightproto.OpJoin); send it to the owner of left's partition p.
+func (c *Client) Join(ctx context.Context, addr, left, right string, p int, j dfops.JoinSpec, fn func(arrow.Record) error) (flightproto.OpStats, error) {
+	js := flightproto.JoinSpecOf(j)
+	return c.Op(ctx, addr, flightproto.OpTicket{Op: flightproto.OpJoin, Shuffles: []string{left, right}, Partition: p, Join: &js}, fn)
 }
 
 // Sort sorts partition p of shuffle by column on the node at addr (see Op
-// and api.OpSort); send it to the partition's owner.
-func (c *Client) Sort(ctx context.Context, addr, shuffle string, p int, column string, fn func(arrow.Record) error) (api.OpStats, error) {
-	return c.Op(ctx, addr, api.OpTicket{Op: api.OpSort, Shuffles: []string{shuffle}, Partition: p, Column: column}, fn)
+// and flightproto.OpSort); send it to the partition's owner.
+func (c *Client) Sort(ctx context.Context, addr, shuffle string, p int, column string, fn func(arrow.Record) error) (flightproto.OpStats, error) {
+	return c.Op(ctx, addr, flightproto.OpTicket{Op: flightproto.OpSort, Shuffles: []string{shuffle}, Partition: p, Column: column}, fn)
 }
 
 // Join joins partition p of r (the left side) with partition p of right on
@@ -87,9 +87,9 @@ func (c *Client) Sort(ctx context.Context, addr, shuffle string, p int, column s
 // but the result. A lost owner is recovered as Read does (both shuffles),
 // and every output row reaches fn once (the join's output order is fixed by
 // its inputs' order).
-func (r *Result) Join(ctx context.Context, right *Result, p int, j dfops.JoinSpec, fn func(arrow.Record) error) (api.OpStats, error) {
+func (r *Result) Join(ctx context.Context, right *Result, p int, j dfops.JoinSpec, fn func(arrow.Record) error) (flightproto.OpStats, error) {
 	res := &resumer{fn: fn}
-	var st api.OpStats
+	var st flightproto.OpStats
 	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
 		st, err = c.Join(ctx, ep.Addr, r.Shuffle, right.Shuffle, p, j, res.try())
 		return right.healOn(ctx, err)
@@ -99,9 +99,9 @@ func (r *Result) Join(ctx context.Context, right *Result, p int, j dfops.JoinSpe
 
 // Sort sorts partition p of r by column on its owner and streams the sorted
 // rows to fn, recovering a lost owner as Read does.
-func (r *Result) Sort(ctx context.Context, p int, column string, fn func(arrow.Record) error) (api.OpStats, error) {
+func (r *Result) Sort(ctx context.Context, p int, column string, fn func(arrow.Record) error) (flightproto.OpStats, error) {
 	res := &resumer{fn: fn}
-	var st api.OpStats
+	var st flightproto.OpStats
 	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
 		st, err = c.Sort(ctx, ep.Addr, r.Shuffle, p, column, res.try())
 		return err

@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/rechunk"
-	"github.com/shufflenode/shufflenode/service"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -51,7 +50,7 @@ func (r *Result) Attempts() int64 { return r.attempts.Load() }
 func (r *Result) Replayed() int64 { return r.replayed.Load() }
 
 // Layout returns the layout of an array shuffle (the __partitioned__ form).
-func (r *Result) Layout(ctx context.Context) (service.Layout, error) {
+func (r *Result) Layout(ctx context.Context) (flightproto.Layout, error) {
 	return r.clients[0].Layout(ctx, r.Shuffle)
 }
 
@@ -182,7 +181,7 @@ func (r *Result) recover(ctx context.Context) (bool, error) {
 }
 
 // setOutcome records a barrier reply's epoch and replay set.
-func (r *Result) setOutcome(b api.BarrierReply) {
+func (r *Result) setOutcome(b flightproto.BarrierReply) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Epoch, r.ReplaySet = b.Epoch, b.ReplaySet

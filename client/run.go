@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/spec"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -176,11 +176,11 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 }
 
 // inputSchema is the schema of a shuffle's put streams: the table's for
-// dataframes, api.ArraySchema for arrays (one chunk per put, see
-// api.ChunkRecord).
+// dataframes, flightproto.ArraySchema for arrays (one chunk per put, see
+// flightproto.ChunkRecord).
 func inputSchema(sp *spec.Spec) (*arrow.Schema, error) {
 	if sp.Kind == spec.Array {
-		return api.ArraySchema(sp.DType), nil
+		return flightproto.ArraySchema(sp.DType), nil
 	}
 	return sp.ArrowSchema()
 }
@@ -214,7 +214,7 @@ func putOnce(ctx context.Context, job Job, c *Client, schema *arrow.Schema, t in
 		i++
 		return recs[i-1], nil
 	}
-	_, err = c.Put(ctx, api.PutCmd{Shuffle: job.Spec.ID, Task: uint64(t), Attempt: attempt}, schema, next)
+	_, err = c.Put(ctx, flightproto.PutCmd{Shuffle: job.Spec.ID, Task: uint64(t), Attempt: attempt}, schema, next)
 	return err
 }
 

@@ -1,4 +1,4 @@
-package api
+package flightproto
 
 import (
 	"encoding/json"
@@ -11,10 +11,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/rechunk"
 )
-
-// ActionLayout returns an array shuffle's layout in the form of the
-// __partitioned__ protocol (body ShuffleRef; reply service.Layout as JSON).
-const ActionLayout = "layout"
 
 // ArraySchema is how array chunks travel in DoPut and DoGet: one row per
 // chunk, "data" its C-order bytes and "shape" its extents as a JSON list;

@@ -1,4 +1,4 @@
-package api
+package flightproto
 
 // Flight action types.
 const (
@@ -9,6 +9,9 @@ const (
 	// ActionMembers lists the cluster's members as the node sees them
 	// (no body; reply: []Member as JSON).
 	ActionMembers = "members"
+	// ActionLayout returns an array shuffle's layout in the form of the
+	// __partitioned__ protocol (body ShuffleRef; reply Layout as JSON).
+	ActionLayout = "layout"
 )
 
 // Member is one cluster member in the members action's reply.
@@ -67,10 +70,6 @@ type Status struct {
 	Partitions  int    `json:"partitions"`
 	Error       string `json:"error,omitempty"`
 }
-
-// MaxMessageBytes is the gRPC message limit on both sides (the default 4 MiB
-// breaks larger batches).
-const MaxMessageBytes = 256 << 20
 
 // Node-side operations: the Op of an OpTicket.
 const (

@@ -1,0 +1,125 @@
+package flightproto
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// FlightData's field numbers (Flight.proto).
+const (
+	fieldDescriptor  = 1
+	fieldDataHeader  = 2
+	fieldAppMetadata = 3
+	fieldDataBody    = 1000
+)
+
+// codec is gRPC's proto codec with two changes for the large messages of a
+// shuffle: marshalled messages go to a pool that does not zero buffers, and
+// a FlightData is decoded into one buffer of its own whose bytes its
+// DataHeader, AppMetadata and DataBody share (gRPC's codec would gather the
+// message into a pooled buffer and protobuf would copy each field out of
+// it again).
+type codec struct {
+	proto encoding.CodecV2
+	pool  *bufferPool
+}
+
+func newCodec(pool *bufferPool) *codec {
+	return &codec{proto: encoding.GetCodecV2("proto"), pool: pool}
+}
+
+// Name is "proto": the wire format is unchanged.
+func (c *codec) Name() string { return "proto" }
+
+// Marshal encodes v into one pooled buffer (small messages as gRPC does).
+func (c *codec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return c.proto.Marshal(v)
+	}
+	size := proto.Size(m)
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		return c.proto.Marshal(v)
+	}
+	buf := c.pool.Get(size)
+	if _, err := (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend((*buf)[:0], m); err != nil {
+		c.pool.Put(buf)
+		return nil, err
+	}
+	return mem.BufferSlice{mem.NewBuffer(buf, c.pool)}, nil
+}
+
+// Unmarshal decodes data into v; a FlightData keeps references into one
+// copy of data that nothing else uses.
+func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
+	fd, ok := v.(*flight.FlightData)
+	if !ok {
+		return c.proto.Unmarshal(data, v)
+	}
+	b := make([]byte, data.Len())
+	data.CopyTo(b)
+	return decodeFlightData(b, fd)
+}
+
+// decodeFlightData decodes a FlightData from b; its byte fields point into
+// b. Unknown fields are skipped (protobuf would keep them; Flight has
+// none).
+func decodeFlightData(b []byte, fd *flight.FlightData) error {
+	fd.Reset()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("flightproto: FlightData: %w", protowire.ParseError(n))
+		}
+		if !num.IsValid() {
+			return fmt.Errorf("flightproto: FlightData: invalid field number %d", num)
+		}
+		b = b[n:]
+		n, err := decodeField(b, num, typ, fd)
+		if err != nil {
+			return fmt.Errorf("flightproto: FlightData field %d: %w", num, err)
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// decodeField decodes one field's value from b and returns its length.
+func decodeField(b []byte, num protowire.Number, typ protowire.Type, fd *flight.FlightData) (int, error) {
+	if typ != protowire.BytesType || num > fieldDataBody {
+		return consumed(protowire.ConsumeFieldValue(num, typ, b))
+	}
+	v, n := protowire.ConsumeBytes(b)
+	if n < 0 {
+		return consumed(n)
+	}
+	v = v[:len(v):len(v)] // an append to one field must not overwrite the next
+	switch num {
+	case fieldDescriptor:
+		fd.FlightDescriptor = new(flight.FlightDescriptor)
+		if err := proto.Unmarshal(v, fd.FlightDescriptor); err != nil {
+			return 0, err
+		}
+	case fieldDataHeader:
+		fd.DataHeader = v
+	case fieldAppMetadata:
+		fd.AppMetadata = v
+	case fieldDataBody:
+		fd.DataBody = v
+	}
+	return n, nil
+}
+
+// consumed turns a protowire length (an error code when negative) into a
+// length and an error.
+func consumed(n int) (int, error) {
+	if n < 0 {
+		return 0, protowire.ParseError(n)
+	}
+	return n, nil
+}

@@ -1,0 +1,46 @@
+package flightproto
+
+import (
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
+)
+
+// MaxMessageBytes is the gRPC message limit on both sides (the default 4 MiB
+// breaks larger batches).
+const MaxMessageBytes = 256 << 20
+
+// A connection's socket buffers on both sides. gRPC's default of 32 KiB
+// makes a syscall per 32 KiB of a batch. The write buffer is shared: a
+// connection holds it only while it has data to flush, so that idle
+// connections cost little.
+const (
+	writeBufferBytes = 256 << 10
+	readBufferBytes  = 64 << 10
+)
+
+// Dial connects a Flight client to a node's API address (host:port) with
+// the message limits shufflenode needs, larger socket buffers, and a codec
+// and buffer pool that copy and clear less than gRPC's own (see codec).
+// Close the client when done.
+func Dial(addr string) (flight.Client, error) {
+	pool := new(bufferPool)
+	return flight.NewClientWithMiddleware(addr, nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		experimental.WithBufferPool(pool),
+		grpc.WithWriteBufferSize(writeBufferBytes), grpc.WithSharedWriteBuffer(true), grpc.WithReadBufferSize(readBufferBytes),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes),
+			grpc.ForceCodecV2(newCodec(pool))))
+}
+
+// ServerOptions are the gRPC options of a Flight server that Dial's
+// clients talk to: the same message limits, buffers, codec and pool.
+func ServerOptions() []grpc.ServerOption {
+	pool := new(bufferPool)
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
+		experimental.BufferPool(pool), grpc.ForceServerCodecV2(newCodec(pool)),
+		grpc.WriteBufferSize(writeBufferBytes), grpc.SharedWriteBuffer(true), grpc.ReadBufferSize(readBufferBytes),
+	}
+}

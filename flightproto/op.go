@@ -1,0 +1,72 @@
+package flightproto
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/spec"
+)
+
+// Validate checks an op ticket on its own (the shuffles, partition range
+// and columns are checked against the node's shuffles when it runs).
+func (op OpTicket) Validate() error {
+	want := map[string]int{OpJoin: 2, OpSort: 1}[op.Op]
+	switch {
+	case want == 0:
+		return fmt.Errorf("op ticket: op %q, want %q or %q", op.Op, OpJoin, OpSort)
+	case len(op.Shuffles) != want:
+		return fmt.Errorf("op ticket: %s takes %d shuffles, got %d", op.Op, want, len(op.Shuffles))
+	case op.Partition < 0:
+		return fmt.Errorf("op ticket: partition %d < 0", op.Partition)
+	}
+	for _, id := range op.Shuffles {
+		if err := spec.ValidateID(id); err != nil {
+			return fmt.Errorf("op ticket: %w", err)
+		}
+	}
+	if op.Op == OpJoin {
+		return op.validateJoin()
+	}
+	return op.validateSort()
+}
+
+func (op OpTicket) validateJoin() error {
+	if op.Join == nil || op.Column != "" {
+		return errors.New("op ticket: join needs \"join\" and no \"column\"")
+	}
+	if _, err := op.Join.DFOps(); err != nil {
+		return fmt.Errorf("op ticket: join: %w", err)
+	}
+	return nil
+}
+
+func (op OpTicket) validateSort() error {
+	if op.Column == "" || op.Join != nil {
+		return errors.New("op ticket: sort needs \"column\" and no \"join\"")
+	}
+	return nil
+}
+
+// DFOps returns the join as a dfops.JoinSpec, checked (errors wrap
+// dfops.ErrSpec).
+func (j JoinSpec) DFOps() (dfops.JoinSpec, error) {
+	d := dfops.JoinSpec{LeftOn: j.LeftOn, RightOn: j.RightOn, How: dfops.How(j.How)}
+	switch len(j.Suffixes) {
+	case 0:
+	case 2:
+		d.Suffixes = [2]string{j.Suffixes[0], j.Suffixes[1]}
+	default:
+		return d, fmt.Errorf("%w: %d suffixes, want 2 (left, right)", dfops.ErrSpec, len(j.Suffixes))
+	}
+	return d, d.Validate()
+}
+
+// JoinSpecOf is the JSON form of a dfops.JoinSpec.
+func JoinSpecOf(j dfops.JoinSpec) JoinSpec {
+	out := JoinSpec{LeftOn: j.LeftOn, RightOn: j.RightOn, How: string(j.How)}
+	if j.Suffixes != [2]string{} {
+		out.Suffixes = []string{j.Suffixes[0], j.Suffixes[1]}
+	}
+	return out
+}

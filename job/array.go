@@ -1,7 +1,9 @@
 package job
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -184,8 +186,13 @@ func (g *arrayGen) fill(sizes [][]int64, t int) rechunk.Chunk {
 	for _, s := range shape {
 		n *= s
 	}
-	c.Data = make([]byte, n*int64(g.dt.ItemSize()))
-	g.walk(start, shape, func(off, global int64) { g.put(c.Data[off:], global) })
+	isz := int64(g.dt.ItemSize())
+	c.Data = make([]byte, n*isz)
+	g.rows(start, shape, func(off, global, count int64) {
+		for i := range count {
+			g.put(c.Data[off+i*isz:], global+i)
+		}
+	})
 	return c
 }
 
@@ -195,6 +202,12 @@ func (g *arrayGen) check(got rechunk.Chunk, sizes [][]int64, p int) error {
 	if fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) || got.DType != want.DType {
 		return fmt.Errorf("dtype %s shape %v, want %s %v", got.DType, got.Shape, want.DType, want.Shape)
 	}
+	if len(got.Data) != len(want.Data) {
+		return fmt.Errorf("%d bytes, want %d", len(got.Data), len(want.Data))
+	}
+	if bytes.Equal(got.Data, want.Data) {
+		return nil
+	}
 	for i := range want.Data {
 		if got.Data[i] != want.Data[i] {
 			return fmt.Errorf("byte %d (element %d) differs", i, i/g.dt.ItemSize())
@@ -203,12 +216,13 @@ func (g *arrayGen) check(got rechunk.Chunk, sizes [][]int64, p int) error {
 	return nil
 }
 
-// walk calls fn for every element of the box (start, shape) with its byte
-// offset in the box and its global C-order index.
-func (g *arrayGen) walk(start, shape []int64, fn func(off, global int64)) {
+// rows calls fn for every row of the box (start, shape) along its last
+// axis: the row's byte offset in the box, the global C-order index of its
+// first element, and its element count (consecutive global indexes).
+func (g *arrayGen) rows(start, shape []int64, fn func(off, global, count int64)) {
 	nd := len(shape)
 	if nd == 0 {
-		fn(0, 0)
+		fn(0, 0, 1)
 		return
 	}
 	for _, s := range shape {
@@ -217,34 +231,45 @@ func (g *arrayGen) walk(start, shape []int64, fn func(off, global int64)) {
 		}
 	}
 	idx := make([]int64, nd)
-	isz := int64(g.dt.ItemSize())
-	for off := int64(0); ; off += isz {
+	row := shape[nd-1] * int64(g.dt.ItemSize())
+	for off := int64(0); ; off += row {
 		var global int64
 		for a := range nd {
 			global = global*g.shape[a] + start[a] + idx[a]
 		}
-		fn(off, global)
-		a := nd - 1
-		for ; a >= 0; a-- {
-			if idx[a]++; idx[a] < shape[a] {
-				break
-			}
-			idx[a] = 0
-		}
-		if a < 0 {
+		fn(off, global, shape[nd-1])
+		if !nextRow(idx, shape) {
 			return
 		}
 	}
 }
 
-// put writes the item bytes of element global.
+// nextRow advances idx (the last axis stays 0) to the next row of shape in
+// C order; false when there is none.
+func nextRow(idx, shape []int64) bool {
+	for a := len(shape) - 2; a >= 0; a-- {
+		if idx[a]++; idx[a] < shape[a] {
+			return true
+		}
+		idx[a] = 0
+	}
+	return false
+}
+
+// put writes the item bytes of element global: little-endian words of a
+// hash chain, eight bytes a step, cut to the item size.
 func (g *arrayGen) put(b []byte, global int64) {
 	h := uint64(global)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
-	for k := range g.dt.ItemSize() {
-		b[k] = byte(h >> (8 * (k % 8)))
-		if k%8 == 7 {
-			h = h*0xbf58476d1ce4e5b9 + 1
-		}
+	isz := g.dt.ItemSize()
+	if isz == 8 {
+		binary.LittleEndian.PutUint64(b, h)
+		return
+	}
+	for k := 0; k < isz; k += 8 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], h)
+		copy(b[k:isz], w[:])
+		h = h*0xbf58476d1ce4e5b9 + 1
 	}
 }
 

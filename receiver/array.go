@@ -12,10 +12,13 @@ import (
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-// storeArrayEntry stores each piece of an entry under its new chunk.
+// storeArrayEntry places each piece of an entry into its new chunk's
+// assembly, or stores it under the new chunk where there is none. Every
+// piece is checked before any is placed or stored.
 func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) error {
 	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
 	items := make([]spill.Item, 0, len(e.Runs))
+	pieces := make([]rechunk.Chunk, 0, len(e.Runs))
 	var off uint64
 	for _, r := range e.Runs {
 		if off+r.Count > uint64(len(data)) {
@@ -23,16 +26,41 @@ func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) error {
 		}
 		b := data[off : off+r.Count : off+r.Count]
 		off += r.Count
-		if _, err := rechunk.DecodePiece(b, sh.Array.DType); err != nil {
+		c, err := rechunk.DecodePiece(b, sh.Array.DType)
+		if err != nil {
 			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
 		}
 		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
 		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
+		pieces = append(pieces, c)
 	}
 	if off != uint64(len(data)) {
 		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
 	}
+	items, err := rc.placeAll(sh, e.Task, items, pieces)
+	if err != nil {
+		return err
+	}
 	return rc.putPieces(sh, e, items)
+}
+
+// placeAll places the pieces that have an assembly and returns the items
+// of the others, to store.
+func (rc *Receiver) placeAll(sh *Shuffle, task uint64, items []spill.Item, pieces []rechunk.Chunk) ([]spill.Item, error) {
+	if !assembleOnArrival(sh) {
+		return items, nil
+	}
+	rest := items[:0]
+	for i, it := range items {
+		ok, err := rc.place(sh, task, it.Key.Partition, pieces[i])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			rest = append(rest, it)
+		}
+	}
+	return rest, nil
 }
 
 // bytesValue is an array piece held in memory.
@@ -56,21 +84,14 @@ func (rc *Receiver) GetChunk(ctx context.Context, sh *Shuffle, p int) (rechunk.C
 	}
 	plan := sh.Array.Plan
 	newIdx := splitaxes.Unravel(p, plan.NewGrid())
+	if a := sh.assembled(uint32(p)); a != nil {
+		return rc.finishAssembly(ctx, sh, a, p)
+	}
 	asm, err := rechunk.NewAssembler(plan, newIdx, sh.Array.DType, rechunk.Config{})
 	if err != nil {
 		return rechunk.Chunk{}, err
 	}
-	err = rc.cfg.Store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
-		if err := ctx.Err(); err != nil || !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
-			return err
-		}
-		b := disk
-		if mem != nil {
-			b = mem.(bytesValue)
-		}
-		return placePiece(asm, sh, k, b, plan)
-	})
-	if err != nil {
+	if err := rc.placeStored(ctx, sh, asm, p); err != nil {
 		return rechunk.Chunk{}, fmt.Errorf("shuffle %s new chunk %v on node %s: %w", id, newIdx, sh.Self, err)
 	}
 	if !asm.Complete() {
@@ -80,11 +101,42 @@ func (rc *Receiver) GetChunk(ctx context.Context, sh *Shuffle, p int) (rechunk.C
 	return asm.Chunk()
 }
 
-// placePiece decodes a stored piece and places it (the assembler copies it).
-func placePiece(asm *rechunk.Assembler, sh *Shuffle, k spill.Key, b []byte, plan *splitaxes.Plan) error {
-	c, err := rechunk.DecodePiece(b, sh.Array.DType)
-	if err != nil {
-		return err
+// finishAssembly completes new chunk p from its assembly: the pieces that
+// were stored rather than placed (the budget had no room then) are placed
+// now, and every placed piece must have a committed attempt. The chunk
+// shares the assembly's buffer.
+func (rc *Receiver) finishAssembly(ctx context.Context, sh *Shuffle, a *assembly, p int) (rechunk.Chunk, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := rc.placeStored(ctx, sh, a.asm, p); err != nil {
+		return rechunk.Chunk{}, fmt.Errorf("shuffle %s new chunk %d on node %s: %w", sh.ID(), p, sh.Self, err)
 	}
-	return asm.PlaceOld(splitaxes.Unravel(int(k.Task), plan.OldGrid()), c)
+	if err := a.checkVisible(sh, uint32(p)); err != nil {
+		return rechunk.Chunk{}, err
+	}
+	if !a.asm.Complete() {
+		return rechunk.Chunk{}, fmt.Errorf("%w: shuffle %s new chunk %d on node %s: %d of %d pieces placed",
+			shuffle.ErrFailed, sh.ID(), p, sh.Self, a.asm.Placed(), a.asm.Needed())
+	}
+	return a.asm.Chunk()
+}
+
+// placeStored places the committed pieces of new chunk p held in the store
+// (a piece already placed must have the same bytes).
+func (rc *Receiver) placeStored(ctx context.Context, sh *Shuffle, asm *rechunk.Assembler, p int) error {
+	return rc.cfg.Store.Scan(sh.ID(), uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
+		if err := ctx.Err(); err != nil || !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
+			return err
+		}
+		b := disk
+		if mem != nil {
+			b = mem.(bytesValue)
+		}
+		c, err := rechunk.DecodePiece(b, sh.Array.DType)
+		if err != nil {
+			return err
+		}
+		_, err = asm.PlaceOldOnce(splitaxes.Unravel(int(k.Task), sh.Array.Plan.OldGrid()), c)
+		return err
+	})
 }

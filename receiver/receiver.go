@@ -36,6 +36,7 @@ type Shuffle struct {
 	*shuffle.State
 	ledger *dedup.Ledger
 	recv   map[shuffle.AttemptKey]*attempt
+	asm    assemblies // arrays: new chunks assembled as pieces arrive (own locks)
 }
 
 // NewShuffle returns the receive side of st.

@@ -202,3 +202,22 @@ func TestAssemblerAllocWrongSize(t *testing.T) {
 		t.Fatalf("got %v, want ErrAlloc", err)
 	}
 }
+
+// TestPlaceOldOnce: a piece placed again with the same bytes is accepted and
+// placed once; with other bytes it is refused and the chunk keeps the first.
+func TestPlaceOldOnce(t *testing.T) {
+	p := mustPlan(t, [][]int64{{2, 2}, {2, 2}}, [][]int64{{4}, {4}})
+	a := mustAssembler(t, p, []int{0, 0}, "|u1")
+	if placed, err := a.PlaceOldOnce([]int{1, 0}, u1([]int64{2, 2}, 8, 9, 12, 13)); !placed || err != nil {
+		t.Fatalf("first placement: placed %v, %v", placed, err)
+	}
+	if placed, err := a.PlaceOldOnce([]int{1, 0}, u1([]int64{2, 2}, 8, 9, 12, 13)); placed || err != nil {
+		t.Fatalf("same bytes again: placed %v, %v; want not placed, no error", placed, err)
+	}
+	if _, err := a.PlaceOldOnce([]int{1, 0}, u1([]int64{2, 2}, 8, 9, 12, 99)); !errors.Is(err, ErrPieceDiffers) {
+		t.Fatalf("other bytes: %v, want ErrPieceDiffers", err)
+	}
+	if a.Placed() != 1 {
+		t.Fatalf("%d pieces placed, want 1", a.Placed())
+	}
+}

@@ -29,6 +29,9 @@ var (
 	// ErrBadPiece means encoded piece bytes (from a peer or from disk) are
 	// malformed: a bad header, or a byte count that does not match the shape.
 	ErrBadPiece = errors.New("rechunk: malformed piece")
+	// ErrPieceDiffers means a piece was placed again with other bytes than
+	// the first time: two attempts of one input task sent different data.
+	ErrPieceDiffers = errors.New("rechunk: piece differs from the one placed before")
 	// ErrIncomplete means a new chunk was read before all its pieces arrived.
 	ErrIncomplete = errors.New("rechunk: pieces missing")
 )

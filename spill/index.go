@@ -29,7 +29,8 @@ type partIndex struct {
 
 // shuffleState is the store's view of one shuffle.
 type shuffleState struct {
-	id      string
+	id       string
+	reserved int64 // bytes charged by Reserve, held by the caller
 	parts   map[uint32]*partIndex
 	stats   ShuffleStats
 	touched bool // a spill batch held its pieces: the disk may hold its keys

@@ -321,6 +321,8 @@ func (s *Store) forget(shuffle string) (touched, all bool, err error) {
 	}
 	delete(s.shuffles, shuffle)
 	sh.dropped = true
+	s.account(sh, -sh.reserved, 0)
+	sh.reserved = 0
 	for _, pi := range sh.parts {
 		for _, p := range pi.mem {
 			s.queue.remove(p)

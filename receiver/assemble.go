@@ -1,0 +1,126 @@
+package receiver
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/splitaxes"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// An array shuffle's owner assembles each new chunk as its pieces arrive:
+// the first piece of a new chunk reserves the chunk's final size against the
+// store's budget (spill.Store.Reserve), and every piece is copied straight
+// to its place while it is still in the cache, so a read hands out the
+// finished buffer. A piece is placed once: a resent or replayed piece is
+// only compared with the placed one (input tasks give the same data on
+// every attempt; two attempts that differ fail the entry loudly). When the
+// budget has no room, or the chunking has unknown sizes, pieces are stored
+// as before and placed when the chunk is read.
+
+// assemblies are the new chunks of one array shuffle being assembled here.
+type assemblies struct {
+	mu     sync.Mutex
+	byPart map[uint32]*assembly
+}
+
+// assembly is one new chunk being assembled.
+type assembly struct {
+	mu    sync.Mutex
+	asm   *rechunk.Assembler
+	tasks []uint64 // the old chunks whose pieces were placed
+}
+
+// assembleOnArrival reports whether sh's new chunks can be assembled as
+// pieces arrive: their sizes must all be known up front.
+func assembleOnArrival(sh *Shuffle) bool {
+	for _, axis := range sh.Spec.NewChunks {
+		if slices.Contains(axis, splitaxes.Unknown) {
+			return false
+		}
+	}
+	return true
+}
+
+// assembly returns new chunk p's assembly, starting it if the budget has
+// room for the chunk; nil when the piece must be stored instead.
+func (rc *Receiver) assembly(sh *Shuffle, p uint32) *assembly {
+	sh.asm.mu.Lock()
+	defer sh.asm.mu.Unlock()
+	if a := sh.asm.byPart[p]; a != nil {
+		return a
+	}
+	plan := sh.Array.Plan
+	idx := splitaxes.Unravel(int(p), plan.NewGrid())
+	n, err := rechunk.NumBytes(sh.Array.DType, newChunkShape(sh, idx))
+	if err != nil || !rc.cfg.Store.Reserve(sh.ID(), int64(n)) {
+		return nil
+	}
+	asm, err := rechunk.NewAssembler(plan, idx, sh.Array.DType, rechunk.Config{})
+	if err != nil {
+		rc.cfg.Store.Unreserve(sh.ID(), int64(n))
+		return nil
+	}
+	if sh.asm.byPart == nil {
+		sh.asm.byPart = map[uint32]*assembly{}
+	}
+	a := &assembly{asm: asm}
+	sh.asm.byPart[p] = a
+	return a
+}
+
+// assembled returns new chunk p's assembly if one was started.
+func (sh *Shuffle) assembled(p uint32) *assembly {
+	sh.asm.mu.Lock()
+	defer sh.asm.mu.Unlock()
+	return sh.asm.byPart[p]
+}
+
+// newChunkShape is the shape of new chunk idx (all sizes known).
+func newChunkShape(sh *Shuffle, idx []int) []int64 {
+	shape := make([]int64, len(idx))
+	for a, i := range idx {
+		shape[a] = sh.Spec.NewChunks[a][i]
+	}
+	return shape
+}
+
+// place puts old chunk task's piece c into new chunk p's assembly; false
+// when there is none (the piece must be stored).
+func (rc *Receiver) place(sh *Shuffle, task uint64, p uint32, c rechunk.Chunk) (bool, error) {
+	a := rc.assembly(sh, p)
+	if a == nil {
+		return false, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	placed, err := a.asm.PlaceOldOnce(splitaxes.Unravel(int(task), sh.Array.Plan.OldGrid()), c)
+	if err != nil {
+		code := wire.RefuseBadRequest
+		if errors.Is(err, rechunk.ErrPieceDiffers) {
+			code = wire.RefuseFailed
+		}
+		return false, shuffle.Refuse(code, fmt.Errorf("shuffle %s task %d new chunk %d on node %s: %w", sh.ID(), task, p, sh.Self, err))
+	}
+	if placed {
+		a.tasks = append(a.tasks, task)
+	}
+	return true, nil
+}
+
+// checkVisible checks that every old chunk placed in a has a committed
+// attempt for new chunk p (after the seal every task has one; a piece
+// without one would be data no barrier vouched for). Called with a.mu held.
+func (a *assembly) checkVisible(sh *Shuffle, p uint32) error {
+	for _, t := range a.tasks {
+		if _, ok := sh.ledger.Committed(t, p); !ok {
+			return fmt.Errorf("%w: shuffle %s new chunk %d on node %s: the piece of old chunk %d has no committed attempt",
+				shuffle.ErrFailed, sh.ID(), p, sh.Self, t)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package spill
+
+// Reserve charges n bytes that the caller holds outside the store for shuffle against the
+// memory budget, if they fit without spilling anything; it reports whether it charged them.
+// The receiver uses it for an array chunk it assembles as the pieces arrive: a caller that
+// cannot reserve keeps its data as pieces, which the store can spill. Reserved bytes count
+// as the shuffle's memory (MemoryBytes, not MemoryPieces) until Unreserve or until
+// DropShuffle forgets the shuffle.
+func (s *Store) Reserve(shuffle string, n int64) bool {
+	if n < 0 || checkShuffleID(shuffle) != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.totals.MemoryBytes+n > s.cfg.MemoryLimit {
+		return false
+	}
+	sh := s.shuffles[shuffle]
+	if sh == nil {
+		sh = newShuffleState(shuffle)
+		s.shuffles[shuffle] = sh
+	}
+	sh.reserved += n
+	s.account(sh, n, 0)
+	return true
+}
+
+// Unreserve gives back n bytes of an earlier Reserve for shuffle. After DropShuffle (which
+// gives back all of them) it does nothing.
+func (s *Store) Unreserve(shuffle string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh := s.shuffles[shuffle]
+	if sh == nil {
+		return
+	}
+	n = min(n, sh.reserved)
+	sh.reserved -= n
+	s.account(sh, -n, 0)
+}

@@ -1,0 +1,33 @@
+package spill
+
+import "testing"
+
+// TestReserve: reservations count against the budget and in the shuffle's
+// memory, never past the budget, and go away with Unreserve or DropShuffle.
+func TestReserve(t *testing.T) {
+	s := openStore(t, Config{MemoryLimit: 1000, Node: "n1", Disk: newMemDisk()})
+	if !s.Reserve("a", 600) || s.Reserve("a", 500) {
+		t.Fatal("want 600 reserved and 500 more refused (over the budget of 1000)")
+	}
+	if !s.Reserve("b", 400) {
+		t.Fatal("400 more fit exactly")
+	}
+	if st := s.Stats(); st.MemoryBytes != 1000 || st.MemoryPieces != 0 {
+		t.Fatalf("stats %+v, want 1000 bytes, 0 pieces", st)
+	}
+	s.Unreserve("a", 100)
+	if err := s.DropShuffle("b"); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.MemoryBytes != 500 {
+		t.Fatalf("after Unreserve(100) and dropping b: %d bytes, want 500", st.MemoryBytes)
+	}
+	s.Unreserve("b", 400) // dropped: nothing to give back
+	s.Unreserve("a", 10_000)
+	if st := s.Stats(); st.MemoryBytes != 0 {
+		t.Fatalf("after giving everything back: %d bytes, want 0", st.MemoryBytes)
+	}
+	if s.Reserve("a", -1) || s.Reserve("", 1) {
+		t.Fatal("a negative size or an empty shuffle ID was reserved")
+	}
+}

@@ -31,10 +31,10 @@ type partIndex struct {
 type shuffleState struct {
 	id       string
 	reserved int64 // bytes charged by Reserve, held by the caller
-	parts   map[uint32]*partIndex
-	stats   ShuffleStats
-	touched bool // a spill batch held its pieces: the disk may hold its keys
-	dropped bool
+	parts    map[uint32]*partIndex
+	stats    ShuffleStats
+	touched  bool // a spill batch held its pieces: the disk may hold its keys
+	dropped  bool
 }
 
 func newShuffleState(id string) *shuffleState {

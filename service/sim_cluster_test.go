@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/rechunk"
@@ -32,6 +33,8 @@ type simCluster struct {
 
 	mu      sync.Mutex
 	dead    map[int]bool
+	strict  bool                         // see retryable
+	eager   bool                         // replay without the Go client's pause (see TestSimReplayRacesReopen)
 	attempt map[string]map[uint64]uint32 // shuffle -> task -> next attempt
 }
 
@@ -91,6 +94,13 @@ func simLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
+// trace prints a driver step with SHUFFLENODE_TEST_DEBUG=1.
+func trace(format string, args ...any) {
+	if os.Getenv("SHUFFLENODE_TEST_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
+	}
+}
+
 // kill crashes node i: the others see it fail, its service stops.
 func (c *simCluster) kill(i int) {
 	c.mu.Lock()
@@ -141,6 +151,13 @@ func (c *simCluster) run(ctx context.Context, sp *spec.Spec, in input) service.B
 	for i := range tasks {
 		tasks[i] = uint64(i)
 	}
+	return c.settle(ctx, sp, in, tasks)
+}
+
+// settle puts tasks, then waits at the barrier and puts what it hands
+// back, in rounds, until the shuffle seals.
+func (c *simCluster) settle(ctx context.Context, sp *spec.Spec, in input, tasks []uint64) service.BarrierResult {
+	c.t.Helper()
 	for round := 0; ; round++ {
 		c.putAll(ctx, sp, in, tasks)
 		b, err := c.svcs[0].Barrier(ctx, sp.ID)
@@ -154,6 +171,9 @@ func (c *simCluster) run(ctx context.Context, sp *spec.Spec, in input) service.B
 			c.t.Fatalf("shuffle %s not sealed after %d rounds, replay %v", sp.ID, round, b.Replay)
 		}
 		tasks = b.Replay
+		if !c.eager {
+			time.Sleep(time.Duration(50<<round) * time.Millisecond) // as client.Run does
+		}
 	}
 }
 
@@ -166,7 +186,7 @@ func (c *simCluster) putAll(ctx context.Context, sp *spec.Spec, in input, tasks 
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := c.putTask(ctx, sp, in, task); err != nil && !retryable(err) {
+			if err := c.putTask(ctx, sp, in, task); err != nil && !c.retryable(ctx, err) {
 				c.t.Errorf("put %s task %d: %v", sp.ID, task, err)
 			}
 		})
@@ -175,17 +195,31 @@ func (c *simCluster) putAll(ctx context.Context, sp *spec.Spec, in input, tasks 
 }
 
 // putTask runs task with new attempts, on the next live node each time,
-// until one succeeds, an error is final, or three tries failed.
+// until one succeeds, an error is final, or three tries failed. Any error
+// of a put on a node that was lost is retryable, as for the Go client (the
+// node went away mid-call).
 func (c *simCluster) putTask(ctx context.Context, sp *spec.Spec, in input, task uint64) error {
 	var err error
 	for range 3 {
 		a := c.nextAttempt(sp.ID, task)
 		i := c.liveNode(int(task) + int(a))
-		if _, err = c.putOnce(ctx, i, sp, in, task, a); err == nil || !retryable(err) {
-			return err
+		_, err = c.putOnce(ctx, i, sp, in, task, a)
+		trace("put %s task %d attempt %d on node-%d: %v", sp.ID, task, a, i, err)
+		if err != nil && !c.alive(i) {
+			err = fmt.Errorf("%w: node-%d was lost: %w", service.ErrUnavailable, i, err)
+		}
+		if err == nil || !c.retryable(ctx, err) {
+			return wrapNode(err, i)
 		}
 	}
 	return err
+}
+
+func wrapNode(err error, i int) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("on node-%d: %w", i, err)
 }
 
 // liveNode returns the first live node from i on (modulo n).
@@ -224,9 +258,15 @@ func (c *simCluster) putOnce(ctx context.Context, i int, sp *spec.Spec, in input
 }
 
 // retryable says whether a put may run again as a new attempt: a peer or
-// the node was unreachable or lost, or the epoch moved.
-func retryable(err error) bool {
-	return errors.Is(err, service.ErrUnavailable) || errors.Is(err, service.ErrStaleEpoch) || errors.Is(err, service.ErrClosed)
+// the node was unreachable or lost, or the epoch moved. Unless the cluster
+// is strict, a put cancelled while ctx is alive is retryable too, as for
+// the Go client, which retries codes.Canceled (see
+// TestSimStaleEpochPutError for why).
+func (c *simCluster) retryable(ctx context.Context, err error) bool {
+	if errors.Is(err, service.ErrUnavailable) || errors.Is(err, service.ErrStaleEpoch) || errors.Is(err, service.ErrClosed) {
+		return true
+	}
+	return !c.strict && ctx.Err() == nil && errors.Is(err, context.Canceled)
 }
 
 // owner returns the service that owns partition p of id, as node 0 sees it.

@@ -92,6 +92,7 @@ func count(chunks spec.Chunks) int {
 // holds exactly the elements of its region, and the bytes out equal the
 // bytes in.
 func TestSimArrayRechunk(t *testing.T) {
+	t.Parallel()
 	dt, err := rechunk.ParseDType("<i4")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // TestSimBadInput: each bad request fails with its sentinel, and a
 // shuffle created alongside still completes exactly once.
 func TestSimBadInput(t *testing.T) {
+	t.Parallel()
 	c := startSim(t, 3, service.Config{}, simnet.Config{})
 	ctx := testCtx(t)
 	bad := newFrame("bad", 4, 5, 400, 1)

@@ -174,6 +174,7 @@ const tinyBudget = 256 << 10
 // its key maps to, with the rows and checksums of the input, for any node
 // count and spill threshold.
 func TestSimConservation(t *testing.T) {
+	t.Parallel()
 	f := newFrame("", 12, 17, 20_000, 7)
 	want := f.expect(t)
 	for _, nodes := range []int{1, 2, 3, 5} {
@@ -207,6 +208,7 @@ func shardsOnly(_, _ string, t wire.Type) bool { return t == wire.TypeShards }
 // row in (task, order) order, whatever the node count, memory budget,
 // output batch size, and message order (seeded jitter and duplicates).
 func TestSimMetamorphic(t *testing.T) {
+	t.Parallel()
 	f := newFrame("meta", 9, 11, 12_000, 3)
 	want := f.expect(t)
 	for _, tc := range []struct {
@@ -225,8 +227,9 @@ func TestSimMetamorphic(t *testing.T) {
 		for _, seed := range []uint64{1, 2} {
 			t.Run(fmt.Sprintf("%s seed %d", tc.name, seed), func(t *testing.T) {
 				t.Parallel()
-				tc.net.Rand = rand.New(rand.NewPCG(seed, 0))
-				c := startSim(t, tc.nodes, tc.svc, tc.net)
+				ncfg := tc.net
+				ncfg.Rand = rand.New(rand.NewPCG(seed, 0))
+				c := startSim(t, tc.nodes, tc.svc, ncfg)
 				ctx := testCtx(t)
 				c.run(ctx, f.spec(), f.input())
 				if d := want.diff(c.collect(ctx, t, f)); d != "" {

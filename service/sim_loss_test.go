@@ -36,8 +36,10 @@ var lossCases = []lossCase{
 // replay, they run again with new attempts on the survivors, and every row
 // is read exactly once, in (task, order) order.
 func TestSimNodeLoss(t *testing.T) {
+	t.Parallel()
 	for _, tc := range lossCases {
 		for _, seed := range []uint64{1, 2} {
+			tc := tc
 			tc.seed = seed
 			t.Run(fmt.Sprintf("%s seed %d", tc.name, seed), func(t *testing.T) {
 				t.Parallel()

@@ -41,6 +41,10 @@
 // once. Busy and Refused replies come back as errors matching wire.ErrBusy
 // and wire.ErrRefused, with the frame, as from dht.Node.Request.
 //
+// What it does not model: frame encoding, size limits and checksums; the
+// receiver's bound on inbound bytes (dht answers Busy when it is reached;
+// here only the Handler can); failure-detection delay; gossip.
+//
 // # Membership
 //
 // Members lists the nodes that are neither killed nor gone, sorted by name:

@@ -1,40 +1,28 @@
 package dht
 
-import "sync"
+import (
+	"sync"
 
-// EventKind says what happened to a member.
-type EventKind int
+	"github.com/shufflenode/shufflenode/member"
+)
 
-// Event kinds.
+// EventKind says what happened to a member (member.EventKind).
+type EventKind = member.EventKind
+
+// Event kinds, under this package's historic names.
 const (
 	// MemberJoin: a node joined (or rejoined after a failure or restart).
-	MemberJoin EventKind = iota
+	MemberJoin = member.Joined
 	// MemberLeave: a node left gracefully (Leave).
-	MemberLeave
+	MemberLeave = member.Left
 	// MemberFail: a node was declared dead by the failure detector, or it
 	// restarted (its boot nonce or peer ID changed: its memory is gone); a
 	// restart is followed by a MemberJoin for the new process.
-	MemberFail
+	MemberFail = member.Failed
 )
 
-// String returns "join", "leave" or "fail".
-func (k EventKind) String() string {
-	switch k {
-	case MemberJoin:
-		return "join"
-	case MemberLeave:
-		return "leave"
-	case MemberFail:
-		return "fail"
-	}
-	return "unknown"
-}
-
-// Event is a change of membership.
-type Event struct {
-	Kind   EventKind
-	Member Member
-}
+// Event is a change of membership (member.Event).
+type Event = member.Event
 
 // Subscribe returns a channel of the membership events that happen after
 // the call, in order, and a function that ends the subscription. Events are

@@ -157,7 +157,7 @@ func (n *Node) addLocked(e memberEntry) {
 	n.members[e.member.Name] = e
 	n.byPeer[e.peer] = e.member.Name
 	n.host.ConnManager().Protect(e.peer, protectTag)
-	n.publishLocked(Event{Kind: MemberJoin, Member: e.member.clone()})
+	n.publishLocked(Event{Kind: MemberJoin, Member: e.member.Clone()})
 	n.log.Info("member joined", "peer", e.member.Name, "peer_id", e.member.PeerID)
 	info := peer.AddrInfo{ID: e.peer, Addrs: e.addrs}
 	n.wg.Add(1)
@@ -178,7 +178,7 @@ func (n *Node) dropLocked(e memberEntry, kind EventKind) {
 	n.host.ConnManager().Unprotect(e.peer, protectTag)
 	n.kad.RoutingTable().RemovePeer(e.peer)
 	n.dropPoolLocked(e.member.Name)
-	n.publishLocked(Event{Kind: kind, Member: e.member.clone()})
+	n.publishLocked(Event{Kind: kind, Member: e.member.Clone()})
 	n.log.Info("member gone", "peer", e.member.Name, "event", kind.String())
 }
 
@@ -215,10 +215,10 @@ func (n *Node) memberByPeer(p peer.ID) Member {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if p == n.host.ID() {
-		return n.self.clone()
+		return n.self.Clone()
 	}
 	if name, ok := n.byPeer[p]; ok {
-		return n.members[name].member.clone()
+		return n.members[name].member.Clone()
 	}
 	return Member{PeerID: p.String()}
 }

@@ -18,22 +18,12 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-// Member is one node of the cluster as memberlist reports it.
-type Member struct {
-	// Name is the unique member name (Config.Name).
-	Name string
-	// PeerID is the node's libp2p peer ID (base58).
-	PeerID string
-	// Addrs are the node's libp2p multiaddrs.
-	Addrs []string
-	// APIAddr is the node's client-API address (may be empty).
-	APIAddr string
-	// GossipAddr is the node's memberlist address (host:port).
-	GossipAddr string
-}
+// Member is one node of the cluster as the others see it (member.Member).
+type Member = member.Member
 
 // Handler serves one request frame from a peer and returns the reply
 // frame's type (wire.TypeAck, wire.TypeBusy or wire.TypeRefused) and
@@ -174,7 +164,7 @@ func (n *Node) join(ctx context.Context) error {
 func (n *Node) Self() Member {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.self.clone()
+	return n.self.Clone()
 }
 
 // Members returns the live members, this node included, sorted by Name. A
@@ -183,9 +173,9 @@ func (n *Node) Self() Member {
 func (n *Node) Members() []Member {
 	n.mu.Lock()
 	out := make([]Member, 0, len(n.members)+1)
-	out = append(out, n.self.clone())
+	out = append(out, n.self.Clone())
 	for _, e := range n.members {
-		out = append(out, e.member.clone())
+		out = append(out, e.member.Clone())
 	}
 	n.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -270,11 +260,6 @@ func (n *Node) goTracked(f func()) bool {
 		f()
 	}()
 	return true
-}
-
-func (m Member) clone() Member {
-	m.Addrs = append([]string(nil), m.Addrs...)
-	return m
 }
 
 func randomUint64() uint64 {

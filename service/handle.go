@@ -9,7 +9,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
-	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -19,7 +19,7 @@ import (
 // Handle serves one request frame from a peer (it is the cluster's
 // dht.Handler). It replies Ack, Busy, or Refused with a code the sender acts
 // on.
-func (s *Service) Handle(ctx context.Context, from dht.Member, req wire.Frame) (wire.Type, []byte) {
+func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame) (wire.Type, []byte) {
 	if err := s.attached(ctx); err != nil {
 		return wire.TypeBusy, wire.EncodeBusy(10 * time.Millisecond)
 	}

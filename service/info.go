@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -61,7 +61,7 @@ func (s *Service) Schema(id string) (*arrow.Schema, error) {
 }
 
 // Members are the live cluster members as this node sees them.
-func (s *Service) Members() []dht.Member { return s.net.Members() }
+func (s *Service) Members() []member.Member { return s.net.Members() }
 
 // Shuffles lists the IDs of the shuffles this node holds.
 func (s *Service) Shuffles() []string {

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/member"
 )
 
 // watch follows membership events for as long as the service runs: a
 // member that fails or leaves is lost to every shuffle it belongs to.
-func (s *Service) watch(events <-chan dht.Event, stop func()) {
+func (s *Service) watch(events <-chan member.Event, stop func()) {
 	s.background(func(ctx context.Context) {
 		defer stop()
 		for {
@@ -19,7 +19,7 @@ func (s *Service) watch(events <-chan dht.Event, stop func()) {
 				if !ok {
 					return
 				}
-				if e.Kind == dht.MemberFail || e.Kind == dht.MemberLeave {
+				if e.Kind == member.Failed || e.Kind == member.Left {
 					s.memberLost(ctx, e.Member.Name)
 				}
 			case <-ctx.Done():

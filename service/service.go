@@ -10,26 +10,27 @@ import (
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
-	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-// Network is what the service needs of the cluster; *dht.Node implements it.
+// Network is what the service needs of the cluster; *dht.Node implements it,
+// and *simnet.Node in memory for tests.
 type Network interface {
 	// Self is this node.
-	Self() dht.Member
+	Self() member.Member
 	// Members are the live members, self included, sorted by name.
-	Members() []dht.Member
+	Members() []member.Member
 	// Request sends one frame to the member named to and returns its Ack.
 	// Busy and refused replies come back as errors (wire.ErrBusy,
 	// wire.ErrRefused with a *wire.Refusal).
 	Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error)
 	// Subscribe returns membership events from now on, and a func that
 	// stops them.
-	Subscribe(buf int) (<-chan dht.Event, func())
+	Subscribe(buf int) (<-chan member.Event, func())
 }
 
 // Service is one node's shuffle engine. Create it with New, connect it to the

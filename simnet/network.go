@@ -1,0 +1,177 @@
+package simnet
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// Handler serves one request frame from a peer and returns the reply
+// frame's type and payload, as dht.Handler does (service.Service.Handle is
+// one). req.Payload is the Handler's own copy.
+type Handler func(ctx context.Context, from member.Member, req wire.Frame) (replyType wire.Type, reply []byte)
+
+// Network is an in-memory cluster. Create it with New, add nodes with Add,
+// Close it when done.
+type Network struct {
+	cfg   Config
+	stats counters
+	wg    sync.WaitGroup // delivery goroutines and subscriber pumps
+
+	mu       sync.Mutex
+	rng      *rand.Rand       // cfg.Rand, drawn from under mu
+	nodes    map[string]*Node // every node added; lost ones stay until re-added
+	cut      map[link]bool    // links cut by Cut
+	isolated map[string]bool  // nodes cut off from all others by Isolate
+	closed   bool
+}
+
+// link is an unordered pair of node names, smaller first.
+type link [2]string
+
+func linkOf(a, b string) link {
+	if a > b {
+		a, b = b, a
+	}
+	return link{a, b}
+}
+
+// New returns an empty network.
+func New(cfg Config) (*Network, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return &Network{cfg: cfg, rng: cfg.Rand, nodes: map[string]*Node{}, cut: map[link]bool{}, isolated: map[string]bool{}}, nil
+}
+
+// Add joins a node named name whose requests h serves, and emits
+// member.Joined to the nodes already there. A name whose node was lost may
+// be added again (a restart).
+func (nw *Network) Add(name string, h Handler) (*Node, error) {
+	nd := &Node{net: nw, self: member.Member{Name: name}, h: h, subs: map[*subscriber]struct{}{}}
+	nd.ctx, nd.stop = context.WithCancel(context.Background())
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	if nw.closed {
+		nd.stop()
+		return nil, fmt.Errorf("%w: add node %s", ErrClosed, name)
+	}
+	if old, ok := nw.nodes[name]; ok && !old.lost {
+		nd.stop()
+		return nil, fmt.Errorf("%w: %s", ErrExists, name)
+	}
+	nw.publishLocked(member.Event{Kind: member.Joined, Member: nd.self.Clone()}, name)
+	nw.nodes[name] = nd
+	return nd, nil
+}
+
+// Kill crashes the node named name: requests to it fail, its handlers'
+// contexts are cancelled, its subscriptions close, and every other node
+// gets member.Failed.
+func (nw *Network) Kill(name string) error { return nw.lose(name, member.Failed) }
+
+// Leave is Kill with a graceful exit: the others get member.Left.
+func (nw *Network) Leave(name string) error { return nw.lose(name, member.Left) }
+
+// lose takes node name out of the cluster and tells the others kind.
+func (nw *Network) lose(name string, kind member.EventKind) error {
+	nw.mu.Lock()
+	nd, ok := nw.nodes[name]
+	if !ok || nd.lost {
+		nw.mu.Unlock()
+		return fmt.Errorf("%w: %s (%s)", ErrUnknownMember, name, kind)
+	}
+	nd.lost = true
+	subs := nd.subs
+	nd.subs = nil
+	nw.publishLocked(member.Event{Kind: kind, Member: nd.self.Clone()}, name)
+	nw.mu.Unlock()
+	nd.stop()
+	stopAll(subs)
+	return nil
+}
+
+// publishLocked queues e for the subscribers of every live node but
+// except; nw.mu is held. It never blocks.
+func (nw *Network) publishLocked(e member.Event, except string) {
+	for name, nd := range nw.nodes {
+		if name == except || nd.lost {
+			continue
+		}
+		for s := range nd.subs {
+			s.push(e)
+		}
+	}
+}
+
+// Cut breaks the link between nodes a and b, both ways: requests between
+// them fail with ErrTransport until Heal. No event is emitted.
+func (nw *Network) Cut(a, b string) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	nw.cut[linkOf(a, b)] = true
+}
+
+// Isolate cuts node name off from every other node (self requests still
+// work) until Heal.
+func (nw *Network) Isolate(name string) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	nw.isolated[name] = true
+}
+
+// Heal restores every link that Cut or Isolate broke.
+func (nw *Network) Heal() {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	clear(nw.cut)
+	clear(nw.isolated)
+}
+
+// members lists the live nodes, sorted by name.
+func (nw *Network) members() []member.Member {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	out := make([]member.Member, 0, len(nw.nodes))
+	for _, nd := range nw.nodes {
+		if !nd.lost {
+			out = append(out, nd.self.Clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b member.Member) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Close stops every node (their handlers' contexts are cancelled, their
+// subscriptions close) and waits for the goroutines the Network started.
+// Later requests fail with ErrClosed. Idempotent.
+func (nw *Network) Close() error {
+	nw.mu.Lock()
+	nw.closed = true
+	for _, nd := range nw.nodes {
+		nd.stop()
+		stopAll(nd.subs)
+		nd.subs = nil
+	}
+	nw.mu.Unlock()
+	nw.wg.Wait()
+	return nil
+}
+
+// spawn runs fn on a goroutine Close waits for; false if closed.
+func (nw *Network) spawn(fn func()) bool {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	if nw.closed {
+		return false
+	}
+	nw.wg.Go(fn)
+	return true
+}

@@ -81,10 +81,6 @@ func runLoss(t *testing.T, tc lossCase, adjust func(*simCluster)) {
 // interrupts must fail with ErrStaleEpoch (or ErrUnavailable), so that
 // any client knows to run the task again.
 func TestSimStaleEpochPutError(t *testing.T) {
-	t.Skip("engine bug: a put interrupted by an epoch change fails with a bare context.Canceled " +
-		"(splitter queue.work completes the batch with the cancelled send's error, not the queue's " +
-		"ErrForgotten, so service.staleOr does not mark it stale); over Flight that is codes.Canceled. " +
-		"Fails with seed 1 and 2, most runs")
 	runLoss(t, lossCase{name: "kill during puts", seed: 1}, func(c *simCluster) { c.strict = true })
 }
 

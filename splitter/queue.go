@@ -100,13 +100,16 @@ func (q *queue) stop(err error) {
 	q.cancel()
 }
 
-// fail records a permanent send failure.
-func (q *queue) fail(err error) {
+// fail records a permanent send failure and returns the queue's sticky
+// error: this failure, or the reason the queue was stopped first (a send
+// cancelled by Forget fails with ErrForgotten, not with the cancellation).
+func (q *queue) fail(err error) error {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.err == nil {
 		q.err = fmt.Errorf("splitter: shuffle %s: send to %s: %w", q.key.shuffle, q.key.dest, err)
 	}
-	q.mu.Unlock()
+	return q.err
 }
 
 // next waits for a batch to send; ok is false when the queue stopped and is
@@ -136,7 +139,7 @@ func (q *queue) work() {
 		}
 		if err == nil {
 			if err = q.s.deliver(q.ctx, b); err != nil {
-				q.fail(err)
+				err = q.fail(err)
 				q.s.cfg.Logger.Warn("send failed", "shuffle", b.Shuffle, "peer", b.Dest, "err", err)
 			}
 		}

@@ -7,18 +7,13 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/table"
 )
 
 func recordBytes(recs ...arrow.Record) int64 {
 	var n int64
 	for _, r := range recs {
-		for _, c := range r.Columns() {
-			for _, b := range c.Data().Buffers() {
-				if b != nil {
-					n += int64(b.Len())
-				}
-			}
-		}
+		n += table.RecordBytes(r)
 	}
 	return n
 }

@@ -1,8 +1,6 @@
 package dht
 
 import (
-	"sync"
-
 	"github.com/shufflenode/shufflenode/member"
 )
 
@@ -32,100 +30,42 @@ type Event = member.Event
 // channel is closed by the unsubscribe function or by Close. To track the
 // member set without missing a change, Subscribe first, then call Members.
 func (n *Node) Subscribe(buf int) (<-chan Event, func()) {
-	s := &subscriber{out: make(chan Event, max(buf, 0)), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q := member.NewQueue(buf)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
-		close(s.out)
-		return s.out, func() {}
+		close(q.C)
+		return q.C, func() {}
 	}
-	n.subs[s] = struct{}{}
+	n.subs[q] = struct{}{}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		s.pump()
+		q.Pump()
 	}()
-	return s.out, func() { n.unsubscribe(s) }
+	return q.C, func() { n.unsubscribe(q) }
 }
 
-func (n *Node) unsubscribe(s *subscriber) {
+func (n *Node) unsubscribe(q *member.Queue) {
 	n.mu.Lock()
-	delete(n.subs, s)
+	delete(n.subs, q)
 	n.mu.Unlock()
-	s.stop()
+	q.Stop()
 }
 
 // publishLocked queues e for every subscriber; n.mu is held. It never blocks.
 func (n *Node) publishLocked(e Event) {
-	for s := range n.subs {
-		s.push(e)
+	for q := range n.subs {
+		q.Push(e)
 	}
 }
 
 func (n *Node) closeSubscribers() {
 	n.mu.Lock()
 	subs := n.subs
-	n.subs = map[*subscriber]struct{}{}
+	n.subs = map[*member.Queue]struct{}{}
 	n.mu.Unlock()
-	for s := range subs {
-		s.stop()
+	for q := range subs {
+		q.Stop()
 	}
-}
-
-// subscriber is an unbounded FIFO drained by its pump goroutine into out.
-type subscriber struct {
-	mu       sync.Mutex
-	queue    []Event
-	wake     chan struct{} // capacity 1: "queue may be non-empty"
-	done     chan struct{} // closed by stop
-	stopOnce sync.Once
-	out      chan Event // closed by pump on exit
-}
-
-func (s *subscriber) push(e Event) {
-	s.mu.Lock()
-	s.queue = append(s.queue, e)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *subscriber) stop() { s.stopOnce.Do(func() { close(s.done) }) }
-
-// pump moves queued events to out until stop; it closes out on exit.
-func (s *subscriber) pump() {
-	defer close(s.out)
-	for {
-		e, ok := s.pop()
-		if !ok {
-			select {
-			case <-s.wake:
-				continue
-			case <-s.done:
-				return
-			}
-		}
-		select {
-		case s.out <- e:
-		case <-s.done:
-			return
-		}
-	}
-}
-
-func (s *subscriber) pop() (Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
-		return Event{}, false
-	}
-	e := s.queue[0]
-	s.queue[0] = Event{}
-	s.queue = s.queue[1:]
-	if len(s.queue) == 0 {
-		s.queue = nil // let the drained backing array go
-	}
-	return e, true
 }

@@ -62,7 +62,7 @@ type Node struct {
 	closed  bool
 	members map[string]memberEntry // by name, excluding self
 	byPeer  map[peer.ID]string
-	subs    map[*subscriber]struct{}
+	subs    map[*member.Queue]struct{}
 	wg      sync.WaitGroup // stream handlers, dials, subscriber pumps
 
 	closeOnce sync.Once
@@ -84,7 +84,7 @@ func New(ctx context.Context, cfg Config, h Handler) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg.withDefaults(), handler: h, boot: randomUint64(),
-		members: map[string]memberEntry{}, byPeer: map[peer.ID]string{}, subs: map[*subscriber]struct{}{},
+		members: map[string]memberEntry{}, byPeer: map[peer.ID]string{}, subs: map[*member.Queue]struct{}{},
 	}
 	n.inbound = semaphore.NewWeighted(n.cfg.MaxInboundBytes)
 	n.log = n.cfg.Logger.With("node", cfg.Name)

@@ -106,7 +106,7 @@ func flightPut(ctx context.Context, c flight.Client, rec arrow.Record, bytes int
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(rec.Schema()))
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("ceiling")})
 	start := time.Now()
-	size := recordBytes(rec)
+	size := table.RecordBytes(rec)
 	for sent := int64(0); sent < bytes; sent += size {
 		if err := w.Write(rec); err != nil {
 			return 0, fmt.Errorf("job: flight ceiling: write: %w", err)

@@ -145,7 +145,7 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 func expect(v *Verifier, gen table.GenConfig, tasks int, rep *Report) error {
 	for t := range tasks {
 		rec := table.GenTask(memory.DefaultAllocator, gen, t, tasks)
-		rep.Bytes += recordBytes(rec)
+		rep.Bytes += table.RecordBytes(rec)
 		err := v.Input(rec)
 		rec.Release()
 		if err != nil {
@@ -153,19 +153,6 @@ func expect(v *Verifier, gen table.GenConfig, tasks int, rep *Report) error {
 		}
 	}
 	return nil
-}
-
-// recordBytes is the size of a record's Arrow buffers.
-func recordBytes(rec arrow.Record) int64 {
-	var n int64
-	for _, col := range rec.Columns() {
-		for _, b := range col.Data().Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-	}
-	return n
 }
 
 // readAll reads every partition with bounded parallelism into the verifier.

@@ -212,7 +212,7 @@ func (c *shuffleCounter) set(task int, recs []arrow.Record) {
 	var rows, bytes int64
 	for _, r := range recs {
 		rows += r.NumRows()
-		bytes += shuffleRecordBytes(r)
+		bytes += table.RecordBytes(r)
 	}
 	c.rows[task].Store(rows)
 	c.bytes[task].Store(bytes)
@@ -224,19 +224,6 @@ func (c *shuffleCounter) totals() (rows, bytes int64) {
 		bytes += c.bytes[i].Load()
 	}
 	return rows, bytes
-}
-
-// shuffleRecordBytes is the size of a record's Arrow buffers.
-func shuffleRecordBytes(rec arrow.Record) int64 {
-	var n int64
-	for _, col := range rec.Columns() {
-		for _, b := range col.Data().Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-	}
-	return n
 }
 
 // readTask reads input task t (file t) as records of the spec's schema.

@@ -55,7 +55,7 @@ func New(cfg Config) (*Network, error) {
 // member.Joined to the nodes already there. A name whose node was lost may
 // be added again (a restart).
 func (nw *Network) Add(name string, h Handler) (*Node, error) {
-	nd := &Node{net: nw, self: member.Member{Name: name}, h: h, subs: map[*subscriber]struct{}{}}
+	nd := &Node{net: nw, self: member.Member{Name: name}, h: h, subs: map[*member.Queue]struct{}{}}
 	nd.ctx, nd.stop = context.WithCancel(context.Background())
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
@@ -106,7 +106,7 @@ func (nw *Network) publishLocked(e member.Event, except string) {
 			continue
 		}
 		for s := range nd.subs {
-			s.push(e)
+			s.Push(e)
 		}
 	}
 }

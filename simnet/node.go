@@ -19,7 +19,7 @@ type Node struct {
 
 	// Guarded by net.mu.
 	lost bool
-	subs map[*subscriber]struct{}
+	subs map[*member.Queue]struct{}
 }
 
 // Self is this node.

@@ -13,19 +13,6 @@ func benchRecord(b *testing.B) arrow.Record {
 	return GenTask(memory.DefaultAllocator, GenConfig{Rows: 1 << 20, Seed: 1, PayloadBytes: 16}, 0, 1)
 }
 
-// recordBytes sums the buffer bytes of rec's columns.
-func recordBytes(rec arrow.Record) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		for _, buf := range c.Data().Buffers() {
-			if buf != nil {
-				n += int64(buf.Len())
-			}
-		}
-	}
-	return n
-}
-
 // reportRows adds a rows/s metric.
 func reportRows(b *testing.B, rows int64) {
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
@@ -61,7 +48,7 @@ func BenchmarkSplit1000Partitions4Groups(b *testing.B) {
 	for p := range groupOf {
 		groupOf[p] = p % 4
 	}
-	b.SetBytes(recordBytes(rec))
+	b.SetBytes(RecordBytes(rec))
 	b.ReportAllocs()
 	for b.Loop() {
 		groups, err := Split(memory.DefaultAllocator, rec, pids, groupOf, 4)
@@ -80,7 +67,7 @@ func BenchmarkCodecEncode(b *testing.B) {
 			defer rec.Release()
 			c, _ := NewCodecWithConfig(rec.Schema(), nil, CodecConfig{Compression: comp})
 			buf, _ := c.AppendRecord(nil, rec)
-			b.SetBytes(recordBytes(rec))
+			b.SetBytes(RecordBytes(rec))
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
@@ -88,7 +75,7 @@ func BenchmarkCodecEncode(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(len(buf))/float64(recordBytes(rec)), "ratio")
+			b.ReportMetric(float64(len(buf))/float64(RecordBytes(rec)), "ratio")
 		})
 	}
 }
@@ -100,7 +87,7 @@ func BenchmarkCodecDecode(b *testing.B) {
 			defer rec.Release()
 			c, _ := NewCodecWithConfig(rec.Schema(), nil, CodecConfig{Compression: comp})
 			buf, _ := c.AppendRecord(nil, rec)
-			b.SetBytes(recordBytes(rec))
+			b.SetBytes(RecordBytes(rec))
 			b.ReportAllocs()
 			for b.Loop() {
 				r, err := c.Decode(buf)
@@ -121,7 +108,7 @@ func BenchmarkCodecSmallShards(b *testing.B) {
 	defer rec.Release()
 	c, _ := NewCodec(rec.Schema(), nil)
 	buf, _ := c.AppendRecord(nil, rec)
-	b.SetBytes(recordBytes(rec))
+	b.SetBytes(RecordBytes(rec))
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
@@ -144,7 +131,7 @@ func BenchmarkCodecSmallEncode(b *testing.B) {
 	defer rec.Release()
 	c, _ := NewCodec(rec.Schema(), nil)
 	buf, _ := c.AppendRecord(nil, rec)
-	b.SetBytes(recordBytes(rec))
+	b.SetBytes(RecordBytes(rec))
 	b.ReportAllocs()
 	for b.Loop() {
 		buf, _ = c.AppendRecord(buf[:0], rec)
@@ -156,7 +143,7 @@ func BenchmarkCodecSmallDecode(b *testing.B) {
 	defer rec.Release()
 	c, _ := NewCodec(rec.Schema(), nil)
 	buf, _ := c.AppendRecord(nil, rec)
-	b.SetBytes(recordBytes(rec))
+	b.SetBytes(RecordBytes(rec))
 	b.ReportAllocs()
 	for b.Loop() {
 		r, err := c.Decode(buf)

@@ -45,6 +45,10 @@ type Shuffle struct {
 	*shuffle.State
 	recovering sync.Mutex       // serialises losses
 	afterLoss  barrier.Decision // decision of the last Lose, acted on after the broadcast
+	// moving: an epoch move is being announced to the survivors. Until they
+	// all took it, the barrier hands out no replays: a replay put on a
+	// survivor that has not reopened yet would be refused as sealed.
+	moving bool
 	tracker    *barrier.Tracker
 	begun      map[shuffle.AttemptKey]string // attempt -> node running it
 	final      chan struct{}                 // closed once every member knows the outcome; replaced on reopen

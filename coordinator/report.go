@@ -135,7 +135,8 @@ func (cd *Coordinator) awaitEpoch(ctx context.Context, sh *Shuffle, epoch uint64
 }
 
 // Status handles control.OpBarrier: the current outcome, without waiting:
-// sealed, failed, or running with the tasks that have no done attempt.
+// sealed, failed, or running with the tasks that have no done attempt
+// (none while an epoch move is being announced: ask again).
 func (cd *Coordinator) Status(sh *Shuffle) (control.Reply, error) {
 	sh.Lock()
 	defer sh.Unlock()
@@ -147,7 +148,11 @@ func (cd *Coordinator) Status(sh *Shuffle) (control.Reply, error) {
 		return control.Reply{Status: control.StatusSealed, Epoch: sh.RouteLocked().Epoch, Replayed: sh.replayed}, nil
 	default:
 	}
-	return control.Reply{Status: control.StatusRunning, Epoch: sh.RouteLocked().Epoch, Replayed: sh.replayed, Replay: sh.tracker.Pending()}, nil
+	r := control.Reply{Status: control.StatusRunning, Epoch: sh.RouteLocked().Epoch, Replayed: sh.replayed}
+	if !sh.moving {
+		r.Replay = sh.tracker.Pending()
+	}
+	return r, nil
 }
 
 // Progress is the coordinator's view of a shuffle: the tracker's counters

@@ -86,11 +86,6 @@ func TestSimStaleEpochPutError(t *testing.T) {
 
 // TestSimReplayRacesReopen: the barrier's replay set may be put at once.
 func TestSimReplayRacesReopen(t *testing.T) {
-	t.Skip("engine bug: after a loss that reopens a sealed shuffle, Barrier hands out the replay set " +
-		"as soon as the coordinator moved epochs, before the survivors applied the reopen (recover " +
-		"broadcasts opEpoch after nextEpoch releases sh.mu); a replayed put on such a survivor fails " +
-		"with ErrSealed, which is final. client.Run hides it by sleeping 50 ms before replays. " +
-		"Fails with seed 2 in about a third of runs")
 	runLoss(t, lossCase{name: "kill after the seal", after: true, seed: 2}, func(c *simCluster) { c.eager = true })
 }
 

@@ -19,9 +19,10 @@ type Node interface {
 	// Go runs fn on a goroutine the node waits for when it closes; ctx
 	// ends then.
 	Go(fn func(ctx context.Context))
-	// Forget drops the node's send queues of shuffle id: puts of an older
-	// epoch fail with a stale epoch and run again.
-	Forget(id string)
+	// Forget drops the node's send queues of shuffle id and refuses
+	// further sends of epochs before epoch: puts of an older epoch fail
+	// with a stale epoch and run again.
+	Forget(id string, epoch uint64)
 }
 
 // Config configures a Coordinator. Every field is required.

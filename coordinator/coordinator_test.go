@@ -36,7 +36,7 @@ func (n *fakeNode) Broadcast(_ context.Context, nodes []string, m control.Msg) e
 
 func (n *fakeNode) Go(fn func(ctx context.Context)) { n.wg.Go(func() { fn(context.Background()) }) }
 
-func (n *fakeNode) Forget(string) {
+func (n *fakeNode) Forget(string, uint64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.forgot++

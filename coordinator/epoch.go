@@ -51,7 +51,7 @@ func (cd *Coordinator) nextEpoch(sh *Shuffle, node string) (control.Msg, []uint6
 	}
 	reopen := sh.moveLocked(rt, d, len(replay))
 	sh.moving = true // until Lose announced the move
-	cd.cfg.Node.Forget(sh.ID()) // puts of the old epoch fail with ErrStaleEpoch and run again
+	cd.cfg.Node.Forget(sh.ID(), rt.Epoch) // puts of the old epoch fail with ErrStaleEpoch and run again
 	return control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Reopen: reopen}, replay, nil
 }
 
@@ -120,7 +120,7 @@ func (cd *Coordinator) ApplyEpoch(sh *shuffle.State, c *control.Msg) error {
 	}
 	sh.Unlock()
 	if err == nil {
-		cd.cfg.Node.Forget(sh.ID())
+		cd.cfg.Node.Forget(sh.ID(), c.Epoch)
 		cd.cfg.Log.Info("new epoch", "shuffle", sh.ID(), "epoch", c.Epoch, "lost", c.Lost)
 	}
 	return err

@@ -25,7 +25,7 @@ func (n coordNode) Broadcast(ctx context.Context, nodes []string, m control.Msg)
 	return n.s.broadcast(ctx, nodes, m)
 }
 func (n coordNode) Go(fn func(ctx context.Context)) { n.s.background(fn) }
-func (n coordNode) Forget(id string)                { n.s.split.Forget(id) }
+func (n coordNode) Forget(id string, epoch uint64)  { n.s.split.ForgetBefore(id, epoch) }
 
 // BarrierResult is the outcome of a barrier wait that did not fail.
 type BarrierResult struct {

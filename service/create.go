@@ -173,6 +173,6 @@ func (s *Service) dropAs(id, reason string) error {
 		return nil
 	}
 	sh.Finish(Failed, errors.New(reason))
-	s.split.Forget(id)
+	s.split.Drop(id)
 	return s.store.DropShuffle(id)
 }

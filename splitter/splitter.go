@@ -29,6 +29,7 @@ type Splitter struct {
 
 	mu     sync.Mutex
 	queues map[qkey]*queue
+	floor  map[string]uint64 // shuffle -> oldest epoch still sent (ForgetBefore)
 	closed bool
 }
 
@@ -43,7 +44,7 @@ func New(cfg Config, s Sender) (*Splitter, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Splitter{
 		cfg: cfg, send: s, mem: newBudget(cfg.MemoryLimit),
-		ctx: ctx, cancel: cancel, queues: make(map[qkey]*queue),
+		ctx: ctx, cancel: cancel, queues: make(map[qkey]*queue), floor: make(map[string]uint64),
 	}, nil
 }
 
@@ -55,7 +56,7 @@ func (s *Splitter) Add(ctx context.Context, shuffle string, epoch uint64, dest s
 	if err := s.mem.acquire(ctx, n, s.flushAll); err != nil {
 		return fmt.Errorf("splitter: shuffle %s: waiting for send memory: %w", shuffle, err)
 	}
-	q, err := s.queue(qkey{shuffle, dest})
+	q, err := s.queueOf(shuffle, epoch, dest)
 	if err == nil {
 		err = q.add(epoch, e, n, s.cfg.BufferBytes)
 	}
@@ -69,7 +70,7 @@ func (s *Splitter) Add(ctx context.Context, shuffle string, epoch uint64, dest s
 // If End returns nil, end.Done is called exactly once later; if it returns an
 // error, end.Done is never called.
 func (s *Splitter) End(shuffle string, epoch uint64, dest string, end End) error {
-	q, err := s.queue(qkey{shuffle, dest})
+	q, err := s.queueOf(shuffle, epoch, dest)
 	if err != nil {
 		return err
 	}
@@ -89,6 +90,28 @@ func (s *Splitter) flushAll() {
 	for _, q := range s.snapshot(func(qkey) bool { return true }) {
 		q.flush()
 	}
+}
+
+// ForgetBefore is Forget for an epoch move: it also refuses, with
+// ErrForgotten, every later Add and End of shuffle for an epoch before
+// epoch, so a put of the old epoch fails at once instead of opening a new
+// queue (perhaps to a node that was lost).
+func (s *Splitter) ForgetBefore(shuffle string, epoch uint64) {
+	s.mu.Lock()
+	if !s.closed {
+		s.floor[shuffle] = max(s.floor[shuffle], epoch)
+	}
+	s.mu.Unlock()
+	s.Forget(shuffle)
+}
+
+// Drop is Forget for a shuffle that is gone from this node: it also drops
+// what ForgetBefore remembered of it.
+func (s *Splitter) Drop(shuffle string) {
+	s.mu.Lock()
+	delete(s.floor, shuffle)
+	s.mu.Unlock()
+	s.Forget(shuffle)
 }
 
 // Forget stops the queues of shuffle: buffered and queued batches are
@@ -129,13 +152,19 @@ func (s *Splitter) Close() error {
 	return nil
 }
 
-// queue returns the queue of k, starting it on first use.
-func (s *Splitter) queue(k qkey) (*queue, error) {
+// queueOf returns the queue of (shuffle, dest) for a message of epoch,
+// starting it on first use; an epoch that ForgetBefore left behind is
+// refused.
+func (s *Splitter) queueOf(shuffle string, epoch uint64, dest string) (*queue, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
 	}
+	if epoch < s.floor[shuffle] {
+		return nil, fmt.Errorf("%w: %s: epoch %d, now %d", ErrForgotten, shuffle, epoch, s.floor[shuffle])
+	}
+	k := qkey{shuffle, dest}
 	if q, ok := s.queues[k]; ok {
 		return q, nil
 	}

@@ -261,3 +261,33 @@ func endWaitB(s *Splitter) <-chan error {
 	_ = s.End("s", 0, "a", End{Done: func(err error) { ch <- err }})
 	return ch
 }
+
+// TestForgetBeforeRefusesOlderEpochs: after ForgetBefore(s, 2), Adds and
+// Ends of shuffle s for epochs before 2 fail with ErrForgotten at once (no
+// queue is opened for them), epoch 2 still works, other shuffles are not
+// touched, and Drop forgets the floor.
+func TestForgetBeforeRefusesOlderEpochs(t *testing.T) {
+	s, err := New(Config{}, nopSender{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	s.ForgetBefore("s", 2)
+	if err := s.Add(ctx, "s", 1, "a", entry(0, 0, 10)); !errors.Is(err, ErrForgotten) {
+		t.Fatalf("Add of epoch 1: %v, want ErrForgotten", err)
+	}
+	if err := s.End("s", 1, "a", End{Done: func(error) {}}); !errors.Is(err, ErrForgotten) {
+		t.Fatalf("End of epoch 1: %v, want ErrForgotten", err)
+	}
+	if err := s.Add(ctx, "s", 2, "a", entry(0, 0, 10)); err != nil {
+		t.Fatalf("Add of epoch 2: %v", err)
+	}
+	if err := s.Add(ctx, "other", 0, "a", entry(0, 0, 10)); err != nil {
+		t.Fatalf("Add to another shuffle: %v", err)
+	}
+	s.Drop("s")
+	if err := s.Add(ctx, "s", 0, "a", entry(0, 0, 10)); err != nil {
+		t.Fatalf("Add after Drop: %v", err)
+	}
+}

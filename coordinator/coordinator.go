@@ -49,12 +49,12 @@ type Shuffle struct {
 	// moving: an epoch move is being announced to the survivors. Until they
 	// all took it, the barrier hands out no replays: a replay put on a
 	// survivor that has not reopened yet would be refused as sealed.
-	moving bool
-	tracker    *barrier.Tracker
-	begun      map[shuffle.AttemptKey]string // attempt -> node running it
-	final      chan struct{}                 // closed once every member knows the outcome; replaced on reopen
-	concluded  bool                          // final is closed
-	err        error                         // the failure, if the shuffle failed
+	moving    bool
+	tracker   *barrier.Tracker
+	begun     map[shuffle.AttemptKey]string // attempt -> node running it
+	final     chan struct{}                 // closed once every member knows the outcome; replaced on reopen
+	concluded bool                          // final is closed
+	err       error                         // the failure, if the shuffle failed
 	// announced: every live member took the seal (final is closed without
 	// err). A later loss that needs replays reopens the shuffle.
 	announced bool

@@ -50,7 +50,7 @@ func (cd *Coordinator) nextEpoch(sh *Shuffle, node string) (control.Msg, []uint6
 		return control.Msg{}, nil, err
 	}
 	reopen := sh.moveLocked(rt, d, len(replay))
-	sh.moving = true // until Lose announced the move
+	sh.moving = true                      // until Lose announced the move
 	cd.cfg.Node.Forget(sh.ID(), rt.Epoch) // puts of the old epoch fail with ErrStaleEpoch and run again
 	return control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Reopen: reopen}, replay, nil
 }

@@ -149,7 +149,8 @@ func (n *Node) serveStream(s network.Stream) {
 func (n *Node) serveOne(s network.Stream) bool {
 	h, err := n.readRequestHeader(s)
 	from := n.memberByPeer(s.Conn().RemotePeer())
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, errIdleClosed) {
+		n.log.Debug("request stream ended", "peer", peerLabel(from), "err", err)
 		_ = s.Close()
 		return false
 	}
@@ -183,6 +184,10 @@ func (n *Node) serveOne(s network.Stream) bool {
 	return true
 }
 
+// errIdleClosed marks a stream that ended between requests: not an error
+// of the peer's.
+var errIdleClosed = errors.New("dht: stream ended between requests")
+
 // readRequestHeader waits up to RequestTimeout*serveIdleMul for the next
 // request to start (the sender keeps idle streams open), then gives the
 // request RequestTimeout to arrive, be admitted and be read.
@@ -190,7 +195,9 @@ func (n *Node) readRequestHeader(s network.Stream) (wire.Header, error) {
 	var first [1]byte
 	_ = s.SetReadDeadline(time.Now().Add(n.cfg.RequestTimeout * serveIdleMul))
 	if _, err := io.ReadFull(s, first[:]); err != nil {
-		return wire.Header{}, err // io.EOF: closed between requests
+		// Between requests: an idle stream closed, reset or timed out
+		// (a pooled stream when its sender or its connection goes).
+		return wire.Header{}, fmt.Errorf("%w: %w", errIdleClosed, err)
 	}
 	_ = s.SetReadDeadline(time.Now().Add(n.cfg.RequestTimeout))
 	return wire.ReadHeader(io.MultiReader(bytes.NewReader(first[:]), s), n.cfg.MaxPayload)

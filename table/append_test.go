@@ -1,0 +1,258 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// appendTypes are one type of every layout typeOf knows.
+var appendTypes = []arrow.DataType{
+	arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64,
+	arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64,
+	arrow.FixedWidthTypes.Float16, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64,
+	arrow.FixedWidthTypes.Boolean, arrow.BinaryTypes.String, arrow.BinaryTypes.Binary,
+	arrow.BinaryTypes.LargeString, arrow.BinaryTypes.LargeBinary,
+	arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Date64, arrow.FixedWidthTypes.Timestamp_us,
+}
+
+// randomAppendSchema draws 1..5 columns of the types above.
+func randomAppendSchema(rng *rand.Rand) *arrow.Schema {
+	var fs []arrow.Field
+	for i := range 1 + rng.IntN(5) {
+		fs = append(fs, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: appendTypes[rng.IntN(len(appendTypes))], Nullable: true})
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+// randomAppendRecords draws records of schema: some without nulls (no
+// bitmap), some with, some sliced.
+func randomAppendRecords(mem memory.Allocator, schema *arrow.Schema, rng *rand.Rand) []arrow.Record {
+	var recs []arrow.Record
+	for range 1 + rng.IntN(4) {
+		rec := randomRecord(mem, schema, rng.IntN(60), rng, []float64{0, 0, 0.2, 0.9}[rng.IntN(4)])
+		if rec.NumRows() > 2 && rng.IntN(2) == 0 {
+			s := rec.NewSlice(1+rng.Int64N(rec.NumRows()-2), rec.NumRows())
+			rec.Release()
+			rec = s
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// appendSnapshot is a Record taken from an Appender and the ranges it
+// covers.
+type appendSnapshot struct {
+	rec    arrow.Record
+	ranges []RowRange
+}
+
+// TestAppenderMatchesConcatRanges appends random ranges of random records
+// in several steps; after each step Record must equal ConcatRanges of the
+// ranges so far, and every earlier Record must still equal what it covered.
+func TestAppenderMatchesConcatRanges(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 60 {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			schema := randomAppendSchema(rng)
+			recs := randomAppendRecords(mem, schema, rng)
+			defer releaseAll(recs)
+			app, err := NewAppender(schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ranges []RowRange
+			var snaps []appendSnapshot
+			defer func() {
+				for _, s := range snaps {
+					s.rec.Release()
+				}
+			}()
+			for range 1 + rng.IntN(6) {
+				for range rng.IntN(5) {
+					r := randomRowRange(recs, rng)
+					app.Append(r.Cols, r.Off, r.Rows)
+					ranges = append(ranges, r)
+				}
+				snap := appendSnapshot{app.Record(), ranges[:len(ranges):len(ranges)]}
+				snaps = append(snaps, snap)
+				for _, s := range snaps {
+					checkAppended(t, mem, schema, s)
+				}
+			}
+			if app.Bytes() < 0 || app.Rows() != snaps[len(snaps)-1].rec.NumRows() {
+				t.Fatalf("Rows %d, Bytes %d", app.Rows(), app.Bytes())
+			}
+		})
+	}
+}
+
+// randomRowRange draws a range, possibly empty, of one of recs.
+func randomRowRange(recs []arrow.Record, rng *rand.Rand) RowRange {
+	rec := recs[rng.IntN(len(recs))]
+	off := rng.Int64N(rec.NumRows() + 1)
+	n := rng.Int64N(rec.NumRows() - off + 1)
+	return RowRange{Rec: rec, Off: off, Rows: n, Cols: ViewOf(rec)}
+}
+
+// checkAppended fails t unless s.rec equals ConcatRanges of s.ranges, null
+// counts included.
+func checkAppended(t *testing.T, mem memory.Allocator, schema *arrow.Schema, s appendSnapshot) {
+	t.Helper()
+	want, err := ConcatRanges(mem, schema, s.ranges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	if err := sameRecord(s.rec, want); err != nil {
+		t.Fatalf("Appender differs from ConcatRanges: %v\n got %v\nwant %v", err, s.rec, want)
+	}
+}
+
+// sameRecord compares got and want cell by cell (NaN equals NaN; not
+// RecordApproxEqual, which finds float16 infinities unequal), with their
+// null counts.
+func sameRecord(got, want arrow.Record) error {
+	if got.NumRows() != want.NumRows() || got.NumCols() != want.NumCols() {
+		return fmt.Errorf("%dx%d, want %dx%d", got.NumRows(), got.NumCols(), want.NumRows(), want.NumCols())
+	}
+	for c := range int(want.NumCols()) {
+		g, w := got.Column(c), want.Column(c)
+		if g.NullN() != w.NullN() {
+			return fmt.Errorf("column %d: %d nulls, want %d", c, g.NullN(), w.NullN())
+		}
+		for i := range g.Len() {
+			if x, y := cell(g, i), cell(w, i); x != y {
+				return fmt.Errorf("column %d row %d: %s, want %s", c, i, x, y)
+			}
+		}
+	}
+	return nil
+}
+
+// TestAppenderRecordWhileAppending reads a Record on another goroutine
+// while appends go on (run with -race): bitmaps whose last byte the Record
+// covers in part must not be written under it.
+func TestAppenderRecordWhileAppending(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	}, nil)
+	rng := rand.New(rand.NewPCG(9, 10))
+	rec := randomRecord(memory.DefaultAllocator, schema, 100, rng, 0.3)
+	defer rec.Release()
+	cols := ViewOf(rec)
+	app, _ := NewAppender(schema)
+	var ranges []RowRange
+	add := func(off, rows int64) {
+		app.Append(cols, off, rows)
+		ranges = append(ranges, RowRange{Rec: rec, Off: off, Rows: rows, Cols: cols})
+	}
+	for step := range 20 {
+		add(int64(step), 3)
+		snap := app.Record()
+		want, err := ConcatRanges(nil, schema, ranges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan bool)
+		go func() {
+			done <- sameRecord(snap, want) == nil
+		}()
+		for range 4 {
+			add(int64(rng.IntN(90)), int64(rng.IntN(10)))
+		}
+		if !<-done {
+			t.Fatalf("step %d: record changed", step)
+		}
+		want.Release()
+		snap.Release()
+	}
+}
+
+// TestAppenderFits checks that Fits refuses a range whose values overflow a
+// string column's 32-bit offsets, that Append panics on it, and that
+// large_string never overflows.
+func TestAppenderFits(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String},
+		{Name: "l", Type: arrow.BinaryTypes.LargeString},
+	}, nil)
+	app, _ := NewAppender(schema)
+	first := []ColumnView{{Offs32: []int32{0, 5}, Data: []byte("hello")}, {Offs64: []int64{0, 1}, Data: []byte("x")}}
+	app.Append(first, 0, 1)
+	huge := func(n int32) []ColumnView {
+		return []ColumnView{{Offs32: []int32{7, 7 + n}}, {Offs64: []int64{0, math.MaxInt64 / 2}}}
+	}
+	cases := []struct {
+		name string
+		n    int32
+		want bool
+	}{
+		{"fills", math.MaxInt32 - 5, true},
+		{"overflows", math.MaxInt32 - 4, false},
+	}
+	for _, c := range cases {
+		if got := app.Fits(huge(c.n), 0, 1); got != c.want {
+			t.Errorf("%s: Fits = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if !app.Fits(huge(math.MaxInt32-7), 1, 0) {
+		t.Error("an empty range does not fit")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Append of an overflowing range did not panic")
+		}
+		if app.Rows() != 1 {
+			t.Errorf("Rows = %d after a refused Append", app.Rows())
+		}
+	}()
+	app.Append(huge(math.MaxInt32-4), 0, 1)
+}
+
+func TestNewAppenderRefusesUnsupported(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int8)}}, nil)
+	if _, err := NewAppender(schema); !errors.Is(err, ErrUnsupportedType) {
+		t.Fatalf("err = %v, want ErrUnsupportedType", err)
+	}
+}
+
+// BenchmarkAppender appends 1000 records of 1000 rows, in pieces of 4 rows,
+// to 250 appenders round-robin, as a receiver of a 1000 -> 250 shuffle
+// appends each decoded entry's pieces to their output partitions.
+func BenchmarkAppender(b *testing.B) {
+	recs := make([]arrow.Record, 1000)
+	views := make([][]ColumnView, len(recs))
+	for i := range recs {
+		recs[i] = GenTask(memory.DefaultAllocator, GenConfig{Rows: 1000 * 1000, PayloadBytes: 100}, i, 1000)
+		views[i] = ViewOf(recs[i])
+	}
+	defer releaseAll(recs)
+	schema := recs[0].Schema()
+	b.ReportAllocs()
+	b.SetBytes(1000 * 1000 * 128)
+	for range b.N {
+		apps := make([]*Appender, 250)
+		for p := range apps {
+			apps[p], _ = NewAppender(schema)
+		}
+		for _, cols := range views {
+			for p, app := range apps {
+				app.Append(cols, int64(p*4), 4)
+			}
+		}
+		for _, app := range apps {
+			app.Record().Release()
+		}
+	}
+}

@@ -24,8 +24,13 @@ func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow
 	}
 	b := &outBatch{rc: rc, sh: sh, emit: emit}
 	defer b.release()
+	m := newAccMerge(sh, uint32(p), b)
+	defer m.release()
 	err := rc.cfg.Store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := m.emitBefore(&k); err != nil {
 			return err
 		}
 		if !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
@@ -36,10 +41,54 @@ func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow
 		}
 		return nil
 	})
+	if err == nil {
+		err = m.emitBefore(nil)
+	}
 	if err != nil {
 		return err
 	}
 	return b.flush()
+}
+
+// accMerge merges a partition's accumulated segments, sorted by key, into
+// the store's pieces as the store's Scan yields them in key order.
+type accMerge struct {
+	sh   *Shuffle
+	b    *outBatch
+	rec  arrow.Record // the accumulator's rows, or nil
+	cols []table.ColumnView
+	segs []accSeg
+	next int
+}
+
+func newAccMerge(sh *Shuffle, p uint32, b *outBatch) *accMerge {
+	m := &accMerge{sh: sh, b: b}
+	m.rec, m.cols, m.segs = sh.snapshot(p)
+	return m
+}
+
+// emitBefore adds the committed segments whose keys are below k (all that
+// are left when k is nil) to the batch.
+func (m *accMerge) emitBefore(k *spill.Key) error {
+	for ; m.next < len(m.segs); m.next++ {
+		s := m.segs[m.next]
+		if k != nil && s.key.Compare(*k) >= 0 {
+			return nil
+		}
+		if !m.sh.ledger.Visible(s.key.Task, s.key.Attempt, s.key.Partition) {
+			continue
+		}
+		if err := m.b.addRange(table.RowRange{Rec: m.rec, Off: s.off, Rows: s.rows, Cols: m.cols}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *accMerge) release() {
+	if m.rec != nil {
+		m.rec.Release()
+	}
 }
 
 // outBatch gathers the pieces of one output batch.
@@ -58,6 +107,12 @@ func (b *outBatch) add(mem spill.Value, disk []byte) error {
 	if err != nil {
 		return err
 	}
+	return b.addRange(r)
+}
+
+// addRange appends rows whose record the caller keeps alive until the
+// batch is flushed, and flushes a full batch.
+func (b *outBatch) addRange(r table.RowRange) error {
 	b.ranges = append(b.ranges, r)
 	if b.rows += r.Rows; b.rows >= b.rc.cfg.OutputBatchRows {
 		return b.flush()

@@ -115,7 +115,9 @@ func (sh *Shuffle) attempt(k shuffle.AttemptKey) *attempt {
 	return rs
 }
 
-// storeEntry decodes an entry and stores one piece per output partition.
+// storeEntry decodes an entry and appends its rows to their partitions'
+// accumulators, or, where the budget has no room for that, stores one piece
+// per output partition.
 func (rc *Receiver) storeEntry(sh *Shuffle, e *shard.Entry) error {
 	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
 	rec, err := sh.Codec.Decode(data)
@@ -126,9 +128,16 @@ func (rc *Receiver) storeEntry(sh *Shuffle, e *shard.Entry) error {
 	if err := checkRuns(sh, e, rec); err != nil {
 		return shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
+	cols := table.ViewOf(rec) // resolved once, shared by the entry's pieces
+	ok, err := rc.accumulate(sh, e, rec, cols)
+	if err != nil {
+		return shuffle.Refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.ID(), e.Task, sh.Self, err))
+	}
+	if ok {
+		return nil
+	}
 	pieces := make([]piece, len(e.Runs)) // one allocation for the entry's pieces
 	items := make([]spill.Item, len(e.Runs))
-	cols := table.ViewOf(rec) // resolved once, shared by the entry's pieces
 	var off int64
 	for i, r := range e.Runs {
 		rec.Retain()

@@ -36,7 +36,8 @@ type Shuffle struct {
 	*shuffle.State
 	ledger *dedup.Ledger
 	recv   map[shuffle.AttemptKey]*attempt
-	asm    assemblies // arrays: new chunks assembled as pieces arrive (own locks)
+	asm    assemblies   // arrays: new chunks assembled as pieces arrive (own locks)
+	accs   accumulators // dataframes: output partitions accumulated as entries arrive (own locks)
 }
 
 // NewShuffle returns the receive side of st.

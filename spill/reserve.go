@@ -38,3 +38,24 @@ func (s *Store) Unreserve(shuffle string, n int64) {
 	sh.reserved -= n
 	s.account(sh, -n, 0)
 }
+
+// Charge is Reserve without the check: it charges n bytes for shuffle even
+// past the budget (a caller's buffers grew by more than it reserved). The
+// next Put then spills pieces to make room.
+func (s *Store) Charge(shuffle string, n int64) {
+	if n <= 0 || checkShuffleID(shuffle) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	sh := s.shuffles[shuffle]
+	if sh == nil {
+		sh = newShuffleState(shuffle)
+		s.shuffles[shuffle] = sh
+	}
+	sh.reserved += n
+	s.account(sh, n, 0)
+}

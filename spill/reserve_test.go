@@ -31,3 +31,24 @@ func TestReserve(t *testing.T) {
 		t.Fatal("a negative size or an empty shuffle ID was reserved")
 	}
 }
+
+// TestCharge: Charge may go past the budget; the next Put then spills.
+func TestCharge(t *testing.T) {
+	log := newReleaseLog(t)
+	s := openStore(t, Config{MemoryLimit: 100, Node: "n1", Disk: newMemDisk()})
+	s.Charge("a", 150)
+	if st := s.Stats(); st.MemoryBytes != 150 {
+		t.Fatalf("charged: %d bytes, want 150", st.MemoryBytes)
+	}
+	k := Key{Partition: 1}
+	if err := s.Put("b", k, &testValue{id: log.newID(), data: pieceData("b", k, 10), log: log}); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.SpilledPieces != 1 {
+		t.Fatalf("the put over budget did not spill: %+v", st)
+	}
+	s.Unreserve("a", 150)
+	if st := s.Stats(); st.MemoryBytes != 0 {
+		t.Fatalf("after Unreserve: %d bytes", st.MemoryBytes)
+	}
+}

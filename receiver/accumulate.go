@@ -1,0 +1,173 @@
+package receiver
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/spill"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// A dataframe shuffle's receiver appends each entry's rows to the column
+// buffers of their output partitions as the entry arrives (table.Appender),
+// while the decoded entry is still in the cache: one accumulator per output
+// partition, and a segment per (task, attempt, seq) piece saying which rows
+// of it are whose. A read then sorts the partition's segments by key, keeps
+// the committed ones (the dedup ledger, as for stored pieces) and gathers
+// them from one set of buffers, instead of from a thousand decoded entries
+// scattered through memory. An entry goes to the accumulators only if the
+// store's budget can take it (spill.Store.Reserve); otherwise its pieces are
+// stored as before, and can spill. A read merges both, in key order.
+
+// accumulators are the output partitions of one dataframe shuffle being
+// accumulated here.
+type accumulators struct {
+	mu     sync.Mutex
+	byPart map[uint32]*partAcc
+}
+
+// partAcc is one output partition's accumulated rows.
+type partAcc struct {
+	mu   sync.Mutex
+	app  *table.Appender
+	segs []accSeg // in arrival order
+}
+
+// accSeg says that rows [off, off+rows) of the accumulator are a piece.
+type accSeg struct {
+	key       spill.Key
+	off, rows int64
+}
+
+// acc returns partition p's accumulator, starting it.
+func (sh *Shuffle) acc(p uint32) (*partAcc, error) {
+	sh.accs.mu.Lock()
+	defer sh.accs.mu.Unlock()
+	if a := sh.accs.byPart[p]; a != nil {
+		return a, nil
+	}
+	app, err := table.NewAppender(sh.Schema)
+	if err != nil {
+		return nil, err
+	}
+	if sh.accs.byPart == nil {
+		sh.accs.byPart = map[uint32]*partAcc{}
+	}
+	a := &partAcc{app: app}
+	sh.accs.byPart[p] = a
+	return a, nil
+}
+
+// accumulated returns partition p's accumulator if it was started.
+func (sh *Shuffle) accumulated(p uint32) *partAcc {
+	sh.accs.mu.Lock()
+	defer sh.accs.mu.Unlock()
+	return sh.accs.byPart[p]
+}
+
+// accumulate appends the runs of entry e (decoded as rec, with column
+// views cols) to their partitions' accumulators, all or none. It reports
+// false, having appended nothing, when the budget has no room or a
+// partition's buffers would overflow: the caller stores pieces instead.
+func (rc *Receiver) accumulate(sh *Shuffle, e *shard.Entry, rec arrow.Record, cols []table.ColumnView) (bool, error) {
+	want := 2 * int64(len(e.Data)) // growth of the buffers, with their slack
+	if !rc.cfg.Store.Reserve(sh.ID(), want) {
+		return false, nil
+	}
+	accs, err := sh.lockAccs(e.Runs)
+	if err != nil || !fitsAll(accs, e.Runs, cols) {
+		unlockAll(accs)
+		rc.cfg.Store.Unreserve(sh.ID(), want)
+		return false, err
+	}
+	grown := appendRuns(accs, e, cols)
+	unlockAll(accs)
+	rc.settle(sh, want, grown)
+	return true, nil
+}
+
+// lockAccs locks the accumulators of the runs' partitions, in partition
+// order (every receiving goroutine locks in that order: no deadlock), and
+// returns them by partition.
+func (sh *Shuffle) lockAccs(runs []shard.Run) (map[uint32]*partAcc, error) {
+	parts := make([]uint32, len(runs))
+	for i, r := range runs {
+		parts[i] = r.Partition
+	}
+	slices.Sort(parts)
+	accs := make(map[uint32]*partAcc, len(parts))
+	for _, p := range slices.Compact(parts) {
+		a, err := sh.acc(p)
+		if err != nil {
+			unlockAll(accs)
+			return nil, err
+		}
+		a.mu.Lock()
+		accs[p] = a
+	}
+	return accs, nil
+}
+
+func unlockAll(accs map[uint32]*partAcc) {
+	for _, a := range accs {
+		a.mu.Unlock()
+	}
+}
+
+// fitsAll reports whether every run fits its accumulator's offsets.
+func fitsAll(accs map[uint32]*partAcc, runs []shard.Run, cols []table.ColumnView) bool {
+	var off int64
+	for _, r := range runs {
+		if !accs[r.Partition].app.Fits(cols, off, int64(r.Count)) {
+			return false
+		}
+		off += int64(r.Count)
+	}
+	return true
+}
+
+// appendRuns appends every run and its segment; it returns how many bytes
+// the accumulators grew by.
+func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnView) int64 {
+	var off, grown int64
+	for _, r := range e.Runs {
+		a, rows := accs[r.Partition], int64(r.Count)
+		before := a.app.Bytes()
+		key := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
+		a.segs = append(a.segs, accSeg{key: key, off: a.app.Rows(), rows: rows})
+		a.app.Append(cols, off, rows)
+		grown += a.app.Bytes() - before + segBytes
+		off += rows
+	}
+	return grown
+}
+
+// segBytes is what a segment costs beyond its rows.
+const segBytes = 32
+
+// settle turns a reservation of want bytes into one of grown bytes.
+func (rc *Receiver) settle(sh *Shuffle, want, grown int64) {
+	if grown <= want {
+		rc.cfg.Store.Unreserve(sh.ID(), want-grown)
+		return
+	}
+	rc.cfg.Store.Charge(sh.ID(), grown-want)
+}
+
+// snapshot returns the accumulated rows of partition p and its segments
+// sorted by key, or a nil record when nothing was accumulated. The caller
+// releases the record.
+func (sh *Shuffle) snapshot(p uint32) (arrow.Record, []table.ColumnView, []accSeg) {
+	a := sh.accumulated(p)
+	if a == nil {
+		return nil, nil, nil
+	}
+	a.mu.Lock()
+	rec, segs := a.app.Record(), slices.Clone(a.segs)
+	a.mu.Unlock()
+	slices.SortFunc(segs, func(x, y accSeg) int { return x.key.Compare(y.key) })
+	return rec, table.ViewOf(rec), segs
+}

@@ -1,7 +1,9 @@
 package spill
 
 // Reserve charges n bytes that the caller holds outside the store for shuffle against the
-// memory budget, if they fit without spilling anything; it reports whether it charged them.
+// memory budget, if they fit without spilling anything and reservations of every shuffle stay
+// within half the budget (reserved bytes cannot spill: the other half is left for pieces,
+// which can); it reports whether it charged them.
 // The receiver uses it for an array chunk it assembles as the pieces arrive: a caller that
 // cannot reserve keeps its data as pieces, which the store can spill. Reserved bytes count
 // as the shuffle's memory (MemoryBytes, not MemoryPieces) until Unreserve or until
@@ -12,7 +14,7 @@ func (s *Store) Reserve(shuffle string, n int64) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.totals.MemoryBytes+n > s.cfg.MemoryLimit {
+	if s.closed || s.totals.MemoryBytes+n > s.cfg.MemoryLimit || s.reserved+n > s.cfg.MemoryLimit/2 {
 		return false
 	}
 	sh := s.shuffles[shuffle]
@@ -21,6 +23,7 @@ func (s *Store) Reserve(shuffle string, n int64) bool {
 		s.shuffles[shuffle] = sh
 	}
 	sh.reserved += n
+	s.reserved += n
 	s.account(sh, n, 0)
 	return true
 }
@@ -36,6 +39,7 @@ func (s *Store) Unreserve(shuffle string, n int64) {
 	}
 	n = min(n, sh.reserved)
 	sh.reserved -= n
+	s.reserved -= n
 	s.account(sh, -n, 0)
 }
 
@@ -57,5 +61,6 @@ func (s *Store) Charge(shuffle string, n int64) {
 		s.shuffles[shuffle] = sh
 	}
 	sh.reserved += n
+	s.reserved += n
 	s.account(sh, n, 0)
 }

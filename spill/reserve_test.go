@@ -5,12 +5,12 @@ import "testing"
 // TestReserve: reservations count against the budget and in the shuffle's
 // memory, never past the budget, and go away with Unreserve or DropShuffle.
 func TestReserve(t *testing.T) {
-	s := openStore(t, Config{MemoryLimit: 1000, Node: "n1", Disk: newMemDisk()})
+	s := openStore(t, Config{MemoryLimit: 2000, Node: "n1", Disk: newMemDisk()})
 	if !s.Reserve("a", 600) || s.Reserve("a", 500) {
-		t.Fatal("want 600 reserved and 500 more refused (over the budget of 1000)")
+		t.Fatal("want 600 reserved and 500 more refused (past half the budget of 2000)")
 	}
 	if !s.Reserve("b", 400) {
-		t.Fatal("400 more fit exactly")
+		t.Fatal("400 more fit exactly in half the budget")
 	}
 	if st := s.Stats(); st.MemoryBytes != 1000 || st.MemoryPieces != 0 {
 		t.Fatalf("stats %+v, want 1000 bytes, 0 pieces", st)
@@ -22,6 +22,10 @@ func TestReserve(t *testing.T) {
 	if st := s.Stats(); st.MemoryBytes != 500 {
 		t.Fatalf("after Unreserve(100) and dropping b: %d bytes, want 500", st.MemoryBytes)
 	}
+	if !s.Reserve("c", 500) {
+		t.Fatal("dropping b gave its reservation back: 500 more fit")
+	}
+	s.Unreserve("c", 500)
 	s.Unreserve("b", 400) // dropped: nothing to give back
 	s.Unreserve("a", 10_000)
 	if st := s.Stats(); st.MemoryBytes != 0 {

@@ -47,6 +47,7 @@ type Store struct {
 	queue     fifo  // pieces in memory that a spill may take, oldest first
 	diskScans int   // scans reading the disk: DropAll must wait for them
 	totals    Stats // MemoryBytes is what the budget is checked against
+	reserved  int64 // bytes of every shuffle's Reserve and Charge (part of totals.MemoryBytes)
 
 	ops       sync.WaitGroup // Puts and Scans in progress; Close waits for them
 	closeOnce sync.Once
@@ -322,6 +323,7 @@ func (s *Store) forget(shuffle string) (touched, all bool, err error) {
 	delete(s.shuffles, shuffle)
 	sh.dropped = true
 	s.account(sh, -sh.reserved, 0)
+	s.reserved -= sh.reserved
 	sh.reserved = 0
 	for _, pi := range sh.parts {
 		for _, p := range pi.mem {

@@ -83,7 +83,7 @@ func (rc *Receiver) accumulate(sh *Shuffle, e *shard.Entry, rec arrow.Record, co
 		rc.cfg.Store.Unreserve(sh.ID(), want)
 		return false, err
 	}
-	grown := appendRuns(accs, e, cols)
+	grown := appendRuns(accs, e, cols, rc.presizer(sh, e, rec))
 	unlockAll(accs)
 	rc.settle(sh, want, grown)
 	return true, nil
@@ -130,12 +130,16 @@ func fitsAll(accs map[uint32]*partAcc, runs []shard.Run, cols []table.ColumnView
 }
 
 // appendRuns appends every run and its segment; it returns how many bytes
-// the accumulators grew by.
-func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnView) int64 {
+// the accumulators grew by. A partition's first run sizes its buffers for
+// presize(rows) rows.
+func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnView, presize func(int64) int64) int64 {
 	var off, grown int64
 	for _, r := range e.Runs {
 		a, rows := accs[r.Partition], int64(r.Count)
 		before := a.app.Bytes()
+		if a.app.Rows() == 0 {
+			a.app.Presize(presize(rows), cols, off, rows)
+		}
 		key := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
 		a.segs = append(a.segs, accSeg{key: key, off: a.app.Rows(), rows: rows})
 		a.app.Append(cols, off, rows)
@@ -143,6 +147,19 @@ func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnVie
 		off += rows
 	}
 	return grown
+}
+
+// presizer guesses how many rows a partition will hold from the rows its
+// first piece brings: as many from every input task, within a share of the
+// budget (half of it, which is what reservations may take, over the
+// partitions this node holds), so that appends seldom move buffers.
+func (rc *Receiver) presizer(sh *Shuffle, e *shard.Entry, rec arrow.Record) func(int64) int64 {
+	held := max(1, int64(sh.Spec.Partitions/max(1, len(sh.Route().Live))))
+	share := rc.cfg.Store.MemoryLimit() / 2 / held
+	perRow := max(1, int64(len(e.Data))/max(1, rec.NumRows()))
+	return func(rows int64) int64 {
+		return max(rows, min(rows*int64(sh.Spec.Tasks)*5/4, share/perRow))
+	}
 }
 
 // segBytes is what a segment costs beyond its rows.

@@ -64,3 +64,6 @@ func (s *Store) Charge(shuffle string, n int64) {
 	s.reserved += n
 	s.account(sh, n, 0)
 }
+
+// MemoryLimit is the store's memory budget in bytes.
+func (s *Store) MemoryLimit() int64 { return s.cfg.MemoryLimit }

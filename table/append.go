@@ -55,6 +55,46 @@ func NewAppender(schema *arrow.Schema) (*Appender, error) {
 	return a, nil
 }
 
+// Presize makes room for rows rows in all, so that appending them moves no
+// buffer: fixed-width values and offsets exactly, the values of string and
+// binary columns as many bytes per row as rows [off, off+n) of cols hold (a
+// sample of what will come). It only ever adds capacity.
+func (a *Appender) Presize(rows int64, cols []ColumnView, off, n int64) {
+	for i := range a.cols {
+		c := &a.cols[i]
+		switch c.ct.class {
+		case classBool:
+			c.values = withCap(c.values, int(bitutil.BytesForBits(rows)))
+		case classVar32:
+			c.offs32 = withCap(c.offs32, int(rows)+1)
+			c.data = withCap(c.data, int(perRow(int64(cols[i].Offs32[off+n]-cols[i].Offs32[off]), n, rows)))
+		case classVar64:
+			c.offs64 = withCap(c.offs64, int(rows)+1)
+			c.data = withCap(c.data, int(perRow(cols[i].Offs64[off+n]-cols[i].Offs64[off], n, rows)))
+		default:
+			c.values = withCap(c.values, int(rows)*c.ct.width)
+		}
+	}
+}
+
+// perRow scales bytes of a sample of n rows to rows rows.
+func perRow(bytes, n, rows int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return min(bytes*rows/n, math.MaxInt32)
+}
+
+// withCap returns s with room for at least n elements.
+func withCap[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	t := make([]T, len(s), n)
+	copy(t, s)
+	return t
+}
+
 // Rows is the number of rows appended so far.
 func (a *Appender) Rows() int64 { return a.rows }
 

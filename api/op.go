@@ -22,13 +22,11 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/flight"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/dfops"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/table"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -248,36 +246,12 @@ func (s *Server) concat(schema *arrow.Schema, recs []arrow.Record) (arrow.Record
 }
 
 // fetch streams partition p of shuffle id from its owner to fn (which
-// must Retain what it keeps).
+// must Retain what it keeps), over the cluster's own streams.
 func (s *Server) fetch(ctx context.Context, id string, p int, fn func(arrow.Record) error) error {
-	locs, err := s.svc.Locations(id)
-	if err != nil {
-		return err
-	}
-	if p >= len(locs) {
-		return fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", service.ErrBadInput, id, p, len(locs)-1)
-	}
-	c, err := flightproto.Dial(locs[p].APIAddr)
-	if err != nil {
-		return status.Errorf(codes.Unavailable, "shuffle %s partition %d: owner %s: %v", id, p, locs[p].Node, err)
-	}
-	defer c.Close()
-	t, _ := json.Marshal(flightproto.Ticket{Shuffle: id, Partition: p})
-	stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: t})
-	if err != nil {
-		return err
-	}
-	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
-	if err != nil {
-		return fmt.Errorf("shuffle %s partition %d from owner %s: %w", id, p, locs[p].Node, err)
-	}
-	defer rdr.Release()
-	for rdr.Next() {
-		if err := fn(rdr.Record()); err != nil {
-			return err
-		}
-	}
-	return rdr.Err()
+	return s.svc.Fetch(ctx, id, p, func(rec arrow.Record) error {
+		defer rec.Release()
+		return fn(rec)
+	})
 }
 
 func releaseRecords(recs []arrow.Record) {

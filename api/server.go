@@ -249,7 +249,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 		})
 	}
 	if errors.Is(err, service.ErrNotOwner) {
-		return s.proxy(t, tk, stream)
+		err = s.proxy(stream.Context(), tk, w)
 	}
 	if err != nil {
 		return toStatus(err)
@@ -299,33 +299,22 @@ func (s *Server) getChunk(ctx context.Context, tk flightproto.Ticket, w *flightp
 	return w.Write(rec)
 }
 
-// proxy relays the owner's DoGet stream.
-func (s *Server) proxy(t *flight.Ticket, tk flightproto.Ticket, stream flight.FlightService_DoGetServer) error {
-	locs, err := s.svc.Locations(tk.Shuffle)
-	if err != nil {
-		return toStatus(err)
-	}
-	c, err := flightproto.Dial(locs[tk.Partition].APIAddr)
-	if err != nil {
-		return status.Errorf(codes.Unavailable, "shuffle %s partition %d: owner %s: %v", tk.Shuffle, tk.Partition, locs[tk.Partition].Node, err)
-	}
-	defer c.Close()
-	in, err := c.DoGet(stream.Context(), t)
-	if err != nil {
-		return err
-	}
-	for {
-		fd, err := in.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+// proxy reads a partition this node does not own from its owner, over the
+// cluster's own streams (TLS, private-network key), and relays it.
+func (s *Server) proxy(ctx context.Context, tk flightproto.Ticket, w *flightproto.Writer) error {
+	if s.isArray(tk.Shuffle) {
+		c, err := s.svc.FetchChunk(ctx, tk.Shuffle, tk.Partition)
 		if err != nil {
 			return err
 		}
-		if err := stream.Send(fd); err != nil {
-			return err
-		}
+		rec := flightproto.ChunkRecord(c)
+		defer rec.Release()
+		return w.Write(rec)
 	}
+	return s.svc.Fetch(ctx, tk.Shuffle, tk.Partition, func(rec arrow.Record) error {
+		defer rec.Release()
+		return w.Write(rec)
+	})
 }
 
 // toStatus maps service errors to gRPC status codes.

@@ -69,6 +69,8 @@ type Node struct {
 	closeErr  error
 
 	pools map[string]*peerPool // under mu: idle request streams by member name (streams.go)
+
+	streamHandler atomic.Pointer[StreamHandler] // serves TypeRead requests (stream.go)
 }
 
 // New starts a node: it loads (or creates) its identity, starts the libp2p
@@ -108,6 +110,7 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("dht: node %s: kad-dht: %w", n.cfg.Name, err)
 	}
 	n.host.SetStreamHandler(PeerProtocol, n.serveStream)
+	n.host.SetStreamHandler(StreamProtocol, n.serveRead)
 	if err := n.startMemberlist(); err != nil {
 		return err
 	}
@@ -230,6 +233,7 @@ func (n *Node) close() error {
 	}
 	if n.host != nil {
 		n.host.RemoveStreamHandler(PeerProtocol)
+		n.host.RemoveStreamHandler(StreamProtocol)
 		errs = append(errs, n.host.Close())
 	}
 	n.closeSubscribers()

@@ -95,6 +95,7 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 	}
 	for i, cn := range cluster {
 		nodes[i].Cluster = cn
+		cn.SetStreamHandler(nodes[i].Service.HandleStream)
 		nodes[i].Service.Attach(cn)
 		nodes[i].API.Start()
 		if err = nodes[i].startAdmin(cfgs[i].AdminAddr); err != nil {

@@ -120,6 +120,8 @@ func refusalCode(err error) wire.RefusalCode {
 		return wire.RefuseSealed
 	case errors.Is(err, ErrNotOwner):
 		return wire.RefuseNotOwner
+	case errors.Is(err, ErrNotSealed):
+		return wire.RefuseNotSealed
 	case errors.Is(err, ErrBadInput), errors.Is(err, ErrConflict), errors.Is(err, ErrExists):
 		return wire.RefuseBadRequest
 	}

@@ -31,6 +31,10 @@ type Network interface {
 	// Subscribe returns membership events from now on, and a func that
 	// stops them.
 	Subscribe(buf int) (<-chan member.Event, func())
+	// Stream sends one request frame to the member named to and hands recv
+	// the payload of each data frame of its streamed reply (recv may keep
+	// it); errors as Request's, or recv's.
+	Stream(ctx context.Context, to string, t wire.Type, payload []byte, recv func([]byte) error) error
 }
 
 // Service is one node's shuffle engine. Create it with New, connect it to the
@@ -198,6 +202,8 @@ func refusalSentinel(code wire.RefusalCode) error {
 		return ErrNotOwner
 	case wire.RefuseClosing:
 		return ErrUnavailable
+	case wire.RefuseNotSealed:
+		return ErrNotSealed
 	}
 	return ErrFailed
 }

@@ -126,6 +126,13 @@ func TestSimArrayRechunk(t *testing.T) {
 					t.Errorf("new chunk %d: shape %v, want %v; bytes differ: %v", p, got.Shape, want.Shape, !bytes.Equal(got.Data, want.Data))
 				}
 				out += len(got.Data)
+				// Read again by every node, over the cluster's streams: the same chunk.
+				for _, reader := range c.svcs {
+					fetched, err := reader.FetchChunk(ctx, "arr", p)
+					if err != nil || !bytes.Equal(fetched.Data, got.Data) || fmt.Sprint(fetched.Shape) != fmt.Sprint(got.Shape) {
+						t.Errorf("new chunk %d fetched: shape %v, %v; differs: %v", p, fetched.Shape, err, !bytes.Equal(fetched.Data, got.Data))
+					}
+				}
 			}
 			if in != out {
 				t.Errorf("%d bytes in, %d out", in, out)

@@ -73,6 +73,7 @@ func (c *simCluster) add(i int, cfg service.Config) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	nd.SetStreamHandler(svc.HandleStream)
 	svc.Attach(nd)
 	c.svcs = append(c.svcs, svc)
 	c.index[name] = i

@@ -8,7 +8,7 @@
 //
 //	net, _ := simnet.New(simnet.Config{Rand: rand.New(rand.NewPCG(seed, 0)), MaxDelay: time.Millisecond})
 //	defer net.Close()
-//	nd, _ := net.Add("node-0", svc.Handle) // svc.Attach(nd)
+//	nd, _ := net.Add("node-0", svc.Handle) // nd.SetStreamHandler(svc.HandleStream); svc.Attach(nd)
 //	...
 //	net.Kill("node-2") // the others get a member.Failed event
 //

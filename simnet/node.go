@@ -20,6 +20,7 @@ type Node struct {
 	// Guarded by net.mu.
 	lost bool
 	subs map[*member.Queue]struct{}
+	sh   StreamHandler // serves streamed requests; nil: none
 }
 
 // Self is this node.

@@ -32,7 +32,8 @@ type Type uint8
 // Frame types. Values 1..15 belong to this package; 16..63 are reserved for
 // the shuffle service's own message types, 64..255 for future use. Every
 // request frame is answered by exactly one reply frame of type TypeAck,
-// TypeBusy or TypeRefused on the same stream.
+// TypeBusy or TypeRefused on the same stream; a TypeRead request first gets
+// any number of TypeData frames (its streamed reply), then that final frame.
 const (
 	// TypeShards carries a batch of shards (request).
 	TypeShards Type = 1 + iota
@@ -46,14 +47,19 @@ const (
 	TypeBusy
 	// TypeRefused rejects a request for good; payload: EncodeRefusal.
 	TypeRefused
+	// TypeRead asks for data streamed back (an output partition read from
+	// its owner) (request).
+	TypeRead
+	// TypeData is one frame of a streamed reply; the final reply follows.
+	TypeData
 )
 
 // Known reports whether t is a frame type defined by this package.
-func (t Type) Known() bool { return t >= TypeShards && t <= TypeRefused }
+func (t Type) Known() bool { return t >= TypeShards && t <= TypeData }
 
 // String returns the type's name, or "type(N)" for an unknown type.
 func (t Type) String() string {
-	names := [...]string{"", "shards", "task-end", "control", "ack", "busy", "refused"}
+	names := [...]string{"", "shards", "task-end", "control", "ack", "busy", "refused", "read", "data"}
 	if t.Known() {
 		return names[t]
 	}

@@ -38,12 +38,15 @@ const (
 	// RefuseClosing: the receiver is shutting down; it will not take the
 	// request, now or later.
 	RefuseClosing
+	// RefuseNotSealed: an output was asked for before the shuffle's barrier;
+	// ask again after it.
+	RefuseNotSealed
 )
 
 // String returns the code's name, or "code(N)" for an unknown code.
 func (c RefusalCode) String() string {
 	names := [...]string{"", "unknown shuffle", "stale epoch", "sealed", "bad request",
-		"failed", "not owner", "unsupported", "closing"}
+		"failed", "not owner", "unsupported", "closing", "not sealed"}
 	if c >= 1 && int(c) < len(names) {
 		return names[c]
 	}

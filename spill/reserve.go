@@ -17,6 +17,12 @@ func (s *Store) Reserve(shuffle string, n int64) bool {
 	if s.closed || s.totals.MemoryBytes+n > s.cfg.MemoryLimit || s.reserved+n > s.cfg.MemoryLimit/2 {
 		return false
 	}
+	s.reserveLocked(shuffle, n)
+	return true
+}
+
+// reserveLocked charges n reserved bytes to shuffle; s.mu is held.
+func (s *Store) reserveLocked(shuffle string, n int64) {
 	sh := s.shuffles[shuffle]
 	if sh == nil {
 		sh = newShuffleState(shuffle)
@@ -25,7 +31,6 @@ func (s *Store) Reserve(shuffle string, n int64) bool {
 	sh.reserved += n
 	s.reserved += n
 	s.account(sh, n, 0)
-	return true
 }
 
 // Unreserve gives back n bytes of an earlier Reserve for shuffle. After DropShuffle (which
@@ -52,17 +57,9 @@ func (s *Store) Charge(shuffle string, n int64) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return
+	if !s.closed {
+		s.reserveLocked(shuffle, n)
 	}
-	sh := s.shuffles[shuffle]
-	if sh == nil {
-		sh = newShuffleState(shuffle)
-		s.shuffles[shuffle] = sh
-	}
-	sh.reserved += n
-	s.reserved += n
-	s.account(sh, n, 0)
 }
 
 // MemoryLimit is the store's memory budget in bytes.

@@ -2,7 +2,6 @@ package receiver
 
 import (
 	"fmt"
-	"hash/crc32"
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/shard"
@@ -10,15 +9,13 @@ import (
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // stored counts a stored entry and commits if the attempt is complete.
 func (rc *Receiver) stored(sh *Shuffle, e *shard.Entry) error {
 	rows := e.Rows()
 	sh.Lock()
 	rs := sh.attempt(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt})
 	rs.stored++
-	rs.held.Add(rows, uint64(len(e.Data)), crc32.Checksum(e.Data, castagnoli))
+	rs.held.Add(rows, uint64(len(e.Data)), shard.Checksum(e.Data))
 	commit := sh.tryCommit(shuffle.AttemptKey{Task: e.Task, Attempt: e.Attempt}, rs)
 	sh.Unlock()
 	return rc.afterCommit(sh, commit)

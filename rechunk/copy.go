@@ -19,7 +19,7 @@ func copyBox(dst, src box, count []int64, item int) {
 		}
 	}
 	k, run := runAxes(dst.shape, src.shape, count, int64(item))
-	ds, ss := strides(dst.shape, item), strides(src.shape, item)
+	ds, ss := Strides(dst.shape, item), Strides(src.shape, item)
 	doff, soff := offset(dst.origin, ds), offset(src.origin, ss)
 	if k < 0 {
 		copy(dst.data[doff:doff+run], src.data[soff:soff+run])
@@ -42,8 +42,9 @@ func runAxes(dshape, sshape, count []int64, item int64) (k int, run int64) {
 	return -1, run
 }
 
-// strides returns the byte stride of each axis of a C-order array.
-func strides(shape []int64, item int) []int64 {
+// Strides returns the byte stride of each axis of a C-order array of shape
+// with item bytes per element.
+func Strides(shape []int64, item int) []int64 {
 	s := make([]int64, len(shape))
 	acc := int64(item)
 	for d := len(shape) - 1; d >= 0; d-- {

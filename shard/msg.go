@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"hash/crc32"
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/wire"
@@ -154,3 +155,10 @@ func u32(d *wire.Decoder) uint32 {
 	}
 	return uint32(v)
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum is the CRC-32C of one entry's data: what a sender sums into the
+// totals of its end marker and a receiver into what it holds, for the
+// barrier to compare.
+func Checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -15,8 +14,6 @@ import (
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/table"
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ArrayEntryBytes is the size at which a destination's pieces of one old
 // chunk are handed to the queue as one entry.
@@ -171,7 +168,7 @@ func (c *Cut) sendPieces(ctx context.Context, b *pieceBufs, dest int) error {
 func (c *Cut) send(ctx context.Context, dest int, runs []shard.Run, data []byte, rows uint64) error {
 	e := shard.Entry{Task: c.r.Task, Attempt: c.r.Attempt, Seq: c.seq[dest], Runs: runs, Data: data}
 	c.seq[dest]++
-	c.sent[dest].Add(rows, uint64(len(data)), crc32.Checksum(data, castagnoli))
+	c.sent[dest].Add(rows, uint64(len(data)), shard.Checksum(data))
 	return c.s.Add(ctx, c.r.Shuffle, c.r.Epoch, c.r.Dests[dest], e)
 }
 

@@ -1,6 +1,10 @@
 package zarr
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/shufflenode/shufflenode/rechunk"
+)
 
 // eachRun calls fn for every contiguous run of bytes of the region
 // [0, trim) of a C-order array of shape full with elements of item bytes:
@@ -20,7 +24,7 @@ func eachRun(full, trim []int64, item int, fn func(fullOff, trimOff, n int)) {
 			break
 		}
 	}
-	stride := fullStrides(full, item)
+	stride := rechunk.Strides(full, item)
 	idx := make([]int64, outer)
 	fullOff, trimOff := int64(0), int64(0)
 	for {
@@ -40,17 +44,6 @@ func eachRun(full, trim []int64, item int, fn func(fullOff, trimOff, n int)) {
 			return
 		}
 	}
-}
-
-// fullStrides returns the byte stride of each axis of a C-order array.
-func fullStrides(shape []int64, item int) []int64 {
-	s := make([]int64, len(shape))
-	acc := int64(item)
-	for d := len(shape) - 1; d >= 0; d-- {
-		s[d] = acc
-		acc *= shape[d]
-	}
-	return s
 }
 
 // tile fills buf with copies of one element's bytes.

@@ -50,14 +50,16 @@ func (s *Store) Unreserve(shuffle string, n int64) {
 
 // Charge is Reserve without the check: it charges n bytes for shuffle even
 // past the budget (a caller's buffers grew by more than it reserved). The
-// next Put then spills pieces to make room.
+// next Put then spills pieces to make room. It follows a Reserve for the
+// same shuffle: if the shuffle is not known (DropShuffle forgot it since),
+// it charges nothing.
 func (s *Store) Charge(shuffle string, n int64) {
 	if n <= 0 || checkShuffleID(shuffle) != nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.closed {
+	if !s.closed && s.shuffles[shuffle] != nil {
 		s.reserveLocked(shuffle, n)
 	}
 }

@@ -40,6 +40,13 @@ func TestReserve(t *testing.T) {
 func TestCharge(t *testing.T) {
 	log := newReleaseLog(t)
 	s := openStore(t, Config{MemoryLimit: 100, Node: "n1", Disk: newMemDisk()})
+	s.Charge("a", 150) // a shuffle the store does not know: nothing
+	if st := s.Stats(); st.MemoryBytes != 0 {
+		t.Fatalf("charged an unknown shuffle: %d bytes", st.MemoryBytes)
+	}
+	if !s.Reserve("a", 0) {
+		t.Fatal("reserving nothing failed")
+	}
 	s.Charge("a", 150)
 	if st := s.Stats(); st.MemoryBytes != 150 {
 		t.Fatalf("charged: %d bytes, want 150", st.MemoryBytes)

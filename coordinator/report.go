@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/shufflenode/shufflenode/barrier"
@@ -85,7 +86,7 @@ func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
 // conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
 func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg, failure error) {
 	rt := sh.Route()
-	err := control.Retry(ctx, 5, func() error { return cd.cfg.Node.Broadcast(ctx, rt.Live, c) })
+	err := cd.announce(ctx, rt.Live, c)
 	if err != nil && failure == nil {
 		if cd.awaitEpoch(ctx, sh, rt.Epoch) {
 			return // a member was lost meanwhile: the shuffle reopened and will seal again
@@ -106,6 +107,25 @@ func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg,
 	}
 	sh.releaseWaiters()
 	sh.Unlock()
+}
+
+// announceTries is how often the coordinator tells one member an outcome
+// before it gives up on it (backing off from 20 ms to 1.28 s: ~2.5 s in all).
+const announceTries = 8
+
+// announce tells every member in nodes c, each with retries of its own: a
+// member that took it is not asked again, and one lost frame does not cost
+// the others a round.
+func (cd *Coordinator) announce(ctx context.Context, nodes []string, c control.Msg) error {
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() {
+			errs[i] = control.Retry(ctx, announceTries, func() error { return cd.cfg.Node.Broadcast(ctx, []string{n}, c) })
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // releaseWaiters releases the barrier waiters of the current outcome, once.

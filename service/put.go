@@ -48,11 +48,14 @@ func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint3
 // putWith runs one attempt of any kind: feed cuts the input and hands its
 // entries to the splitter.
 func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt uint32, feed func(*putter) error) (PutResult, error) {
+	k := shuffle.AttemptKey{Task: task, Attempt: attempt}
 	if err := sh.OpenErr(); err != nil {
+		if errors.Is(err, ErrSealed) && s.taskDone(ctx, sh, k) {
+			return PutResult{Skipped: true}, nil // an attempt whose reply was lost: it is in
+		}
 		return PutResult{}, err
 	}
 	sh.Touch()
-	k := shuffle.AttemptKey{Task: task, Attempt: attempt}
 	if err := sh.startPut(k); err != nil {
 		return PutResult{}, err
 	}
@@ -96,6 +99,15 @@ func (sh *entry) endPut(k shuffle.AttemptKey, ok bool) {
 	} else {
 		delete(sh.puts, k)
 	}
+}
+
+// taskDone asks the coordinator whether k's task has a done attempt: after
+// the seal every task has one, and a put the caller saw fail only because
+// its replies were lost is then simply done.
+func (s *Service) taskDone(ctx context.Context, sh *entry, k shuffle.AttemptKey) bool {
+	r, err := s.request(ctx, sh.Coordinator, control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: sh.Route().Epoch,
+		Node: s.Name(), Task: k.Task, Attempt: k.Attempt})
+	return err == nil && r.Status == control.StatusDone
 }
 
 // put registers with the coordinator, streams the input and reports done.

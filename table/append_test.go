@@ -12,21 +12,11 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// appendTypes are one type of every layout typeOf knows.
-var appendTypes = []arrow.DataType{
-	arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64,
-	arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64,
-	arrow.FixedWidthTypes.Float16, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64,
-	arrow.FixedWidthTypes.Boolean, arrow.BinaryTypes.String, arrow.BinaryTypes.Binary,
-	arrow.BinaryTypes.LargeString, arrow.BinaryTypes.LargeBinary,
-	arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Date64, arrow.FixedWidthTypes.Timestamp_us,
-}
-
-// randomAppendSchema draws 1..5 columns of the types above.
+// randomAppendSchema draws 1..5 columns of allTypes.
 func randomAppendSchema(rng *rand.Rand) *arrow.Schema {
 	var fs []arrow.Field
 	for i := range 1 + rng.IntN(5) {
-		fs = append(fs, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: appendTypes[rng.IntN(len(appendTypes))], Nullable: true})
+		fs = append(fs, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: allTypes[rng.IntN(len(allTypes))], Nullable: true})
 	}
 	return arrow.NewSchema(fs, nil)
 }

@@ -96,18 +96,25 @@ func (fb *flightBench) bytes() int64 {
 // benchRows makes a batch of about 1 MiB.
 const benchRows = 1 << 16
 
-// BenchmarkFlightPut puts benchBatches batches of ~1 MiB per op through a
-// loopback server, with client.Put; parallel ops share one client.
-func BenchmarkFlightPut(b *testing.B) {
+// startFlightBench starts a loopback server and a client of it (closed
+// with the benchmark) and sets the benchmark's bytes and parallelism.
+func startFlightBench(b *testing.B) (*flightBench, *client.Client) {
 	fb := newFlightBench(b, benchRows)
 	c, err := client.Dial(fb.srv.Addr().String())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
+	b.Cleanup(func() { c.Close() })
 	b.SetBytes(fb.bytes())
 	b.ReportAllocs()
 	b.SetParallelism(2)
+	return fb, c
+}
+
+// BenchmarkFlightPut puts benchBatches batches of ~1 MiB per op through a
+// loopback server, with client.Put; parallel ops share one client.
+func BenchmarkFlightPut(b *testing.B) {
+	fb, c := startFlightBench(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := 0
@@ -130,15 +137,7 @@ func BenchmarkFlightPut(b *testing.B) {
 // BenchmarkFlightGet reads benchBatches batches of ~1 MiB per op from a
 // loopback server, with client.Read; parallel ops share one client.
 func BenchmarkFlightGet(b *testing.B) {
-	fb := newFlightBench(b, benchRows)
-	c, err := client.Dial(fb.srv.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	b.SetBytes(fb.bytes())
-	b.ReportAllocs()
-	b.SetParallelism(2)
+	fb, c := startFlightBench(b)
 	ep := client.Endpoint{Addr: fb.srv.Addr().String(), Ticket: []byte("{}")}
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -95,6 +95,12 @@ for i in $(seq "$nodes"); do
 		--profile local --log-level warn --memory-limit "$limit" "${join[@]}" \
 		2>"$tmp/n$i.log" &
 	pids+=($!) apis+=("127.0.0.1:$api") admins+=("127.0.0.1:$admin")
+	if [[ $i -eq 1 ]]; then # the others join it: wait until it serves
+		for _ in $(seq 100); do
+			[[ $(members "127.0.0.1:$api") -ge 1 ]] && break
+			sleep 0.1
+		done
+	fi
 done
 
 # joined reports whether every node sees all the nodes.

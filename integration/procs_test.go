@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -314,7 +312,7 @@ func startProc(ctx context.Context, bin, dir, name, join string) (p *proc, err e
 
 // spawn execs `shufflenode serve` for name with fresh ports.
 func spawn(bin, dir, name, join string) (*proc, error) {
-	ports, err := freePorts(2)
+	ports, err := job.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -337,34 +335,6 @@ func spawn(bin, dir, name, join string) (*proc, error) {
 	}
 	go func() { _ = p.cmd.Wait(); close(p.exited) }()
 	return p, nil
-}
-
-// freePorts returns n distinct 127.0.0.1:port addresses free for TCP and
-// UDP (memberlist binds both) at the time of the call: each is held until
-// all are chosen, so the kernel cannot hand out one twice.
-func freePorts(n int) ([]string, error) {
-	var addrs []string
-	var held []io.Closer
-	defer func() {
-		for _, c := range held {
-			c.Close()
-		}
-	}()
-	for tries := 0; len(addrs) < n; tries++ {
-		if tries == 20*n {
-			return nil, errors.New("no free port on 127.0.0.1")
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			continue
-		}
-		held = append(held, l)
-		if u, err := net.ListenPacket("udp", l.Addr().String()); err == nil {
-			held = append(held, u)
-			addrs = append(addrs, l.Addr().String())
-		}
-	}
-	return addrs, nil
 }
 
 // waitMembers polls p's members action until it lists n members or more.

@@ -87,7 +87,7 @@ func (p *Procs) PIDs() []int {
 // startServe execs one serve process with fresh ports; it returns the
 // process and its gossip address.
 func startServe(c ProcsConfig, dir, name, join string) (*serveProc, string, error) {
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
@@ -166,10 +166,11 @@ func tail(path string, n int64) string {
 	return string(b)
 }
 
-// freePorts returns n distinct 127.0.0.1:port addresses free for TCP and
+// FreePorts returns n distinct 127.0.0.1:port addresses free for TCP and
 // UDP (gossip binds both) when chosen; all are held until the last is
-// found so none is handed out twice.
-func freePorts(n int) ([]string, error) {
+// found so none is handed out twice. Tests that start serve processes use
+// it too.
+func FreePorts(n int) ([]string, error) {
 	var addrs []string
 	var held []io.Closer
 	defer func() {

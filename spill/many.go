@@ -1,5 +1,7 @@
 package spill
 
+import "fmt"
+
 // Item is one value of a PutMany.
 type Item struct {
 	Key   Key
@@ -40,16 +42,16 @@ func (s *Store) PutMany(shuffle string, items []Item, dup func(i int)) error {
 func (s *Store) admitMany(shuffle string, items []Item, dup func(int)) (ps []*piece, over bool, err error) {
 	sizes, total, err := checkItems(shuffle, items)
 	if err != nil {
-		return nil, false, s.errorf(shuffle, err, "put of %d pieces", len(items))
+		return nil, false, s.errorf(shuffle, err, "%s", putWhat(items))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, false, s.errorf(shuffle, ErrClosed, "put of %d pieces", len(items))
+		return nil, false, s.errorf(shuffle, ErrClosed, "%s", putWhat(items))
 	}
 	if used := s.totals.MemoryBytes; s.disk == nil && used+total > s.cfg.MemoryLimit {
-		return nil, false, s.errorf(shuffle, ErrMemoryFull, "%d pieces of %d bytes: %d of %d bytes in use",
-			len(items), total, used, s.cfg.MemoryLimit)
+		return nil, false, s.errorf(shuffle, ErrMemoryFull, "%s of %d bytes: %d of %d bytes in use",
+			putWhat(items), total, used, s.cfg.MemoryLimit)
 	}
 	sh := s.shuffles[shuffle]
 	if sh == nil {
@@ -74,6 +76,15 @@ func (s *Store) admitMany(shuffle string, items []Item, dup func(int)) (ps []*pi
 		s.ops.Add(1)
 	}
 	return ps, s.overBudget(), nil
+}
+
+// putWhat names what a put stores, for its errors: the key of a single
+// piece, else the number of pieces.
+func putWhat(items []Item) string {
+	if len(items) == 1 {
+		return fmt.Sprint(items[0].Key)
+	}
+	return fmt.Sprintf("put of %d pieces", len(items))
 }
 
 // checkItems validates the items of a PutMany and returns their sizes and total.

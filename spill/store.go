@@ -89,59 +89,14 @@ func Open(cfg Config) (*Store, error) {
 // to spill stay in memory, nothing is lost, and the store stays usable), ErrInvalid, ErrClosed.
 // All name the shuffle and node.
 func (s *Store) Put(shuffle string, k Key, v Value) error {
-	p, over, err := s.admit(shuffle, k, v)
-	if err != nil {
+	dup := false
+	if err := s.PutMany(shuffle, []Item{{Key: k, Value: v}}, func(int) { dup = true }); err != nil {
 		return err
 	}
-	defer s.ops.Done()
-	if over {
-		if err := s.makeRoom(shuffle); err != nil {
-			if s.unadmit(p) {
-				return err
-			}
-			return nil // dropped concurrently: the store released v with its shuffle
-		}
-	}
-	if s.enqueue(p) {
-		// p alone is more than the room left: spill it too. The Put has succeeded whatever
-		// happens; a failure leaves the pieces in memory for the next spill.
-		if err := s.makeRoom(shuffle); err != nil {
-			s.log.Warn("spill after put failed; pieces stay in memory", "shuffle", shuffle, "err", err)
-		}
+	if dup {
+		return s.errorf(shuffle, ErrDuplicate, "%v", k)
 	}
 	return nil
-}
-
-// admit checks a Put and indexes its piece, not yet spillable; over reports that memory is
-// over budget. On success the caller must call s.ops.Done.
-func (s *Store) admit(shuffle string, k Key, v Value) (p *piece, over bool, err error) {
-	size, err := checkPut(shuffle, v)
-	if err != nil {
-		return nil, false, s.errorf(shuffle, err, "%v", k)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, false, s.errorf(shuffle, ErrClosed, "put %v", k)
-	}
-	sh := s.shuffles[shuffle]
-	if sh != nil && sh.parts[k.Partition] != nil && sh.parts[k.Partition].keys.has(k) {
-		return nil, false, s.errorf(shuffle, ErrDuplicate, "%v", k)
-	}
-	used := s.totals.MemoryBytes
-	if s.disk == nil && used+size > s.cfg.MemoryLimit {
-		return nil, false, s.errorf(shuffle, ErrMemoryFull, "%v of %d bytes: %d of %d bytes in use",
-			k, size, used, s.cfg.MemoryLimit)
-	}
-	if sh == nil {
-		sh = newShuffleState(shuffle)
-		s.shuffles[shuffle] = sh
-	}
-	p = &piece{key: k, size: size, value: v, part: sh.part(k.Partition)}
-	p.part.add(p)
-	s.account(sh, size, 1)
-	s.ops.Add(1)
-	return p, s.overBudget(), nil
 }
 
 // overBudget reports whether a spill is needed and possible. Caller holds mu.
@@ -162,32 +117,6 @@ func checkPut(shuffle string, v Value) (int64, error) {
 		return 0, fmt.Errorf("%w: negative size %d", ErrInvalid, size)
 	}
 	return size, nil
-}
-
-// unadmit undoes admit after a failed Put. It reports false when the piece's shuffle was
-// dropped meanwhile and its value already released.
-func (s *Store) unadmit(p *piece) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p.value == nil {
-		return false
-	}
-	sh := p.part.sh
-	p.part.remove(p)
-	s.account(sh, -p.size, -1)
-	p.value = nil
-	return true
-}
-
-// enqueue makes an admitted piece spillable and reports whether memory is over budget.
-func (s *Store) enqueue(p *piece) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p.value == nil || p.part.sh.dropped {
-		return false
-	}
-	s.queue.pushBack(p)
-	return s.overBudget()
 }
 
 // account adds bytes and pieces to the memory counters of the store and of sh.

@@ -104,9 +104,16 @@ func (sh *entry) endPut(k shuffle.AttemptKey, ok bool) {
 // taskDone asks the coordinator whether k's task has a done attempt: after
 // the seal every task has one, and a put the caller saw fail only because
 // its replies were lost is then simply done.
+// The question is retried like the done report: a lost reply must not turn
+// a done task into a refused put.
 func (s *Service) taskDone(ctx context.Context, sh *entry, k shuffle.AttemptKey) bool {
-	r, err := s.request(ctx, sh.Coordinator, control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: sh.Route().Epoch,
-		Node: s.Name(), Task: k.Task, Attempt: k.Attempt})
+	c := control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: sh.Route().Epoch, Node: s.Name(), Task: k.Task, Attempt: k.Attempt}
+	var r control.Reply
+	err := control.Retry(ctx, 5, func() error {
+		var err error
+		r, err = s.request(ctx, sh.Coordinator, c)
+		return err
+	})
 	return err == nil && r.Status == control.StatusDone
 }
 

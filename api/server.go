@@ -169,7 +169,7 @@ func sendJSON(stream flight.FlightService_DoActionServer, v any) error {
 
 // DoPut runs one input task attempt.
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
-	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	rdr, err := flightproto.NewReader(stream, s.mem)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "put: reading the stream: %v", err)
 	}

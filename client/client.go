@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/spec"
@@ -239,7 +240,7 @@ func (c *Client) Read(ctx context.Context, ep Endpoint, fn func(arrow.Record) er
 	if err != nil {
 		return err
 	}
-	rdr, err := flight.NewRecordReader(stream)
+	rdr, err := flightproto.NewReader(stream, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("client: partition %d from %s: %w", ep.Partition, ep.Addr, err)
 	}

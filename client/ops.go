@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/dfops"
 	"github.com/shufflenode/shufflenode/flightproto"
 )
@@ -33,7 +34,7 @@ func (c *Client) Op(ctx context.Context, addr string, op flightproto.OpTicket, f
 	if err != nil {
 		return st, err
 	}
-	rdr, err := flight.NewRecordReader(stream)
+	rdr, err := flightproto.NewReader(stream, memory.DefaultAllocator)
 	if err != nil {
 		return st, err
 	}
@@ -42,7 +43,7 @@ func (c *Client) Op(ctx context.Context, addr string, op flightproto.OpTicket, f
 }
 
 // readOp reads an op's stream: stats from the first batch, then records.
-func readOp(rdr *flight.Reader, op flightproto.OpTicket, fn func(arrow.Record) error) (flightproto.OpStats, error) {
+func readOp(rdr *flightproto.Reader, op flightproto.OpTicket, fn func(arrow.Record) error) (flightproto.OpStats, error) {
 	var st flightproto.OpStats
 	first := true
 	for rdr.Next() {

@@ -61,9 +61,49 @@ func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.proto.Unmarshal(data, v)
 	}
-	b := make([]byte, data.Len())
+	n := data.Len()
+	pad := bodyPad(data)
+	b := make([]byte, pad+n)[pad:]
 	data.CopyTo(b)
 	return decodeFlightData(b, fd)
+}
+
+// bodyPad is how far to shift a FlightData's copy so that its DataBody
+// starts 8-byte aligned (Go's large allocations are), which lets a record
+// be built over the body without copying it again (see Reader). It looks
+// only at the first buffer of data: 0 when the body does not start there.
+func bodyPad(data mem.BufferSlice) int {
+	if len(data) == 0 {
+		return 0
+	}
+	off := bodyOffset(data[0].ReadOnlyData())
+	return (8 - off%8) % 8
+}
+
+// bodyOffset returns where the DataBody's bytes start in a FlightData
+// whose encoding begins with b, or 0 if b ends before that.
+func bodyOffset(b []byte) int {
+	off := 0
+	for off < len(b) {
+		num, typ, n := protowire.ConsumeTag(b[off:])
+		if n < 0 {
+			return 0
+		}
+		off += n
+		if num == fieldDataBody && typ == protowire.BytesType {
+			_, m := protowire.ConsumeVarint(b[off:])
+			if m < 0 {
+				return 0
+			}
+			return off + m
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[off:])
+		if m < 0 {
+			return 0
+		}
+		off += m
+	}
+	return 0
 }
 
 // decodeFlightData decodes a FlightData from b; its byte fields point into

@@ -37,6 +37,9 @@ func flightSeeds(t testing.TB) [][]byte {
 // checkDecode decodes b with decodeFlightData and with protobuf, and fails
 // if they disagree on whether b is valid or on the fields.
 func checkDecode(t *testing.T, b []byte) {
+	if off := bodyOffset(b); off < 0 || off > len(b) {
+		t.Fatalf("%x: body offset %d of %d bytes", b, off, len(b))
+	}
 	var got, want flight.FlightData
 	gerr := decodeFlightData(bytes.Clone(b), &got)
 	werr := proto.Unmarshal(b, &want)

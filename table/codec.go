@@ -150,6 +150,19 @@ func (c *Codec) Decode(b []byte) (arrow.Record, error) {
 	return c.decode(b)
 }
 
+// DecodeMessage is Decode for a message already split into its flatbuffer
+// metadata and its body, as an Arrow Flight FlightData carries them
+// (DataHeader, DataBody). The same zero-copy rule and checks apply.
+func (c *Codec) DecodeMessage(meta, body []byte) (arrow.Record, error) {
+	return c.decodeParts(meta, body)
+}
+
+// SchemaFromMessage is SchemaFromBytes for a schema message already split
+// into metadata and body (a FlightData's DataHeader and DataBody).
+func SchemaFromMessage(meta, body []byte) (*arrow.Schema, error) {
+	return schemaFromParts(meta, body)
+}
+
 // Slice returns rows [off, off+rows) of rec as a new record sharing rec's
 // buffers (rec.NewSlice). The result holds its own reference: the caller must
 // Release it, independently of rec. Bounds are not checked beyond what

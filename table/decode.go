@@ -127,6 +127,11 @@ func (c *Codec) decode(b []byte) (arrow.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.decodeParts(meta, body)
+}
+
+// decodeParts implements DecodeMessage.
+func (c *Codec) decodeParts(meta, body []byte) (arrow.Record, error) {
 	bm, err := parseBatch(meta, len(body))
 	if err != nil {
 		return nil, err
@@ -189,16 +194,21 @@ func (c *Codec) readRecord(msg *ipc.Message, budget int64) (rec arrow.Record, er
 }
 
 // decodeSchema implements SchemaFromBytes.
-func decodeSchema(b []byte) (schema *arrow.Schema, err error) {
+func decodeSchema(b []byte) (*arrow.Schema, error) {
+	meta, body, err := splitMessage(b)
+	if err != nil {
+		return nil, err
+	}
+	return schemaFromParts(meta, body)
+}
+
+// schemaFromParts implements SchemaFromMessage.
+func schemaFromParts(meta, body []byte) (schema *arrow.Schema, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			schema, err = nil, fmt.Errorf("%w: schema: %v", ErrCorrupt, r)
 		}
 	}()
-	meta, body, err := splitMessage(b)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkSchemaFB(meta); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,171 @@
+package flightproto
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// Reader reads the record batches of a Flight stream (a DoPut or a DoGet)
+// as flight.NewRecordReader's reader does, except that each batch's arrays
+// are built over the received message's body instead of copied out of it:
+// the codec gives every FlightData a buffer of its own (see codec), so the
+// record can keep it. Every length, offset and null count is checked before
+// an array is built (table.Codec.DecodeMessage).
+//
+// Streams whose schema the zero-copy decoder does not take (dictionaries,
+// nested types) are read by Arrow's reader instead, unchanged.
+// Not safe for concurrent use.
+type Reader struct {
+	stream flight.DataStreamReader
+	codec  *table.Codec
+	arrow  *flight.Reader // the fallback, when codec is nil
+	desc   *flight.FlightDescriptor
+	appMD  []byte
+	rec    arrow.Record
+	err    error
+}
+
+// NewReader reads the schema message from stream and returns a Reader of
+// its batches, allocating (for compressed bodies) from mem.
+func NewReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, error) {
+	first, err := stream.Recv()
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{stream: stream, desc: first.FlightDescriptor}
+	schema, err := table.SchemaFromMessage(first.DataHeader, first.DataBody)
+	if err == nil {
+		r.codec, err = table.NewCodec(schema, mem)
+	}
+	if err != nil {
+		return r.fallback(first, mem)
+	}
+	return r, nil
+}
+
+// fallback hands the stream, first message included, to Arrow's reader.
+func (r *Reader) fallback(first *flight.FlightData, mem memory.Allocator) (*Reader, error) {
+	rdr, err := flight.NewRecordReader(&replay{first: first, rest: r.stream}, ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, err
+	}
+	r.arrow = rdr
+	return r, nil
+}
+
+// Schema returns the stream's schema.
+func (r *Reader) Schema() *arrow.Schema {
+	if r.arrow != nil {
+		return r.arrow.Schema()
+	}
+	return r.codec.Schema()
+}
+
+// LatestFlightDescriptor returns the descriptor sent with the stream's
+// first message (nil if none).
+func (r *Reader) LatestFlightDescriptor() *flight.FlightDescriptor {
+	if r.arrow != nil {
+		return r.arrow.LatestFlightDescriptor()
+	}
+	return r.desc
+}
+
+// LatestAppMetadata returns the app metadata of the last message read.
+func (r *Reader) LatestAppMetadata() []byte {
+	if r.arrow != nil {
+		return r.arrow.LatestAppMetadata()
+	}
+	return r.appMD
+}
+
+// Next advances to the next batch; false at the end of the stream or on an
+// error (see Err).
+func (r *Reader) Next() bool {
+	if r.arrow != nil {
+		return r.arrow.Next()
+	}
+	r.releaseRecord()
+	if r.err != nil {
+		return false
+	}
+	r.rec, r.err = r.nextRecord()
+	return r.rec != nil
+}
+
+// nextRecord decodes the next FlightData that carries a batch; nil, nil at
+// the end of the stream.
+func (r *Reader) nextRecord() (arrow.Record, error) {
+	for {
+		fd, err := r.stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.appMD = fd.AppMetadata
+		if len(fd.DataHeader) == 0 {
+			continue // metadata only
+		}
+		rec, err := r.codec.DecodeMessage(fd.DataHeader, fd.DataBody)
+		if err != nil {
+			return nil, fmt.Errorf("flightproto: reading a batch: %w", err)
+		}
+		return rec, nil
+	}
+}
+
+// Record returns the current batch, valid until the next call to Next or
+// Release (Retain it to keep it longer).
+func (r *Reader) Record() arrow.Record {
+	if r.arrow != nil {
+		return r.arrow.Record()
+	}
+	return r.rec
+}
+
+// Err returns the error that ended Next, nil at a clean end of stream.
+func (r *Reader) Err() error {
+	if r.arrow != nil {
+		return r.arrow.Err()
+	}
+	return r.err
+}
+
+// Release releases the current batch (and the fallback reader).
+func (r *Reader) Release() {
+	if r.arrow != nil {
+		r.arrow.Release()
+		return
+	}
+	r.releaseRecord()
+}
+
+func (r *Reader) releaseRecord() {
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec = nil
+	}
+}
+
+// replay hands out first, then the rest of the stream.
+type replay struct {
+	first *flight.FlightData
+	rest  flight.DataStreamReader
+}
+
+// Recv implements flight.DataStreamReader.
+func (p *replay) Recv() (*flight.FlightData, error) {
+	if fd := p.first; fd != nil {
+		p.first = nil
+		return fd, nil
+	}
+	return p.rest.Recv()
+}

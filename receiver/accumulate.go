@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"math"
 	"slices"
 	"sync"
 
@@ -149,16 +150,22 @@ func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnVie
 	return grown
 }
 
-// presizer guesses how many rows a partition will hold from the rows its
-// first piece brings: as many from every input task, within a share of the
-// budget (half of it, which is what reservations may take, over the
-// partitions this node holds), so that appends seldom move buffers.
+// presizer guesses how many rows a partition will hold: the mean rows per
+// partition of this entry (one task's rows for this node) times the tasks,
+// with room for three standard deviations of a hash partition's count,
+// within a share of the budget (half of it, which is what reservations may
+// take, over the partitions this node holds), so that appends seldom move
+// buffers and buffers are seldom much larger than their rows. The mean of a
+// whole entry is a far steadier guess than a partition's first piece of a
+// few rows.
 func (rc *Receiver) presizer(sh *Shuffle, e *shard.Entry, rec arrow.Record) func(int64) int64 {
 	held := max(1, int64(sh.Spec.Partitions/max(1, len(sh.Route().Live))))
 	share := rc.cfg.Store.MemoryLimit() / 2 / held
 	perRow := max(1, int64(len(e.Data))/max(1, rec.NumRows()))
+	mean := float64(rec.NumRows()) / float64(max(1, len(e.Runs))) * float64(sh.Spec.Tasks)
+	guess := int64(mean + mean/32 + 3*math.Sqrt(mean))
 	return func(rows int64) int64 {
-		return max(rows, min(rows*int64(sh.Spec.Tasks)*5/4, share/perRow))
+		return max(rows, min(guess, share/perRow))
 	}
 }
 

@@ -277,17 +277,27 @@ func growBits(b []byte, bits int64) []byte {
 	return grow(b, int(bitutil.BytesForBits(bits))-len(b))
 }
 
-// grow extends s by n elements, moving it to a new backing array of at least
-// twice the capacity when it is full. Elements past len(s) are never written
-// before grow exposes them, so they are zero.
+// grow extends s by n elements, moving it to a new backing array when it is
+// full: twice the capacity while small, a quarter more once large (as Go's
+// append does), so that a partition a little over its presize does not hold
+// twice its bytes. Elements past len(s) are never written before grow
+// exposes them, so they are zero.
 func grow[T any](s []T, n int) []T {
 	if len(s)+n <= cap(s) {
 		return s[:len(s)+n]
 	}
-	t := make([]T, len(s)+n, max(2*cap(s), len(s)+n, 16))
+	next := 2 * cap(s)
+	if cap(s) >= growSlowAfter {
+		next = cap(s) + cap(s)/4
+	}
+	t := make([]T, len(s)+n, max(next, len(s)+n, 16))
 	copy(t, s)
 	return t
 }
+
+// growSlowAfter is the capacity (in elements) from which grow adds a
+// quarter instead of doubling.
+const growSlowAfter = 4096
 
 // cloneCap copies b to a new backing array of the same capacity; nil stays
 // nil.

@@ -58,9 +58,11 @@ func newFlightServer(fs flight.FlightServer, lis net.Listener) flight.Server {
 	return srv
 }
 
-// newWriter returns the writer of a DoGet stream of schema.
+// newWriter returns the writer of a DoGet stream of schema. Every batch a
+// DoGet sends is built for it (gathered, assembled or decoded into memory
+// of its own) and never changed, so the writer shares its buffers with gRPC.
 func (s *Server) newWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema) *flightproto.Writer {
-	return flightproto.NewWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	return flightproto.NewSharingWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 }
 
 // Addr is the address the server listens on.

@@ -38,6 +38,9 @@ func (c *codec) Name() string { return "proto" }
 
 // Marshal encodes v into one pooled buffer (small messages as gRPC does).
 func (c *codec) Marshal(v any) (mem.BufferSlice, error) {
+	if sd, ok := v.(*sharedData); ok {
+		return c.marshalShared(sd)
+	}
 	m, ok := v.(proto.Message)
 	if !ok {
 		return c.proto.Marshal(v)
@@ -52,6 +55,58 @@ func (c *codec) Marshal(v any) (mem.BufferSlice, error) {
 		return nil, err
 	}
 	return mem.BufferSlice{mem.NewBuffer(buf, c.pool)}, nil
+}
+
+// sharedData is a FlightData (its descriptor, header and app metadata from
+// fd) whose body is the concatenation of body (n bytes), which the codec
+// hands to gRPC without copying (see NewSharingWriter).
+type sharedData struct {
+	fd   *flight.FlightData
+	body [][]byte
+	n    int
+}
+
+// marshalShared encodes the FlightData's fields before the body into one
+// pooled buffer (the body last, as protobuf allows any field order) and
+// appends the body's parts by reference.
+func (c *codec) marshalShared(sd *sharedData) (mem.BufferSlice, error) {
+	var desc []byte
+	if sd.fd.FlightDescriptor != nil {
+		var err error
+		if desc, err = proto.Marshal(sd.fd.FlightDescriptor); err != nil {
+			return nil, err
+		}
+	}
+	size := 3*protowire.SizeTag(fieldDataBody) + protowire.SizeBytes(len(desc)) +
+		protowire.SizeBytes(len(sd.fd.DataHeader)) + protowire.SizeBytes(len(sd.fd.AppMetadata)) +
+		protowire.SizeTag(fieldDataBody) + protowire.SizeVarint(uint64(sd.n))
+	buf := c.pool.Get(size)
+	b := (*buf)[:0]
+	if sd.fd.FlightDescriptor != nil {
+		b = appendField(b, fieldDescriptor, desc)
+	}
+	if len(sd.fd.DataHeader) > 0 {
+		b = appendField(b, fieldDataHeader, sd.fd.DataHeader)
+	}
+	if len(sd.fd.AppMetadata) > 0 {
+		b = appendField(b, fieldAppMetadata, sd.fd.AppMetadata)
+	}
+	if sd.n > 0 {
+		b = protowire.AppendTag(b, fieldDataBody, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(sd.n))
+	}
+	*buf = b
+	out := mem.BufferSlice{mem.NewBuffer(buf, c.pool)}
+	for _, part := range sd.body {
+		out = append(out, mem.SliceBuffer(part))
+	}
+	return out, nil
+}
+
+// appendField appends a bytes field.
+func appendField(b []byte, num protowire.Number, v []byte) []byte {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendBytes(b, v)
 }
 
 // Unmarshal decodes data into v; a FlightData keeps references into one

@@ -22,8 +22,11 @@ type codecWire struct {
 	got  []*flight.FlightData
 }
 
-func (w *codecWire) Send(fd *flight.FlightData) error {
-	data, err := w.c.Marshal(fd)
+func (w *codecWire) Send(fd *flight.FlightData) error { return w.SendMsg(fd) }
+
+// SendMsg is a gRPC stream's: what NewSharingWriter sends through.
+func (w *codecWire) SendMsg(m any) error {
+	data, err := w.c.Marshal(m)
 	if err != nil {
 		return err
 	}
@@ -139,9 +142,44 @@ func TestReaderCorrupt(t *testing.T) {
 	}
 }
 
+// TestSharingWriter sends batches by reference through the codec and reads
+// them back: the same values, descriptor and app metadata as NewWriter's.
+func TestSharingWriter(t *testing.T) {
+	sizes := []int64{3, 1000, 0, 50000, 7}
+	w := &codecWire{c: newCodec(new(bufferPool))}
+	writeIntsWith(t, NewSharingWriter, w, sizes)
+	rdr, err := NewReader(w, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	if d := rdr.LatestFlightDescriptor(); d == nil || string(d.Cmd) != "cmd" {
+		t.Fatalf("descriptor %v, want cmd", d)
+	}
+	var at int64
+	for i := 0; rdr.Next(); i++ {
+		if rdr.Record().NumRows() != sizes[i] {
+			t.Fatalf("batch %d: %d rows, want %d", i, rdr.Record().NumRows(), sizes[i])
+		}
+		checkInts(t, rdr.Record(), at)
+		if i == 1 && string(rdr.LatestAppMetadata()) != "md" {
+			t.Fatalf("batch 1: app metadata %q, want md", rdr.LatestAppMetadata())
+		}
+		at += sizes[i]
+	}
+	if err := rdr.Err(); err != nil || at != 51010 {
+		t.Fatalf("read %d rows, err %v", at, err)
+	}
+}
+
 func writeInts(t *testing.T, w flight.DataStreamWriter, sizes []int64) {
 	t.Helper()
-	fw := NewWriter(w, ipc.WithSchema(intRecord(memory.DefaultAllocator, 0, 0).Schema()))
+	writeIntsWith(t, NewWriter, w, sizes)
+}
+
+func writeIntsWith(t *testing.T, newWriter func(flight.DataStreamWriter, ...ipc.Option) *Writer, w flight.DataStreamWriter, sizes []int64) {
+	t.Helper()
+	fw := newWriter(w, ipc.WithSchema(intRecord(memory.DefaultAllocator, 0, 0).Schema()))
 	fw.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("cmd")})
 	var at int64
 	for i, n := range sizes {

@@ -24,6 +24,23 @@ func NewWriter(stream flight.DataStreamWriter, opts ...ipc.Option) *Writer {
 	return &Writer{Writer: ipc.NewWriterWithPayloadWriter(pw, opts...), pw: pw}
 }
 
+// NewSharingWriter is NewWriter for batches whose buffers are Go memory
+// (memory.GoAllocator's, or plain slices) that nothing changes after Write:
+// it hands those buffers to gRPC as they are, where NewWriter first copies
+// each batch's body into one buffer (and gRPC's codec copies that again).
+// gRPC writes a message after Send has returned, so the buffers must stay
+// unchanged until the stream ends; the garbage collector keeps them alive.
+// A stream that cannot send other messages than FlightData gets the
+// copying writer.
+func NewSharingWriter(stream flight.DataStreamWriter, opts ...ipc.Option) *Writer {
+	w := NewWriter(stream, opts...)
+	w.pw.raw, _ = stream.(msgSender)
+	return w
+}
+
+// msgSender is a gRPC stream's SendMsg, which the codec encodes.
+type msgSender interface{ SendMsg(m any) error }
+
 // SetFlightDescriptor sends d with the next message (only that one).
 func (w *Writer) SetFlightDescriptor(d *flight.FlightDescriptor) { w.pw.fd.FlightDescriptor = d }
 
@@ -44,6 +61,7 @@ func (w *Writer) WriteWithAppMetadata(rec arrow.Record, md []byte) error {
 // encoded a message when Send returns, so the body buffer is reused.
 type payloadWriter struct {
 	stream flight.DataStreamWriter
+	raw    msgSender // set: send bodies by reference (NewSharingWriter)
 	fd     flight.FlightData
 	body   []byte
 }
@@ -56,6 +74,9 @@ func (p *payloadWriter) WritePayload(pl ipc.Payload) error {
 	meta := pl.Meta()
 	defer meta.Release()
 	p.fd.DataHeader = meta.Bytes()
+	if p.raw != nil {
+		return p.sendShared(pl)
+	}
 	if n := bodyLen(meta); int64(cap(p.body)) < n {
 		p.body = make([]byte, 0, n)
 	}
@@ -65,6 +86,30 @@ func (p *payloadWriter) WritePayload(pl ipc.Payload) error {
 	}
 	p.fd.DataBody = p.body
 	return p.stream.Send(&p.fd)
+}
+
+// sendShared sends a FlightData whose body is pl's buffers and padding,
+// referenced, not copied (see sharedData).
+func (p *payloadWriter) sendShared(pl ipc.Payload) error {
+	var body gather
+	if err := pl.SerializeBody(&body); err != nil {
+		return err
+	}
+	return p.raw.SendMsg(&sharedData{fd: &p.fd, body: body.parts, n: body.n})
+}
+
+// gather is an io.Writer that keeps references to what it is given.
+type gather struct {
+	parts [][]byte
+	n     int
+}
+
+func (g *gather) Write(b []byte) (int, error) {
+	if len(b) > 0 {
+		g.parts = append(g.parts, b)
+		g.n += len(b)
+	}
+	return len(b), nil
 }
 
 // bodyLen is the body length that a message's metadata announces.

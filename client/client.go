@@ -151,13 +151,16 @@ func (c *Client) CloseShuffle(ctx context.Context, shuffle string) error {
 }
 
 // Put sends one input task attempt: the records yielded by next until it
-// returns io.EOF (Put does not release them).
+// returns io.EOF (Put does not release them). Their buffers go to gRPC by
+// reference (flightproto.NewSharingWriter), so they must not change, nor be
+// freed, until Put returns; Put returns only once the server has answered
+// the whole stream, or the stream has failed.
 func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.Schema, next func() (arrow.Record, error)) (flightproto.PutReply, error) {
 	stream, err := c.home.pick().DoPut(ctx)
 	if err != nil {
 		return flightproto.PutReply{}, err
 	}
-	w := flightproto.NewWriter(stream, ipc.WithSchema(schema))
+	w := flightproto.NewSharingWriter(stream, ipc.WithSchema(schema))
 	d, _ := json.Marshal(cmd)
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
 	if err := writeAll(w, next); err != nil {

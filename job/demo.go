@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -112,18 +113,22 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 	gen := table.GenConfig{Rows: c.Rows, Seed: c.Seed, KeyCardinality: c.KeyCardinality, PayloadBytes: c.PayloadBytes}
 	v := NewVerifier(part, c.Rows, 1, 0)
 	rep := Report{Rows: c.Rows, Tasks: c.Tasks, Partitions: c.Partitions}
-	if err := expect(v, gen, c.Tasks, &rep); err != nil {
-		return rep, err
-	}
+	in := newInputs(v, c.Tasks)
 	start := time.Now()
 	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel,
 		Input: func(t int) ([]arrow.Record, error) {
 			if c.BeforeInput != nil {
 				c.BeforeInput(t)
 			}
-			return []arrow.Record{table.GenTask(memory.DefaultAllocator, gen, t, c.Tasks)}, nil
+			rec := table.GenTask(memory.DefaultAllocator, gen, t, c.Tasks)
+			if err := in.expect(t, rec); err != nil {
+				rec.Release()
+				return nil, err
+			}
+			return []arrow.Record{rec}, nil
 		},
 		Progress: progress(c.Progress, "put")})
+	rep.Bytes = in.bytes.Load()
 	if err != nil {
 		return rep, err
 	}
@@ -141,18 +146,25 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 	return rep, v.Check()
 }
 
-// expect feeds every input task to the verifier and counts input bytes.
-func expect(v *Verifier, gen table.GenConfig, tasks int, rep *Report) error {
-	for t := range tasks {
-		rec := table.GenTask(memory.DefaultAllocator, gen, t, tasks)
-		rep.Bytes += table.RecordBytes(rec)
-		err := v.Input(rec)
-		rec.Release()
-		if err != nil {
-			return err
-		}
+// inputs feeds each input task to the verifier once, the first time the
+// client asks for it (a retried or replayed task is generated again, the
+// same rows), and counts the input bytes.
+type inputs struct {
+	v     *Verifier
+	seen  []atomic.Bool
+	bytes atomic.Int64
+}
+
+func newInputs(v *Verifier, tasks int) *inputs {
+	return &inputs{v: v, seen: make([]atomic.Bool, tasks)}
+}
+
+func (in *inputs) expect(t int, rec arrow.Record) error {
+	if in.seen[t].Swap(true) {
+		return nil
 	}
-	return nil
+	in.bytes.Add(table.RecordBytes(rec))
+	return in.v.Input(rec)
 }
 
 // readAll reads every partition with bounded parallelism into the verifier.

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -13,6 +14,7 @@ import (
 // partition the partitioner assigns to its key, and the per-partition row
 // count and key checksum equal to what the input implies.
 type Verifier struct {
+	mu       sync.Mutex // Input may be called from several goroutines
 	part     *table.Partitioner
 	seen     []bool
 	idCol    int
@@ -31,12 +33,14 @@ func NewVerifier(part *table.Partitioner, rows int64, idCol, keyCol int) *Verifi
 		wantRows: make([]int64, p), wantSum: make([]uint64, p), gotRows: make([]int64, p), gotSum: make([]uint64, p)}
 }
 
-// Input accounts for one input record.
+// Input accounts for one input record. Safe to call concurrently.
 func (v *Verifier) Input(rec arrow.Record) error {
 	pids, err := v.part.Partition(rec, nil)
 	if err != nil {
 		return err
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	keys := rec.Column(v.keyCol).(*array.Int64)
 	for i, p := range pids {
 		v.wantRows[p]++

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -232,5 +235,29 @@ func TestVersions(t *testing.T) {
 	}
 	if mr.Version != flightproto.ProtocolVersion || mr.Node != "node-0" || len(mr.Members) != 1 || mr.Members[0].Name != "node-0" {
 		t.Errorf("members reply %+v", mr)
+	}
+}
+
+// TestDocCoversProtocol keeps docs/flight-api.md in step with the code:
+// it names the protocol version, every action, and every status code the
+// server maps errors to.
+func TestDocCoversProtocol(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "flight-api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	want := []string{fmt.Sprintf("protocol version %d", flightproto.ProtocolVersion)}
+	for _, a := range flightproto.Actions() {
+		want = append(want, fmt.Sprintf("### %s", a.Type))
+	}
+	for _, c := range []codes.Code{codes.NotFound, codes.InvalidArgument, codes.AlreadyExists, codes.FailedPrecondition,
+		codes.Aborted, codes.Unavailable, codes.Unimplemented, codes.Canceled, codes.DeadlineExceeded, codes.Internal} {
+		want = append(want, "`"+c.String()+"`")
+	}
+	for _, w := range want {
+		if !strings.Contains(doc, w) {
+			t.Errorf("docs/flight-api.md lacks %q", w)
+		}
 	}
 }

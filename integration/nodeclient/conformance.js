@@ -184,8 +184,22 @@ async function hashShuffle() {
     });
   }
   assert.equal(seen.size, TASKS * ROWS_PER_TASK, 'every row arrived once');
+  await sortOp(id, eps[1], byPartition[1]);
   log(`${id}: ${seen.size} rows, each once, in the partition the hash rule names, in task order`);
   return { shuffle: id, partitions: byPartition };
+}
+
+/** Sorts partition ep.partition by key at its owner (an op ticket). */
+async function sortOp(id, ep, rows) {
+  const { table, stats } = await f.runOp(clientAt(ep.addr), { op: 'sort', shuffles: [id], partition: ep.partition, column: 'key' });
+  assert.deepEqual(stats.input_rows, [rows.length], 'sort stats: input rows');
+  assert.equal(stats.remote, 0, 'sort at the owner reads nothing remote');
+  const keys = [...table.getChild('key')].map(Number);
+  const got = [...table.getChild('row')].map(Number);
+  assert.deepEqual([...got].sort((a, b) => a - b), [...rows].sort((a, b) => a - b), 'sort keeps the rows');
+  keys.forEach((k, i) => assert.ok(i === 0 || keys[i - 1] <= k, `sorted by key at row ${i}`));
+  keys.forEach((k, i) => assert.ok(i === 0 || keys[i - 1] < k || got[i - 1] < got[i], `stable sort at row ${i}`));
+  log(`${id}: sort op of partition ${ep.partition} on its owner ${stats.node}: ${got.length} rows in key order, stable`);
 }
 
 // --- an array rechunk ---------------------------------------------------------

@@ -139,6 +139,17 @@ async function read(client, ticket) {
   return arrow.tableFromIPC(flightDataToIPC(msgs));
 }
 
+/**
+ * DoGets an op ticket; resolves with the result's Table and the stats of
+ * its first batch's app metadata.
+ */
+async function runOp(client, op) {
+  const msgs = await collect(client.DoGet({ ticket: json(op) }));
+  const withStats = msgs.find((m) => m.app_metadata && m.app_metadata.length);
+  const stats = withStats ? JSON.parse(Buffer.from(withStats.app_metadata).toString()) : undefined;
+  return { table: arrow.tableFromIPC(flightDataToIPC(msgs)), stats };
+}
+
 async function getSchema(client, shuffle) {
   const r = await unary(client, 'GetSchema', cmdDescriptor({ shuffle }));
   return deserializeSchema(r.schema);
@@ -158,5 +169,5 @@ async function handshake(client) {
 }
 
 module.exports = {
-  grpc, arrow, connect, action, put, locations, read, getSchema, listActions, handshake, serializeSchema,
+  grpc, arrow, connect, action, put, locations, read, runOp, getSchema, listActions, handshake, serializeSchema,
 };

@@ -37,7 +37,7 @@ func TestAdminOnNode(t *testing.T) {
 
 	page := get(t, base+"/")
 	for _, want := range []string{"<h1>shufflenode &lt;b&gt;n&#34;0&amp;</h1>", "<td>pg-1</td>",
-		`<td class="open">open</td>`, "1 / 4", "Members (1)"} {
+		`<td class="open">open</td>`, "1 / 4, ", "25 rows, ", "Members (1)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/ lacks %q:\n%s", want, page)
 		}

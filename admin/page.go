@@ -20,6 +20,9 @@ type pageData struct {
 	Send, Store memoryUse
 	DiskLive    int64
 	Time        string
+	// Traffic is the peer-request bytes exchanged with each member, by
+	// name (absent without cluster stats).
+	Traffic map[string]dht.PeerStats
 }
 
 // memoryUse is one memory budget and how much of it is in use.
@@ -27,7 +30,7 @@ type memoryUse struct{ Used, Limit int64 }
 
 // pageTemplate is the status page. html/template escapes every value for
 // its context (text, attribute, URL).
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"bytes": formatBytes}).Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"bytes": formatBytes, "ubytes": func(n uint64) string { return formatBytes(int64(n)) }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="5">
 <title>shufflenode {{.Status.Node}}</title>
 <style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1em}
@@ -43,20 +46,24 @@ td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}td.n{text-align:ri
 </table>
 <h2>Shuffles ({{len .Status.Shuffles}})</h2>
 {{- if .Status.Shuffles}}
-<table><tr><th>shuffle</th><th>phase</th><th>coordinator</th><th>tasks done</th><th>partitions</th><th>in memory here</th><th>spilled here</th><th>error</th></tr>
+<table><tr><th>shuffle</th><th>phase</th><th>coordinator</th><th>tasks</th><th>partitions</th><th>put in (rows, bytes)</th><th>nodes lost / tasks replayed</th><th>in memory here</th><th>spilled here</th><th>error</th></tr>
 {{- range .Status.Shuffles}}
-<tr><td>{{.ID}}</td><td class="{{.Phase}}">{{.Phase}}</td><td>{{.Coordinator}}</td>
-<td>{{if eq .Coordinator $.Status.Node}}<progress max="{{.Tasks}}" value="{{.TasksDone}}"></progress> {{.TasksDone}} / {{.Tasks}}{{else}}{{.Tasks}} tasks (progress: see the coordinator){{end}}</td>
-<td class="n">{{.Partitions}}</td><td class="n">{{bytes .MemoryBytes}}</td><td class="n">{{bytes .SpillBytes}}</td><td class="failed">{{.Error}}</td></tr>
+<tr><td>{{.ID}}</td><td class="{{.Phase}}">{{.Phase}}{{with .Progress}}{{if .SealSeconds}} in {{printf "%.1f" .SealSeconds}} s{{end}}{{end}}</td><td>{{.Coordinator}}</td>
+<td>{{if eq .Coordinator $.Status.Node}}<progress max="{{.Tasks}}" value="{{.TasksDone}}"></progress> {{.TasksDone}} / {{.Tasks}}{{with .Progress}}, {{.TasksCommitted}} committed{{end}}{{else}}{{.Tasks}} tasks (progress: see the coordinator){{end}}</td>
+<td class="n">{{.Partitions}}</td>
+{{- with .Progress}}<td class="n">{{.Rows}} rows, {{ubytes .Bytes}}</td><td class="n">{{.Epoch}} / {{.Replayed}}</td>{{else}}<td></td><td></td>{{end}}
+<td class="n">{{bytes .MemoryBytes}}</td><td class="n">{{bytes .SpillBytes}}</td><td class="failed">{{.Error}}</td></tr>
 {{- end}}
 </table>
 {{- else}}
 <p>No shuffles on this node.</p>
 {{- end}}
 <h2>Members ({{len .Members}})</h2>
-<table><tr><th>name</th><th>client API</th><th>gossip</th><th>peer ID</th></tr>
+<table><tr><th>name</th><th>client API</th><th>gossip</th><th>sent to it</th><th>received from it</th><th>peer ID</th></tr>
 {{- range .Members}}
-<tr><td>{{.Name}}</td><td>{{.APIAddr}}</td><td>{{.GossipAddr}}</td><td>{{.PeerID}}</td></tr>
+<tr><td>{{.Name}}</td><td>{{.APIAddr}}</td><td>{{.GossipAddr}}</td>
+{{- if $.Traffic}}{{with index $.Traffic .Name}}<td class="n">{{ubytes .BytesSent}}</td><td class="n">{{ubytes .BytesReceived}}</td>{{end}}{{else}}<td></td><td></td>{{end}}
+<td>{{.PeerID}}</td></tr>
 {{- end}}
 </table>
 </body></html>
@@ -69,6 +76,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		Send:     memoryUse{st.Send.BufferedBytes, st.Send.LimitBytes},
 		Store:    memoryUse{st.Store.MemoryBytes, st.Store.MemoryLimit},
 		DiskLive: st.Store.DiskBytesLive, Time: time.Now().UTC().Format(time.RFC3339)}
+	if s.src.Cluster != nil {
+		d.Traffic = s.src.Cluster().Peers
+	}
 	writePage(w, d)
 }
 

@@ -64,3 +64,26 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestPageShuffleProgress checks the coordinator's figures of a shuffle
+// (rows and bytes put, commits, lost nodes and replays, seal time) and the
+// bytes exchanged with each member.
+func TestPageShuffleProgress(t *testing.T) {
+	d := pageData{Status: StatusReply{Node: "a", Shuffles: []ShuffleStatus{
+		{ID: "mine", Phase: "sealed", Coordinator: "a", Tasks: 8, TasksDone: 8, SpillBytes: 3 << 20,
+			Progress: &ShuffleProgress{TasksCommitted: 7, Epoch: 1, Rows: 1234, Bytes: 5 << 20, Replayed: 2, SealSeconds: 1.25}},
+		{ID: "theirs", Phase: "open", Coordinator: "b", Tasks: 5},
+	}},
+		Members: []dht.Member{{Name: "a"}, {Name: "b"}},
+		Traffic: map[string]dht.PeerStats{"b": {BytesSent: 2048, BytesReceived: 1 << 20}},
+	}
+	rec := httptest.NewRecorder()
+	writePage(rec, d)
+	body := rec.Body.String()
+	for _, want := range []string{"sealed in 1.2 s", "8 / 8, 7 committed", "1234 rows, 5.0 MiB", `<td class="n">1 / 2</td>`,
+		"3.0 MiB", `<td class="n">2.0 KiB</td><td class="n">1.0 MiB</td>`, `<td class="n">0.0 B</td><td class="n">0.0 B</td>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q:\n%s", want, body)
+		}
+	}
+}

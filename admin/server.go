@@ -82,6 +82,22 @@ type ShuffleStatus struct {
 	MemoryBytes int64  `json:"memory_bytes"`
 	SpillBytes  int64  `json:"spilled_bytes"`
 	Error       string `json:"error,omitempty"`
+	// Progress is the coordinator's view (nil on other nodes).
+	Progress *ShuffleProgress `json:"progress,omitempty"`
+}
+
+// ShuffleProgress is what the coordinator knows of a shuffle's progress.
+type ShuffleProgress struct {
+	TasksCommitted int `json:"tasks_committed"`
+	// Epoch is the number of nodes lost since the create.
+	Epoch int `json:"epoch"`
+	// Rows and Bytes are what the finished tasks sent (put into the shuffle).
+	Rows  uint64 `json:"rows"`
+	Bytes uint64 `json:"bytes"`
+	// Replayed is how many finished tasks lost nodes took with them.
+	Replayed int `json:"replayed"`
+	// SealSeconds is the time from create to the seal (0 while not sealed).
+	SealSeconds float64 `json:"seal_seconds"`
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -106,11 +122,22 @@ func (s *Server) snapshot() StatusReply {
 		}
 		st := ShuffleStatus{ID: id, Phase: in.Phase.String(), Coordinator: in.Coordinator, Tasks: in.Tasks,
 			TasksDone: in.TasksDone, Partitions: in.Partitions,
-			MemoryBytes: store[id].MemoryBytes, SpillBytes: store[id].SpilledBytes}
+			MemoryBytes: store[id].MemoryBytes, SpillBytes: store[id].SpilledBytes, Progress: s.progress(id)}
 		if in.Err != nil {
 			st.Error = in.Err.Error()
 		}
 		rep.Shuffles = append(rep.Shuffles, st)
 	}
 	return rep
+}
+
+// progress is the coordinator's progress of shuffle id, or nil when this
+// node does not coordinate it.
+func (s *Server) progress(id string) *ShuffleProgress {
+	p, err := s.src.Service.Progress(id)
+	if err != nil {
+		return nil
+	}
+	return &ShuffleProgress{TasksCommitted: p.TasksCommitted, Epoch: p.Epoch, Rows: p.Totals.Rows, Bytes: p.Totals.Bytes,
+		Replayed: p.ReplaySet, SealSeconds: p.SealAfter.Seconds()}
 }

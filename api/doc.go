@@ -1,9 +1,11 @@
 // Package api is shufflenode's client API: an Arrow Flight (gRPC) server on
 // every node. The messages it takes and gives (actions, PutCmd, tickets,
-// replies) are defined in flightproto, which clients import instead of api.
+// replies) are defined in flightproto, which clients import instead of api;
+// docs/flight-api.md is the protocol for clients in any language.
 //
-//   - DoAction "create": body is a spec.Spec as JSON; the node becomes the
-//     shuffle's coordinator.
+//   - DoAction "create": body is a spec.Spec as JSON, optionally with the
+//     client's protocol "version"; the node becomes the shuffle's
+//     coordinator and replies a CreateReply.
 //   - DoAction "barrier": body ShuffleRef; returns when the shuffle is sealed
 //     on every member (or fails with Aborted if the shuffle failed).
 //   - DoAction "status": body ShuffleRef; returns a Status as JSON.
@@ -19,9 +21,13 @@
 //     operation on partition p of the named shuffles (read locally where it
 //     owns them, else from their owners) and streams its result (op.go).
 //     Send it to the owner of p, so that only the result crosses the network.
+//   - ListActions lists the actions; GetSchema (descriptor cmd ShuffleRef)
+//     is a shuffle's DoGet schema; Handshake answers with the protocol
+//     version (verbs.go).
 //
 // Errors carry gRPC status codes a client acts on: NotFound (unknown
 // shuffle), InvalidArgument (bad spec or input), AlreadyExists,
 // FailedPrecondition (not sealed, sealed), Aborted (the shuffle failed),
-// Unavailable (a peer is unreachable: retry).
+// Unavailable (a peer is unreachable: retry), Unimplemented (an unknown
+// action or protocol version).
 package api

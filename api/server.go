@@ -117,11 +117,17 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 }
 
 func (s *Server) create(ctx context.Context, body []byte) (any, error) {
-	var sp spec.Spec
-	if err := json.Unmarshal(body, &sp); err != nil {
+	req := flightproto.CreateRequest{Spec: new(spec.Spec)}
+	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("%w: create: %w", service.ErrBadInput, err)
 	}
-	return nil, s.svc.Create(ctx, &sp)
+	if err := checkVersion(req.Version, req.Spec.ID); err != nil {
+		return nil, err
+	}
+	if err := s.svc.Create(ctx, req.Spec); err != nil {
+		return nil, err
+	}
+	return flightproto.CreateReply{Shuffle: req.Spec.ID, Coordinator: s.svc.Name(), Version: flightproto.ProtocolVersion}, nil
 }
 
 func (s *Server) barrier(ctx context.Context, id string) (any, error) {
@@ -150,12 +156,12 @@ func (s *Server) status(id string) (any, error) {
 	return st, nil
 }
 
-func (s *Server) members() []flightproto.Member {
-	var ms []flightproto.Member
+func (s *Server) members() flightproto.MembersReply {
+	r := flightproto.MembersReply{Version: flightproto.ProtocolVersion, Node: s.svc.Name(), Members: []flightproto.Member{}}
 	for _, m := range s.svc.Members() {
-		ms = append(ms, flightproto.Member{Name: m.Name, PeerID: m.PeerID, Addrs: m.Addrs, APIAddr: m.APIAddr, Gossip: m.GossipAddr})
+		r.Members = append(r.Members, flightproto.Member{Name: m.Name, PeerID: m.PeerID, Addrs: m.Addrs, APIAddr: m.APIAddr, Gossip: m.GossipAddr})
 	}
-	return ms
+	return r
 }
 
 func sendJSON(stream flight.FlightService_DoActionServer, v any) error {
@@ -335,6 +341,8 @@ func toStatus(err error) error {
 		code = codes.Aborted
 	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed), errors.Is(err, service.ErrStaleEpoch):
 		code = codes.Unavailable
+	case errors.Is(err, ErrVersion):
+		code = codes.Unimplemented
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):

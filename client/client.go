@@ -117,9 +117,11 @@ func (c *Client) action(ctx context.Context, typ string, body any, out any) erro
 	}
 }
 
-// Create creates a shuffle; the node becomes its coordinator.
+// Create creates a shuffle; the node becomes its coordinator. The request
+// states the protocol version this client speaks.
 func (c *Client) Create(ctx context.Context, sp *spec.Spec) error {
-	return c.action(ctx, flightproto.ActionCreate, sp, nil)
+	req := flightproto.CreateRequest{Spec: sp, Version: flightproto.ProtocolVersion}
+	return c.action(ctx, flightproto.ActionCreate, req, nil)
 }
 
 // Barrier waits until the shuffle is sealed on every member, or until some
@@ -140,9 +142,20 @@ func (c *Client) Status(ctx context.Context, shuffle string) (flightproto.Status
 
 // Members lists the cluster's members as the node sees them.
 func (c *Client) Members(ctx context.Context) ([]flightproto.Member, error) {
-	var ms []flightproto.Member
-	err := c.action(ctx, flightproto.ActionMembers, struct{}{}, &ms)
-	return ms, err
+	var r membersReply
+	err := c.action(ctx, flightproto.ActionMembers, struct{}{}, &r)
+	return r.Members, err
+}
+
+// membersReply decodes the members reply: a MembersReply, or the bare list
+// of members that nodes sent before protocol version 1.
+type membersReply flightproto.MembersReply
+
+func (r *membersReply) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '[' {
+		return json.Unmarshal(b, &r.Members)
+	}
+	return json.Unmarshal(b, (*flightproto.MembersReply)(r))
 }
 
 // CloseShuffle frees a shuffle on every member.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -91,5 +92,21 @@ func TestResumerCallerError(t *testing.T) {
 	}
 	if res.delivered != 0 {
 		t.Errorf("delivered %d rows after fn failed, want 0", res.delivered)
+	}
+}
+
+// TestMembersReply: the members reply decodes in its versioned form and in
+// the bare list older nodes send.
+func TestMembersReply(t *testing.T) {
+	for _, tc := range []struct{ name, body string }{
+		{"versioned", `{"version":1,"node":"a","members":[{"name":"a"},{"name":"b"}]}`},
+		{"bare list", `[{"name":"a"},{"name":"b"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r membersReply
+			if err := json.Unmarshal([]byte(tc.body), &r); err != nil || len(r.Members) != 2 || r.Members[1].Name != "b" {
+				t.Fatalf("decode %s: %+v, %v", tc.body, r, err)
+			}
+		})
 	}
 }

@@ -1,13 +1,19 @@
 package flightproto
 
-// Flight action types.
+// Flight action types (docs/flight-api.md has their bodies and replies).
 const (
-	ActionCreate  = "create"
+	// ActionCreate creates a shuffle (body CreateRequest; reply CreateReply).
+	ActionCreate = "create"
+	// ActionBarrier waits for the seal or the tasks to replay (body
+	// ShuffleRef; reply BarrierReply).
 	ActionBarrier = "barrier"
-	ActionStatus  = "status"
-	ActionClose   = "close"
+	// ActionStatus is a node's view of a shuffle (body ShuffleRef; reply
+	// Status).
+	ActionStatus = "status"
+	// ActionClose frees a shuffle on every member (body ShuffleRef; no reply).
+	ActionClose = "close"
 	// ActionMembers lists the cluster's members as the node sees them
-	// (no body; reply: []Member as JSON).
+	// (no body; reply MembersReply as JSON).
 	ActionMembers = "members"
 	// ActionLayout returns an array shuffle's layout in the form of the
 	// __partitioned__ protocol (body ShuffleRef; reply Layout as JSON).

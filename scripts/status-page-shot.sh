@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# status-page-shot.sh: a screenshot of a node's admin status page, taken by headless Chromium,
+# so that a broken page is seen, not assumed. Installs nothing.
+#
+# With -u it shoots that page (a running node's admin address). Without, it builds (or takes)
+# the shufflenode binary, starts NODES serve processes on 127.0.0.1, runs
+# `shufflenode demo --cluster` against them, and shoots the coordinator's page while the demo
+# runs (the shuffle in progress) and once it is sealed (while the demo reads); then it stops the nodes and removes its
+# temporary directory. It also checks the HTML (headings, a shuffle row) with curl.
+#
+# Usage: scripts/status-page-shot.sh [-u URL] [-o OUT_DIR] [-n NODES] [-b BINARY] [-- DEMO_ARGS...]
+#   -u URL      shoot this page only (e.g. http://127.0.0.1:7948/)
+#   -o OUT_DIR  where the PNGs go (default: the current directory)
+#   -n NODES    serve processes (default 3)
+#   -b BINARY   shufflenode binary (default: go build ./cmd/shufflenode into the temp dir)
+#   DEMO_ARGS   demo flags (default: --data 300MiB --tasks 200 --partitions 100)
+# Needs `chromium` (Debian package chromium) or `chromium-browser`, and curl; exits 3 without.
+set -euo pipefail
+
+url="" out=. nodes=3 bin=""
+while getopts "u:o:n:b:h" opt; do
+	case $opt in
+	u) url=$OPTARG ;;
+	o) out=$OPTARG ;;
+	n) nodes=$OPTARG ;;
+	b) bin=$OPTARG ;;
+	*) sed -n '2,17p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+demo_args=("$@")
+[[ ${#demo_args[@]} -gt 0 ]] || demo_args=(--data 300MiB --tasks 200 --partitions 100)
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [[ -z $browser ]]; then
+	echo "status-page-shot: no chromium on PATH (Debian: apt-get install chromium); nothing shot" >&2
+	exit 3
+fi
+command -v curl >/dev/null || { echo "status-page-shot: curl is required" >&2; exit 3; }
+mkdir -p "$out"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/status-page-shot.XXXXXX")
+pids=() demo=""
+cleanup() {
+	[[ -n $demo ]] && kill "$demo" 2>/dev/null || true
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# shoot URL FILE: a 1400x900 screenshot of URL into FILE, in a fresh browser profile.
+shoot() {
+	local profile
+	profile=$(mktemp -d "$tmp/profile.XXXXXX")
+	timeout 60 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$profile" --window-size=1400,900 --screenshot="$2" "$1" >"$tmp/browser.log" 2>&1 || {
+		echo "status-page-shot: chromium failed on $1:" >&2
+		tail -n 5 "$tmp/browser.log" >&2
+		return 1
+	}
+	[[ -s $2 ]] || { echo "status-page-shot: chromium wrote no $2" >&2; return 1; }
+	echo "status-page-shot: $1 -> $2 ($(stat -c %s "$2") bytes)"
+}
+
+# check_html URL WANT...: the page answers 200 and holds every WANT.
+check_html() {
+	local page=$tmp/page.html want
+	curl -fsS -o "$page" "$1" || { echo "status-page-shot: $1 does not answer" >&2; return 1; }
+	shift
+	for want in "$@"; do
+		grep -qF -- "$want" "$page" || { echo "status-page-shot: the page lacks '$want'" >&2; return 1; }
+	done
+}
+
+if [[ -n $url ]]; then
+	check_html "$url" "<h1>shufflenode" "<h2>Shuffles" "<h2>Members"
+	shoot "$url" "$out/status-page.png"
+	exit 0
+fi
+
+if [[ -z $bin ]]; then
+	bin=$tmp/shufflenode
+	(cd "$(dirname "$0")/.." && go build -o "$bin" ./cmd/shufflenode)
+fi
+
+# free_port prints a TCP and UDP port on 127.0.0.1 that nothing listens on.
+used_ports=" "
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		[[ $used_ports == *" $p "* ]] && continue
+		[[ -z $(ss -Hltun "sport = :$p" 2>/dev/null) ]] && break
+	done
+	used_ports+="$p "
+	echo "$p"
+}
+
+members() { "$bin" status --node "$1" 2>/dev/null | grep -c '"name"' || true; }
+
+apis=() admins=()
+for i in $(seq "$nodes"); do
+	gossip=$(free_port) api=$(free_port) admin=$(free_port)
+	join=()
+	[[ $i -gt 1 ]] && join=(--join "127.0.0.1:$first_gossip")
+	[[ $i -eq 1 ]] && first_gossip=$gossip
+	"$bin" serve --name "n$i" --data-dir "$tmp/n$i" --gossip "127.0.0.1:$gossip" \
+		--api "127.0.0.1:$api" --admin "127.0.0.1:$admin" --profile local --log-level warn \
+		--memory-limit 64MiB "${join[@]}" 2>"$tmp/n$i.log" &
+	pids+=($!) apis+=("127.0.0.1:$api") admins+=("127.0.0.1:$admin")
+	if [[ $i -eq 1 ]]; then
+		for _ in $(seq 100); do [[ $(members "$api") -ge 1 ]] && break; sleep 0.1; done
+	fi
+done
+for _ in $(seq 150); do
+	[[ $(members "${apis[-1]}") -ge $nodes ]] && break
+	sleep 0.2
+done
+
+# The demo creates its shuffle on the node it is pointed at: that node coordinates it.
+"$bin" demo --cluster "${apis[0]}" "${demo_args[@]}" >"$tmp/demo.out" 2>&1 &
+demo=$!
+page="http://${admins[0]}/"
+for _ in $(seq 300); do
+	curl -fsS "$page" 2>/dev/null | grep -q "<progress" && break
+	kill -0 "$demo" 2>/dev/null || break
+	sleep 0.1
+done
+sleep 1
+check_html "$page" "<h1>shufflenode n1" "<h2>Shuffles (1)" "committed" "rows, " "Members ($nodes)"
+shoot "$page" "$out/status-page-running.png"
+# Once sealed, the demo reads every partition and closes the shuffle: shoot it in between.
+sealed=""
+while kill -0 "$demo" 2>/dev/null; do
+	if curl -fsS "$page" 2>/dev/null | grep -q 'class="sealed"'; then
+		shoot "$page" "$out/status-page-sealed.png" && sealed=1
+		break
+	fi
+	sleep 0.1
+done
+wait "$demo" || { echo "status-page-shot: the demo failed:" >&2; cat "$tmp/demo.out" >&2; exit 1; }
+demo=""
+[[ -n $sealed ]] || echo "status-page-shot: the demo closed its shuffle before a sealed page was seen (use more --data)" >&2

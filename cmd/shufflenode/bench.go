@@ -55,6 +55,7 @@ type benchFlags struct {
 	jobs             string
 	quick            float64
 	logLevel         string
+	cpuProfile       string
 }
 
 func (f *benchFlags) register(fs *flag.FlagSet) {
@@ -67,6 +68,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 		" (default demo,rows,array; with processes demo,array)")
 	fs.Float64Var(&f.quick, "quick", 1, "scale every job's size by this factor (e.g. 0.01 for a quick run)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (in-process jobs: every node) to this file")
 }
 
 // config turns the flags into the bench's config.
@@ -110,6 +112,14 @@ func benchRecord(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode bench: %v\n", err)
 		return 2
+	}
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "shufflenode bench: %v\n", err)
+			return 1
+		}
+		defer stopProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -23,7 +23,8 @@ import (
 // set-index share with it.
 type shuffleFlags struct {
 	job.ShuffleConfig
-	logLevel string
+	logLevel   string
+	cpuProfile string
 }
 
 func (f *shuffleFlags) register(fs *flag.FlagSet) {
@@ -50,6 +51,7 @@ func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
 	fs.BoolVar(&f.NoDictionary, "no-dictionary", false, "write the output without dictionary encoding")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "remove part-*.parquet files already in --output")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with an in-process cluster: every node) to this file")
 }
 
 // config completes the job's config after parsing: logger and progress

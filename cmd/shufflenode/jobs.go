@@ -22,12 +22,20 @@ import (
 type printer interface{ Print(w io.Writer) }
 
 // runJob is every job command's preamble and epilogue: a context ended by
-// SIGINT, the peak RSS reset, the run, then the report on stdout, or fail
-// reports the error and gives the exit status.
-func runJob(stdout io.Writer, fail func(error) int, run func(ctx context.Context) (printer, error)) int {
+// SIGINT, the peak RSS reset, a CPU profile to cpuProfile if set, the run,
+// then the report on stdout, or fail reports the error and gives the exit
+// status.
+func runJob(stdout io.Writer, cpuProfile string, fail func(error) int, run func(ctx context.Context) (printer, error)) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	job.ResetPeakRSS()
+	if cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			return fail(err)
+		}
+		defer stopProfile()
+	}
 	rep, err := run(ctx)
 	if err != nil {
 		return fail(err)
@@ -71,7 +79,7 @@ func cmdShuffle(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return jobFail(stderr, "shuffle", 2, err)
 	}
-	return runJob(stdout, failWith("shuffle", stderr, shuffleExitCode), func(ctx context.Context) (printer, error) {
+	return runJob(stdout, f.cpuProfile, failWith("shuffle", stderr, shuffleExitCode), func(ctx context.Context) (printer, error) {
 		return plan.Run(ctx)
 	})
 }
@@ -108,7 +116,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return jobFail(stderr, "merge", 2, err)
 	}
-	return runJob(stdout, failWith("merge", stderr, jobExitCode), func(ctx context.Context) (printer, error) {
+	return runJob(stdout, f.job.cpuProfile, failWith("merge", stderr, jobExitCode), func(ctx context.Context) (printer, error) {
 		return plan.Run(ctx)
 	})
 }
@@ -136,7 +144,7 @@ func cmdSetIndex(args []string, stdout, stderr io.Writer) int {
 	}
 	set := setFlags(fs)
 	f.cfg.Job, f.cfg.PartitionsGiven = f.job.config(stderr), set["partitions"]
-	return runJob(stdout, failWith("set-index", stderr, jobExitCode), func(ctx context.Context) (printer, error) {
+	return runJob(stdout, f.job.cpuProfile, failWith("set-index", stderr, jobExitCode), func(ctx context.Context) (printer, error) {
 		if err := jobCheckFlags(f.job, set); err != nil {
 			return nil, exitError{2, err}
 		}
@@ -160,8 +168,9 @@ func (e exitError) Unwrap() error { return e.err }
 
 // rechunkFlags are the flags of rechunk.
 type rechunkFlags struct {
-	cfg      job.RechunkConfig
-	logLevel string
+	cfg        job.RechunkConfig
+	logLevel   string
+	cpuProfile string
 }
 
 func (f *rechunkFlags) register(fs *flag.FlagSet) {
@@ -176,6 +185,7 @@ func (f *rechunkFlags) register(fs *flag.FlagSet) {
 	fs.Var((*byteSize)(&f.cfg.Cluster.MemoryLimit), "memory-limit", "memory budget per in-process node")
 	fs.StringVar(&f.cfg.Cluster.DataDir, "data-dir", "", "in-process nodes' data directory (default: temporary)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with an in-process cluster: every node) to this file")
 }
 
 func cmdRechunk(args []string, stdout, stderr io.Writer) int {
@@ -197,7 +207,7 @@ func cmdRechunk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shufflenode rechunk: %v\n", err)
 		return 1
 	}
-	return runJob(stdout, fail, func(ctx context.Context) (printer, error) {
+	return runJob(stdout, f.cpuProfile, fail, func(ctx context.Context) (printer, error) {
 		return plan.Run(ctx)
 	})
 }

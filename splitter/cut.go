@@ -118,7 +118,7 @@ func (c *Cut) Chunk(ctx context.Context, plan *splitaxes.Plan, src rechunk.Chunk
 	if err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
 	}
-	b := newPieceBufs(len(c.r.Dests))
+	b := newPieceBufs(len(c.r.Dests), c.pieceGuess(len(src.Data)))
 	for nd := range splits {
 		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
 		for _, dest := range c.destinations(part) {
@@ -138,6 +138,19 @@ func (c *Cut) Chunk(ctx context.Context, plan *splitaxes.Plan, src rechunk.Chunk
 		}
 	}
 	return nil
+}
+
+// pieceGuess is the capacity to give a destination's piece buffer for an
+// old chunk of n bytes: its share of the chunk (twice with backups), with a
+// quarter more for piece headers and uneven shares, up to an entry's size,
+// so that a buffer seldom moves as it fills.
+func (c *Cut) pieceGuess(n int) int {
+	copies := 1
+	if c.r.Backups != nil {
+		copies = 2
+	}
+	share := n * copies / max(1, len(c.r.Dests))
+	return min(share+share/4+4096, ArrayEntryBytes+ArrayEntryBytes/8)
 }
 
 // destinations are the destination indexes a piece of partition part goes
@@ -236,16 +249,20 @@ func contains(list []string, s string) bool {
 // pieceBufs are the array pieces of one old chunk being gathered per
 // destination.
 type pieceBufs struct {
-	data [][]byte
-	runs [][]shard.Run
+	data  [][]byte
+	runs  [][]shard.Run
+	guess int // the capacity a destination's buffer starts with
 }
 
-func newPieceBufs(n int) *pieceBufs {
-	return &pieceBufs{data: make([][]byte, n), runs: make([][]shard.Run, n)}
+func newPieceBufs(n, guess int) *pieceBufs {
+	return &pieceBufs{data: make([][]byte, n), runs: make([][]shard.Run, n), guess: guess}
 }
 
 // add appends the piece of src that ranges select, for partition part.
 func (b *pieceBufs) add(dest int, part uint32, src rechunk.Chunk, ranges []splitaxes.Slice) error {
+	if b.data[dest] == nil {
+		b.data[dest] = make([]byte, 0, b.guess)
+	}
 	start := len(b.data[dest])
 	var err error
 	if b.data[dest], err = rechunk.AppendPiece(b.data[dest], src, ranges); err != nil {

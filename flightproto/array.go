@@ -43,7 +43,10 @@ func ChunkRecord(c rechunk.Chunk) arrow.Record {
 }
 
 // ChunkFromRecords decodes the one chunk that a stream of ArraySchema
-// records carries (next yields records until io.EOF); the bytes are copied.
+// records carries (next yields records until io.EOF). The chunk's data
+// aliases the record's buffer, not a copy: the records must hold Go memory
+// (as a Reader's and Arrow's Go allocator's do) that nothing changes
+// afterwards; the garbage collector keeps it alive once they are released.
 func ChunkFromRecords(next func() (arrow.Record, error)) (rechunk.Chunk, error) {
 	var c rechunk.Chunk
 	rows := 0
@@ -84,5 +87,6 @@ func chunkFromRecord(rec arrow.Record) (rechunk.Chunk, error) {
 	if err := json.Unmarshal([]byte(shapes.Value(0)), &shape); err != nil {
 		return rechunk.Chunk{}, fmt.Errorf("array chunk record: shape %q: %w", shapes.Value(0), err)
 	}
-	return rechunk.Chunk{DType: dt, Shape: shape, Data: append([]byte(nil), data.Value(0)...)}, nil
+	v := data.Value(0)
+	return rechunk.Chunk{DType: dt, Shape: shape, Data: v[:len(v):len(v)]}, nil
 }

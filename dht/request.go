@@ -35,11 +35,19 @@ import (
 // the caller must not modify payload after the call. A ctx without a
 // deadline gets Config.RequestTimeout.
 func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error) {
+	return n.RequestParts(ctx, to, t, [][]byte{payload})
+}
+
+// RequestParts is Request with the payload in parts, written to the stream
+// in place (wire.WriteFrameParts) rather than joined first; a request to
+// this node joins them for its handler (unless there is just one). The
+// parts must not change during the call.
+func (n *Node) RequestParts(ctx context.Context, to string, t wire.Type, parts [][]byte) (wire.Frame, error) {
 	if n.isClosed() {
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s", ErrClosed, t, to)
 	}
 	if to == n.cfg.Name {
-		return n.requestSelf(ctx, t, payload)
+		return n.requestSelf(ctx, t, joined(parts))
 	}
 	e, ok := n.lookup(to)
 	if !ok {
@@ -50,12 +58,20 @@ func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []by
 		ctx, cancel = context.WithTimeout(ctx, n.cfg.RequestTimeout)
 		defer cancel()
 	}
-	f, err := n.roundTrip(ctx, e, t, payload)
+	f, err := n.roundTrip(ctx, e, t, parts)
 	if err != nil {
 		n.stats.add(to, func(c *peerCounters) { c.requestsFailed.Add(1) })
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s: %w", ErrTransport, t, to, err)
 	}
 	return f, n.replyError(f, t, to)
+}
+
+// joined is parts as one slice: the only part itself, or a copy.
+func joined(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return wire.Join(parts)
 }
 
 // requestSelf runs the handler in place of a network round trip; the reply
@@ -82,19 +98,23 @@ func (n *Node) replyError(f wire.Frame, t wire.Type, to string) error {
 
 // roundTrip writes one frame on a pooled or new stream to e and reads one
 // reply.
-func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, payload []byte) (wire.Frame, error) {
+func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, parts [][]byte) (wire.Frame, error) {
 	p := n.poolFor(e)
 	s, err := n.takeStream(ctx, e, p)
 	if err != nil {
 		return wire.Frame{}, err
 	}
-	f, reusable, err := n.exchangeCtx(ctx, s, t, payload)
+	f, reusable, err := n.exchangeCtx(ctx, s, t, parts)
 	if err != nil {
 		return wire.Frame{}, err
 	}
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
 	n.stats.add(e.member.Name, func(c *peerCounters) {
 		c.requestsSent.Add(1)
-		c.bytesSent.Add(uint64(len(payload)))
+		c.bytesSent.Add(uint64(size))
 	})
 	if reusable {
 		releaseStream(p, s)
@@ -105,11 +125,11 @@ func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, payloa
 // exchangeCtx runs exchange on s, resetting s if ctx ends first or the
 // exchange fails. It reports whether s is still usable: not reset, and
 // its reply read to the end.
-func (n *Node) exchangeCtx(ctx context.Context, s network.Stream, t wire.Type, payload []byte) (f wire.Frame, reusable bool, err error) {
+func (n *Node) exchangeCtx(ctx context.Context, s network.Stream, t wire.Type, parts [][]byte) (f wire.Frame, reusable bool, err error) {
 	// ctx's end resets the stream, which fails the pending read or write;
 	// by then ctx.Err() is set and joins the error.
 	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
-	f, err = exchange(s, t, payload, n.cfg.MaxPayload)
+	f, err = exchange(s, t, parts, n.cfg.MaxPayload)
 	stopped := stop() // false: the reset ran or is running
 	if err != nil {
 		_ = s.Reset()
@@ -119,8 +139,8 @@ func (n *Node) exchangeCtx(ctx context.Context, s network.Stream, t wire.Type, p
 }
 
 // exchange writes the request and reads the reply.
-func exchange(s network.Stream, t wire.Type, payload []byte, maxPayload int) (wire.Frame, error) {
-	if err := wire.WriteFrame(s, t, payload); err != nil {
+func exchange(s network.Stream, t wire.Type, parts [][]byte, maxPayload int) (wire.Frame, error) {
+	if err := writeFrame(s, t, parts); err != nil {
 		return wire.Frame{}, err
 	}
 	f, err := wire.ReadFrame(s, maxPayload)
@@ -128,6 +148,14 @@ func exchange(s network.Stream, t wire.Type, payload []byte, maxPayload int) (wi
 		err = io.ErrUnexpectedEOF // the peer closed without a reply
 	}
 	return f, err
+}
+
+// writeFrame writes one frame of payload parts.
+func writeFrame(s network.Stream, t wire.Type, parts [][]byte) error {
+	if len(parts) == 1 {
+		return wire.WriteFrame(s, t, parts[0])
+	}
+	return wire.WriteFrameParts(s, t, parts)
 }
 
 // serveStream answers the request frames of one inbound stream, one reply

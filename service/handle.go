@@ -128,13 +128,28 @@ func refusalCode(err error) wire.RefusalCode {
 	return wire.RefuseFailed
 }
 
+// partsRequester is a Network that writes a payload in parts without
+// joining it (dht.Node does).
+type partsRequester interface {
+	RequestParts(ctx context.Context, to string, t wire.Type, parts [][]byte) (wire.Frame, error)
+}
+
+// requestParts sends a frame whose payload is parts: in place where the network
+// can, else joined.
+func (s *Service) requestParts(ctx context.Context, to string, t wire.Type, parts [][]byte) (wire.Frame, error) {
+	if pr, ok := s.net.(partsRequester); ok {
+		return pr.RequestParts(ctx, to, t, parts)
+	}
+	return s.net.Request(ctx, to, t, wire.Join(parts))
+}
+
 // sender delivers splitter batches as shards frames.
 type sender struct{ s *Service }
 
 // Send implements splitter.Sender: busy replies and transport errors are
 // retried (receivers drop resent entries by seq); refusals are final.
 func (x sender) Send(ctx context.Context, b *splitter.Batch) error {
-	_, err := x.s.net.Request(ctx, b.Dest, wire.TypeShards, shard.AppendMsg(nil, b.Msg()))
+	_, err := x.s.requestParts(ctx, b.Dest, wire.TypeShards, shard.MsgParts(b.Msg()))
 	switch {
 	case err == nil:
 		return nil

@@ -38,6 +38,30 @@ type Entry struct {
 	Seq     uint32
 	Runs    []Run
 	Data    []byte
+	// Parts, on the sending side, is the data in pieces (an Arrow IPC
+	// message as its metadata and the record's own buffers), sent without
+	// being joined; Data is then nil. Decoded entries have Data only.
+	Parts [][]byte
+}
+
+// Len is the entry's data size in bytes.
+func (e *Entry) Len() int {
+	if e.Parts == nil {
+		return len(e.Data)
+	}
+	n := 0
+	for _, p := range e.Parts {
+		n += len(p)
+	}
+	return n
+}
+
+// Chunks returns the entry's data as parts.
+func (e *Entry) Chunks() [][]byte {
+	if e.Parts == nil {
+		return [][]byte{e.Data}
+	}
+	return e.Parts
 }
 
 // Rows is the sum of the entry's run counts.
@@ -68,9 +92,17 @@ type Msg struct {
 	Ends    []End
 }
 
-// AppendMsg appends the wire form of m to dst.
+// AppendMsg appends the wire form of m to dst (entry data is aligned from
+// the start of the message, not of dst).
 func AppendMsg(dst []byte, m *Msg) []byte {
-	e := wire.NewEncoder(dst)
+	return wire.Join(append([][]byte{dst}, MsgParts(m)...))
+}
+
+// MsgParts returns the wire form of m in parts (see wire.Vec): the entries'
+// data is referenced, not copied, so it must not change until the parts
+// are written. Joined, they are AppendMsg's bytes.
+func MsgParts(m *Msg) [][]byte {
+	e := new(wire.Vec)
 	e.String(m.Shuffle)
 	e.Uvarint(m.Epoch)
 	e.Uvarint(uint64(len(m.Entries)))
@@ -81,10 +113,10 @@ func AppendMsg(dst []byte, m *Msg) []byte {
 	for _, x := range m.Ends {
 		appendEnd(e, x)
 	}
-	return e.Bytes()
+	return e.Parts()
 }
 
-func appendEntry(e *wire.Encoder, x *Entry) {
+func appendEntry(e *wire.Vec, x *Entry) {
 	e.Uvarint(x.Task)
 	e.Uvarint(uint64(x.Attempt))
 	e.Uvarint(uint64(x.Seq))
@@ -93,10 +125,10 @@ func appendEntry(e *wire.Encoder, x *Entry) {
 		e.Uvarint(uint64(r.Partition))
 		e.Uvarint(r.Count)
 	}
-	e.AlignedBlob(x.Data, DataAlign)
+	e.AlignedBlobParts(x.Chunks(), DataAlign)
 }
 
-func appendEnd(e *wire.Encoder, x End) {
+func appendEnd(e *wire.Vec, x End) {
 	e.Uvarint(x.Task)
 	e.Uvarint(uint64(x.Attempt))
 	e.Uvarint(uint64(x.Pieces))
@@ -162,3 +194,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // totals of its end marker and a receiver into what it holds, for the
 // barrier to compare.
 func Checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+
+// ChecksumParts is Checksum of the concatenation of parts.
+func ChecksumParts(parts [][]byte) uint32 {
+	var sum uint32
+	for _, p := range parts {
+		sum = crc32.Update(sum, castagnoli, p)
+	}
+	return sum
+}

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 func sampleMsg() *Msg {
@@ -128,5 +129,28 @@ func TestDataIsAligned(t *testing.T) {
 				t.Fatalf("entry %d: non-zero padding at %d accepted", i, pad)
 			}
 		}
+	}
+}
+
+// TestMsgPartsEntryParts: an entry sent as parts decodes to the joined
+// bytes, aligned like any entry's data, and its checksum is the joined
+// bytes' checksum.
+func TestMsgPartsEntryParts(t *testing.T) {
+	parts := [][]byte{[]byte("meta!"), []byte("0123456789abcdef"), {}, []byte("xyz")}
+	m := &Msg{Shuffle: "s", Entries: []Entry{{Task: 1, Runs: []Run{{Partition: 4, Count: 2}}, Parts: parts}, {Task: 2, Data: []byte("d")}}}
+	b := wire.Join(MsgParts(m))
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wire.Join(parts)
+	if !bytes.Equal(got.Entries[0].Data, want) || m.Entries[0].Len() != len(want) {
+		t.Fatalf("entry data %q, want %q", got.Entries[0].Data, want)
+	}
+	if off := int(uintptr(unsafe.Pointer(unsafe.SliceData(got.Entries[0].Data))) - uintptr(unsafe.Pointer(unsafe.SliceData(b)))); off%DataAlign != 0 {
+		t.Fatalf("data at offset %d", off)
+	}
+	if ChecksumParts(parts) != Checksum(want) {
+		t.Fatal("ChecksumParts differs from the joined bytes' Checksum")
 	}
 }

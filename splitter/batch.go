@@ -3,7 +3,7 @@ package splitter
 import "github.com/shufflenode/shufflenode/shard"
 
 // entrySize is what an entry costs the memory budget.
-func entrySize(e *shard.Entry) int64 { return int64(len(e.Data)) + 16*int64(len(e.Runs)) + 32 }
+func entrySize(e *shard.Entry) int64 { return int64(e.Len()) + 16*int64(len(e.Runs)) + 32 }
 
 // End is an end-of-task marker (shard.End) with the callback that learns
 // whether it arrived.

@@ -97,8 +97,11 @@ func (c *Cut) split(ctx context.Context, f Frame, rec arrow.Record, groupOf []in
 }
 
 // sendGroup encodes one destination's rows and queues them as one entry.
+// The entry holds the group's buffers by reference (table.RecordParts): the
+// frame that carries them is written from them, with no copy into an
+// encoded buffer first.
 func (c *Cut) sendGroup(ctx context.Context, codec *table.Codec, dest int, g table.Group) error {
-	data, err := codec.AppendRecord(nil, g.Rec)
+	parts, err := codec.RecordParts(g.Rec)
 	if err != nil {
 		return fmt.Errorf("shuffle %s task %d: encoding: %w", c.r.Shuffle, c.r.Task, err)
 	}
@@ -106,7 +109,7 @@ func (c *Cut) sendGroup(ctx context.Context, codec *table.Codec, dest int, g tab
 	for i, r := range g.Runs {
 		runs[i] = shard.Run{Partition: r.Partition, Count: uint64(r.Rows)}
 	}
-	return c.send(ctx, dest, runs, data, uint64(g.Rec.NumRows()))
+	return c.queue(ctx, dest, shard.Entry{Runs: runs, Parts: parts}, uint64(g.Rec.NumRows()))
 }
 
 // Chunk cuts old chunk src (the attempt's task, a C-order index into the
@@ -177,11 +180,16 @@ func (c *Cut) sendPieces(ctx context.Context, b *pieceBufs, dest int) error {
 	return c.send(ctx, dest, runs, data, uint64(len(data)))
 }
 
-// send queues one entry for dest and counts it.
+// send queues one entry of data for dest and counts it.
 func (c *Cut) send(ctx context.Context, dest int, runs []shard.Run, data []byte, rows uint64) error {
-	e := shard.Entry{Task: c.r.Task, Attempt: c.r.Attempt, Seq: c.seq[dest], Runs: runs, Data: data}
+	return c.queue(ctx, dest, shard.Entry{Runs: runs, Data: data}, rows)
+}
+
+// queue numbers entry e of rows rows for dest, counts it and queues it.
+func (c *Cut) queue(ctx context.Context, dest int, e shard.Entry, rows uint64) error {
+	e.Task, e.Attempt, e.Seq = c.r.Task, c.r.Attempt, c.seq[dest]
 	c.seq[dest]++
-	c.sent[dest].Add(rows, uint64(len(data)), shard.Checksum(data))
+	c.sent[dest].Add(rows, uint64(e.Len()), shard.ChecksumParts(e.Chunks()))
 	return c.s.Add(ctx, c.r.Shuffle, c.r.Epoch, c.r.Dests[dest], e)
 }
 

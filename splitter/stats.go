@@ -26,7 +26,7 @@ func (c *counters) record(b *Batch, err error) {
 	c.messages.Add(1)
 	c.entries.Add(uint64(len(b.Entries)))
 	for i := range b.Entries {
-		c.bytes.Add(uint64(len(b.Entries[i].Data)))
+		c.bytes.Add(uint64(b.Entries[i].Len()))
 	}
 }
 

@@ -133,6 +133,24 @@ func (c *Codec) AppendRecord(dst []byte, rec arrow.Record) ([]byte, error) {
 	return c.appendRecord(dst, rec)
 }
 
+// RecordParts encodes rec as AppendRecord does, but returns the message in
+// parts instead of one buffer: the framed metadata, then the body's buffers
+// and padding by reference (rec's own buffers, or new ones where Arrow's
+// writer makes them: compression, slices). Joined, the parts are
+// AppendRecord's bytes. rec's buffers must be Go memory that nothing
+// changes while the parts are in use (the garbage collector keeps them
+// alive after rec is released); the padding parts are shared and must not
+// be written to.
+func (c *Codec) RecordParts(rec arrow.Record) ([][]byte, error) {
+	if rec == nil {
+		return nil, fmt.Errorf("%w: nil record", ErrBadInput)
+	}
+	if err := c.gate.check(rec.Schema()); err != nil {
+		return nil, err
+	}
+	return c.recordParts(rec)
+}
+
 // Decode parses one record batch message produced by AppendRecord into a
 // record of the Codec's schema, which the caller must Release.
 //

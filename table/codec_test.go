@@ -344,3 +344,68 @@ func TestEncodeSliceAllocatesForItsRows(t *testing.T) {
 		t.Fatalf("encoding 4 rows of a %d-row record allocated %d bytes", rec.NumRows(), allocs)
 	}
 }
+
+// TestRecordParts: joined, RecordParts' parts are AppendRecord's bytes,
+// for every compression and slices, and the body's large parts are the
+// record's own buffers, not copies.
+func TestRecordParts(t *testing.T) {
+	mem := checkedMem(t)
+	schema := allSchema()
+	rng := rand.New(rand.NewPCG(12, 13))
+	full := randomRecord(mem, schema, 3000, rng, 0.1)
+	defer full.Release()
+	sliced := full.NewSlice(5, 2001)
+	defer sliced.Release()
+	empty := full.NewSlice(0, 0)
+	defer empty.Release()
+	for _, comp := range []Compression{NoCompression, LZ4} {
+		c, err := NewCodecWithConfig(schema, mem, CodecConfig{Compression: comp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, rec := range []arrow.Record{full, sliced, empty} {
+			want, err := c.AppendRecord(nil, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := c.RecordParts(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []byte
+			for _, p := range parts {
+				got = append(got, p...)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s record %d: joined parts (%d bytes) differ from AppendRecord's (%d)", comp, i, len(got), len(want))
+			}
+		}
+	}
+	parts, _ := NewCodec(schema, mem)
+	ps, err := parts.RecordParts(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sharesBuffer(ps, full) {
+		t.Fatal("no part of an uncompressed record is one of its buffers")
+	}
+	if _, err := parts.RecordParts(nil); !errors.Is(err, ErrBadInput) {
+		t.Fatalf("nil record: %v, want ErrBadInput", err)
+	}
+}
+
+// sharesBuffer reports whether some part starts where one of rec's first
+// column's buffers does.
+func sharesBuffer(parts [][]byte, rec arrow.Record) bool {
+	for _, b := range rec.Column(0).Data().Buffers() {
+		if b == nil || b.Len() == 0 {
+			continue
+		}
+		for _, p := range parts {
+			if len(p) > 0 && &p[0] == &b.Bytes()[0] {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -26,8 +26,20 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // payloadSink is an ipc.PayloadWriter that frames payloads as stream-format
 // messages into out, dropping the first skip payloads (the schema).
 type payloadSink struct {
-	skip int
-	out  appendWriter
+	skip  int
+	out   appendWriter
+	parts *partsWriter // set: gather the body by reference (RecordParts)
+}
+
+// partsWriter is an io.Writer that keeps references to what it is given.
+type partsWriter struct{ parts [][]byte }
+
+// Write implements io.Writer.
+func (w *partsWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.parts = append(w.parts, p)
+	}
+	return len(p), nil
 }
 
 // Start implements ipc.PayloadWriter.
@@ -44,6 +56,10 @@ func (s *payloadSink) WritePayload(p ipc.Payload) error {
 	}
 	meta := p.Meta()
 	defer meta.Release()
+	if s.parts != nil {
+		s.parts.parts = append(s.parts.parts, appendFrame(nil, meta.Bytes()))
+		return p.SerializeBody(s.parts)
+	}
 	s.out.buf = appendFrame(s.out.buf, meta.Bytes())
 	return p.SerializeBody(&s.out)
 }
@@ -107,6 +123,32 @@ func (c *Codec) appendRecord(dst []byte, rec arrow.Record) ([]byte, error) {
 	}
 	c.encoders.Put(e)
 	return dst, nil
+}
+
+// recordParts implements RecordParts: appendRecord's encoder, its sink
+// switched to gathering parts for the one record.
+func (c *Codec) recordParts(rec arrow.Record) ([][]byte, error) {
+	if rec.NumRows() == 0 {
+		b, err := c.appendRecord(nil, rec)
+		return [][]byte{b}, err
+	}
+	if !rec.Schema().Equal(c.schema) {
+		rec = array.NewRecord(c.schema, rec.Columns(), rec.NumRows())
+		defer rec.Release()
+	}
+	e, _ := c.encoders.Get().(*encoder)
+	if e == nil {
+		e = c.newEncoder()
+	}
+	pw := &partsWriter{}
+	e.sink.parts = pw
+	err := e.w.Write(rec)
+	e.sink.parts = nil
+	if err != nil {
+		return nil, fmt.Errorf("table: encode record of %d rows: %w", rec.NumRows(), err)
+	}
+	c.encoders.Put(e)
+	return pw.parts, nil
 }
 
 // estimateSize guesses the encoded size of rec from the rows it shows (a

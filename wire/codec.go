@@ -240,3 +240,70 @@ func (d *Decoder) Done() error {
 	}
 	return d.err
 }
+
+// Vec encodes a message body in parts: fields are encoded into small
+// segments, as an Encoder does, while blobs added with AlignedBlobParts are
+// kept by reference, so a large payload can be written to a stream without
+// first being copied into one buffer. Joined, the parts are exactly what an
+// Encoder would have produced with AlignedBlob. The zero value is ready to
+// use; a Vec is not safe for concurrent use, and the blobs must not change
+// until the parts are written.
+type Vec struct {
+	Encoder
+	parts [][]byte
+	n     int // bytes in parts
+}
+
+// Len returns the number of bytes encoded so far.
+func (v *Vec) Len() int { return v.n + len(v.buf) }
+
+// AlignedBlobParts appends the blob made of parts (in order) as AlignedBlob
+// would, with the padding computed from the start of the whole message.
+func (v *Vec) AlignedBlobParts(parts [][]byte, align int) {
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	v.Uvarint(uint64(size))
+	v.buf = append(v.buf, make([]byte, padding(v.Len(), align))...)
+	v.cut()
+	for _, p := range parts {
+		if len(p) > 0 {
+			v.parts = append(v.parts, p)
+			v.n += len(p)
+		}
+	}
+}
+
+// cut ends the current segment; later fields go after it in the same
+// backing array (or a new one), never over it.
+func (v *Vec) cut() {
+	if len(v.buf) > 0 {
+		v.parts = append(v.parts, v.buf)
+		v.n += len(v.buf)
+		v.buf = v.buf[len(v.buf):]
+	}
+}
+
+// Parts returns the encoded message in order. The Vec must not be used
+// afterwards.
+func (v *Vec) Parts() [][]byte {
+	v.cut()
+	return v.parts
+}
+
+// Join returns the concatenation of parts in one new buffer.
+func Join(parts [][]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// AlignedBlob is AlignedBlobParts of one blob (b is referenced, not copied).
+func (v *Vec) AlignedBlob(b []byte, align int) { v.AlignedBlobParts([][]byte{b}, align) }

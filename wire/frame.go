@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Version is the frame format version carried in byte 0 of every header.
@@ -114,6 +115,76 @@ func WriteFrame(w io.Writer, t Type, payload []byte) error {
 		return err
 	}
 	_, err := w.Write(payload)
+	return err
+}
+
+// WriteFrameParts writes one frame whose payload is the concatenation of
+// parts, without joining them first: small parts are gathered with the
+// header into writes of up to 64 KiB, parts of 32 KiB or more are written in
+// place. Errors as WriteFrame's.
+func WriteFrameParts(w io.Writer, t Type, parts [][]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if uint64(n) > math.MaxUint32 {
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, n)
+	}
+	g := gatherPool.Get().(*gatherWriter)
+	defer gatherPool.Put(g)
+	g.w, g.buf = w, appendHeader(g.buf[:0], t, n)
+	sum := crc32.Update(0, castagnoli, g.buf[:8])
+	for _, p := range parts {
+		sum = crc32.Update(sum, castagnoli, p)
+	}
+	binary.LittleEndian.PutUint32(g.buf[8:], sum)
+	for _, p := range parts {
+		if err := g.write(p); err != nil {
+			return err
+		}
+	}
+	err := g.flush()
+	g.w = nil
+	return err
+}
+
+// Sizes of WriteFrameParts' writes.
+const (
+	gatherBytes = 64 << 10 // the most it gathers into one write
+	inPlace     = 32 << 10 // parts this large are written as they are
+)
+
+// gatherWriter gathers small writes to w into buf.
+type gatherWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+var gatherPool = sync.Pool{New: func() any { return &gatherWriter{buf: make([]byte, 0, gatherBytes)} }}
+
+func (g *gatherWriter) write(p []byte) error {
+	if len(p) >= inPlace {
+		if err := g.flush(); err != nil {
+			return err
+		}
+		_, err := g.w.Write(p)
+		return err
+	}
+	if len(g.buf)+len(p) > gatherBytes {
+		if err := g.flush(); err != nil {
+			return err
+		}
+	}
+	g.buf = append(g.buf, p...)
+	return nil
+}
+
+func (g *gatherWriter) flush() error {
+	if len(g.buf) == 0 {
+		return nil
+	}
+	_, err := g.w.Write(g.buf)
+	g.buf = g.buf[:0]
 	return err
 }
 

@@ -2,91 +2,20 @@ package api
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/shufflenode/shufflenode/api/apitest"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// testCA is a self-signed CA made for one test, which signs leaf
-// certificates written as PEM files under dir.
-type testCA struct {
-	t    *testing.T
-	dir  string
-	name string
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	file string // the CA certificate as PEM
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	ca := &testCA{t: t, dir: t.TempDir(), name: name, cert: cert, key: key}
-	ca.file = ca.write(name+"-ca.pem", "CERTIFICATE", der)
-	return ca
-}
-
-// leaf returns the files of a new certificate and key signed by ca, for
-// 127.0.0.1 and usable by servers and clients.
-func (ca *testCA) leaf(name string) (certFile, keyFile string) {
-	ca.t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		ca.t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		ca.t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		ca.t.Fatal(err)
-	}
-	return ca.write(name+".pem", "CERTIFICATE", der), ca.write(name+"-key.pem", "EC PRIVATE KEY", kb)
-}
-
-func (ca *testCA) write(name, typ string, der []byte) string {
-	p := filepath.Join(ca.dir, name)
-	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		ca.t.Fatal(err)
-	}
-	return p
-}
 
 // startSecure serves the API of a service without a cluster on 127.0.0.1
 // with sec.
@@ -137,12 +66,12 @@ func call(t *testing.T, addr string, a flightproto.ClientAuth) (codes.Code, erro
 }
 
 func TestAPISecurity(t *testing.T) {
-	ca, other := newTestCA(t, "cluster"), newTestCA(t, "other")
-	srvCert, srvKey := ca.leaf("server")
-	cliCert, cliKey := ca.leaf("client")
-	strangerCert, strangerKey := other.leaf("stranger")
+	ca, other := apitest.NewCA(t, "cluster"), apitest.NewCA(t, "other")
+	srvCert, srvKey := ca.Leaf("server")
+	cliCert, cliKey := ca.Leaf("client")
+	strangerCert, strangerKey := other.Leaf("stranger")
 	tlsOnly := startSecure(t, Security{CertFile: srvCert, KeyFile: srvKey})
-	mutual := startSecure(t, Security{CertFile: srvCert, KeyFile: srvKey, ClientCAFile: ca.file})
+	mutual := startSecure(t, Security{CertFile: srvCert, KeyFile: srvKey, ClientCAFile: ca.File})
 	token := startSecure(t, Security{Token: "s3cret"})
 	both := startSecure(t, Security{CertFile: srvCert, KeyFile: srvKey, Token: "s3cret"})
 	admitted := codes.NotFound // the shuffle is unknown: the call got through
@@ -153,17 +82,17 @@ func TestAPISecurity(t *testing.T) {
 		want    codes.Code
 		mention string
 	}{
-		{"TLS", tlsOnly, flightproto.ClientAuth{CAFile: ca.file}, admitted, ""},
-		{"TLS, wrong CA", tlsOnly, flightproto.ClientAuth{CAFile: other.file}, codes.Unavailable, "certificate"},
+		{"TLS", tlsOnly, flightproto.ClientAuth{CAFile: ca.File}, admitted, ""},
+		{"TLS, wrong CA", tlsOnly, flightproto.ClientAuth{CAFile: other.File}, codes.Unavailable, "certificate"},
 		{"TLS server, plaintext client", tlsOnly, flightproto.ClientAuth{}, codes.Unavailable, ""},
-		{"mutual TLS", mutual, flightproto.ClientAuth{CAFile: ca.file, CertFile: cliCert, KeyFile: cliKey}, admitted, ""},
-		{"mutual TLS without a client certificate", mutual, flightproto.ClientAuth{CAFile: ca.file}, codes.Unavailable, ""},
-		{"mutual TLS, certificate of another CA", mutual, flightproto.ClientAuth{CAFile: ca.file, CertFile: strangerCert, KeyFile: strangerKey}, codes.Unavailable, ""},
+		{"mutual TLS", mutual, flightproto.ClientAuth{CAFile: ca.File, CertFile: cliCert, KeyFile: cliKey}, admitted, ""},
+		{"mutual TLS without a client certificate", mutual, flightproto.ClientAuth{CAFile: ca.File}, codes.Unavailable, ""},
+		{"mutual TLS, certificate of another CA", mutual, flightproto.ClientAuth{CAFile: ca.File, CertFile: strangerCert, KeyFile: strangerKey}, codes.Unavailable, ""},
 		{"token", token, flightproto.ClientAuth{Token: "s3cret"}, admitted, ""},
 		{"token missing", token, flightproto.ClientAuth{}, codes.Unauthenticated, "missing bearer token"},
 		{"token wrong", token, flightproto.ClientAuth{Token: "guess"}, codes.Unauthenticated, "wrong bearer token"},
-		{"TLS and token", both, flightproto.ClientAuth{CAFile: ca.file, Token: "s3cret"}, admitted, ""},
-		{"TLS, token missing", both, flightproto.ClientAuth{CAFile: ca.file}, codes.Unauthenticated, "missing bearer token"},
+		{"TLS and token", both, flightproto.ClientAuth{CAFile: ca.File, Token: "s3cret"}, admitted, ""},
+		{"TLS, token missing", both, flightproto.ClientAuth{CAFile: ca.File}, codes.Unauthenticated, "missing bearer token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := call(t, tc.addr, tc.auth)

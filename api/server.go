@@ -342,6 +342,8 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, service.ErrFailed):
 		code = codes.Aborted
+	case errors.Is(err, service.ErrLimit):
+		code = codes.ResourceExhausted
 	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed), errors.Is(err, service.ErrStaleEpoch):
 		code = codes.Unavailable
 	case errors.Is(err, context.Canceled):

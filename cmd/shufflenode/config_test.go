@@ -265,11 +265,18 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 	var got []string
 	fs.VisitAll(func(fl *flag.Flag) { got = append(got, fl.Name+" "+configKey(fl.Name)+" "+envName(fl.Name)) })
 	want := []string{
-		"admin admin SHUFFLENODE_ADMIN", "api api SHUFFLENODE_API", "config config SHUFFLENODE_CONFIG",
+		"admin admin SHUFFLENODE_ADMIN", "api api SHUFFLENODE_API",
+		"api-cert api_cert SHUFFLENODE_API_CERT", "api-client-ca api_client_ca SHUFFLENODE_API_CLIENT_CA",
+		"api-key api_key SHUFFLENODE_API_KEY", "api-token-file api_token_file SHUFFLENODE_API_TOKEN_FILE",
+		"config config SHUFFLENODE_CONFIG",
 		"data-dir data_dir SHUFFLENODE_DATA_DIR", "gossip gossip SHUFFLENODE_GOSSIP",
-		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY", "join join SHUFFLENODE_JOIN", "listen listen SHUFFLENODE_LISTEN",
-		"log-level log_level SHUFFLENODE_LOG_LEVEL", "memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
-		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY", "profile profile SHUFFLENODE_PROFILE",
+		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY",
+		"insecure-api insecure_api SHUFFLENODE_INSECURE_API", "join join SHUFFLENODE_JOIN", "listen listen SHUFFLENODE_LISTEN",
+		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS",
+		"max-shuffles max_shuffles SHUFFLENODE_MAX_SHUFFLES", "max-tasks max_tasks SHUFFLENODE_MAX_TASKS",
+		"memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
+		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY",
+		"pprof pprof SHUFFLENODE_PPROF", "profile profile SHUFFLENODE_PROFILE",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("flags and names changed (update README's Deploying table):\n got %q\nwant %q", got, want)

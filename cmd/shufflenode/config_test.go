@@ -319,19 +319,24 @@ func configMapFile(t testing.TB, manifest, key string) string {
 }
 
 // TestDeployConfigs loads every config under deploy/ and checks the
-// node.Config it gives passes dht's validation (key files aside: they
-// exist only on a deployed host) and holds what the file means.
+// node.Config it gives passes dht's validation (key, token and certificate
+// files aside: they exist only on a deployed host), holds what the file
+// means, keeps the admin port on loopback without pprof, and guards an
+// exposed API (serve would start).
 func TestDeployConfigs(t *testing.T) {
 	want := map[string]func(f serveFlags) bool{
 		"config.example.yaml": func(f serveFlags) bool {
 			return f.memLimit == 4<<30 && f.join == "10.0.0.11:7946,10.0.0.12:7946,10.0.0.13:7946" &&
-				f.listen == "/ip4/10.0.0.11/tcp/7949" && f.api == "10.0.0.11:7947" && f.gossipKey == "/etc/shufflenode/gossip.key"
+				f.listen == "/ip4/10.0.0.11/tcp/7949" && f.api == "10.0.0.11:7947" && f.gossipKey == "/etc/shufflenode/gossip.key" &&
+				f.admin == "127.0.0.1:7948" && f.sec.tokenFile != "" && f.sec.cert != "" && f.limits.partitions == 1<<18
 		},
 		"container-config.yaml": func(f serveFlags) bool {
-			return f.api == "0.0.0.0:7947" && f.listen == "/ip4/0.0.0.0/tcp/7949" && f.dataDir == "/var/lib/shufflenode"
+			return f.api == "0.0.0.0:7947" && f.listen == "/ip4/0.0.0.0/tcp/7949" && f.dataDir == "/var/lib/shufflenode" &&
+				f.admin == "127.0.0.1:7948" && f.sec.tokenFile != ""
 		},
 		"k8s ConfigMap": func(f serveFlags) bool {
-			return f.memLimit == 1<<30 && f.networkKey == "/etc/shufflenode-keys/network.key" && f.dataDir == "/var/lib/shufflenode"
+			return f.memLimit == 1<<30 && f.networkKey == "/etc/shufflenode-keys/network.key" && f.dataDir == "/var/lib/shufflenode" &&
+				f.sec.tokenFile == "/etc/shufflenode-keys/api.token"
 		},
 	}
 	configs := deployConfigs(t)
@@ -347,13 +352,20 @@ func TestDeployConfigs(t *testing.T) {
 			if w := want[name]; w == nil || !w(f) {
 				t.Errorf("%s gives %+v", name, f)
 			}
-			f.networkKey, f.gossipKey = "", ""
+			guarded := f.sec.tokenFile != "" || f.sec.cert != ""
+			f.networkKey, f.gossipKey, f.sec = "", "", apiSecurityFlags{insecure: f.sec.insecure}
 			cfg, err := f.config()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := cfg.Cluster.Validate(); err != nil {
 				t.Error(err)
+			}
+			if guarded {
+				cfg.APISecurity.Token = "stand-in"
+			}
+			if err := f.sec.checkExposed(cfg.APIAddr, cfg.APISecurity); err != nil || f.sec.insecure || f.pprof {
+				t.Errorf("serve would refuse it or serve it open: %v (insecure_api %v, pprof %v)", err, f.sec.insecure, f.pprof)
 			}
 		})
 	}

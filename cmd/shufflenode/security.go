@@ -14,6 +14,7 @@ import (
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
 )
 
@@ -57,6 +58,19 @@ func (f *apiSecurityFlags) checkExposed(addr string, sec api.Security) error {
 			"or --insecure-api to serve it open anyway", addr)
 	}
 	return nil
+}
+
+// warnOpenAPI logs when an exposed API lets callers in without TLS: open
+// (--insecure-api), or with a token that crosses the network in clear.
+func warnOpenAPI(cfg node.Config) {
+	sec := cfg.APISecurity
+	switch {
+	case !api.Exposed(cfg.APIAddr) || sec.TLS():
+	case sec.Token == "":
+		cfg.Logger.Warn("the client API is open to anyone who reaches it (--insecure-api)", "api", cfg.APIAddr)
+	default:
+		cfg.Logger.Warn("the client API's token crosses the network in clear text: add --api-cert and --api-key", "api", cfg.APIAddr)
+	}
 }
 
 // clientAuthFlags are the flags of a command that calls a running node's

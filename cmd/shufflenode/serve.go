@@ -136,6 +136,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
 		return 1
 	}
+	warnOpenAPI(cfg)
 	cfg.Logger.Info("serving", "node", n.Name(), "api", n.APIAddr(), "gossip", n.Cluster.Self().GossipAddr, "peer", n.Cluster.Self().PeerID)
 	<-ctx.Done()
 	cfg.Logger.Info("stopping", "node", n.Name())

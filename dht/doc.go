@@ -16,7 +16,7 @@
 // Only members talk: a connection gater admits a libp2p connection only
 // when the peer at the other end (its TLS-authenticated peer ID) is a
 // memberlist member; an inbound one from a peer not listed yet waits up to
-// 2 s for memberlist to list it (a joiner dials the members it learned in
+// 1 s for memberlist to list it (a joiner dials the members it learned in
 // its join before they have merged its state). Anyone else cannot open
 // request streams or use kad-dht (store or read records). Membership
 // itself is open to whoever reaches the gossip port unless GossipKey is

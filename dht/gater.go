@@ -16,7 +16,7 @@ import (
 // while the member it joined through may still be merging the joiner's
 // state: without the wait, that first connection would be refused (and
 // dialed again after a backoff).
-const gateWait = 2 * time.Second
+const gateWait = time.Second
 
 // gate is the libp2p connection gater of a node: it admits only the peer
 // IDs of memberlist members (on either side of a connection), so that a

@@ -53,3 +53,23 @@ func TestSimLimits(t *testing.T) {
 		t.Fatalf("Create after a close: %v", err)
 	}
 }
+
+// TestSimMemberLimits: a member with lower caps than the coordinator
+// refuses the create; the create fails naming that member and the limit,
+// and no member keeps the shuffle.
+func TestSimMemberLimits(t *testing.T) {
+	t.Parallel()
+	c := startSim(t, 2, service.Config{}, simnet.Config{})
+	strict := service.Config{MaxPartitions: 2, Logger: simLogger()}
+	c.add(2, strict)
+	ctx := testCtx(t)
+	err := c.svcs[0].Create(ctx, newFrame("wide", 4, 3, 100, 1).spec())
+	if err == nil || !strings.Contains(err.Error(), "--max-partitions") || !strings.Contains(err.Error(), "node-2") {
+		t.Fatalf("Create: %v, want a refusal naming node-2 and --max-partitions", err)
+	}
+	for _, s := range c.svcs {
+		if got := s.Shuffles(); len(got) != 0 {
+			t.Errorf("%s holds %v after the refused create", s.Name(), got)
+		}
+	}
+}

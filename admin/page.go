@@ -21,7 +21,7 @@ type pageData struct {
 	DiskLive    int64
 	// Pprof is true when /debug/pprof/ is served.
 	Pprof bool
-	Time        string
+	Time  string
 }
 
 // memoryUse is one memory budget and how much of it is in use.

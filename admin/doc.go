@@ -10,7 +10,10 @@
 //     every sample labelled node, per-shuffle ones also shuffle;
 //   - GET /status: JSON: the node, the members it sees, and every shuffle it
 //     holds with its phase (and its progress on the coordinator);
-//   - /debug/pprof/: Go profiles.
+//   - /debug/pprof/: Go profiles, only if Options.Pprof is set.
+//
+// Nothing here checks who asks: a node binds its admin address to loopback
+// by default.
 //
 // Metrics are read from the components' Stats snapshots at scrape time, on a
 // registry of the server's own (no process-wide state), so several nodes in

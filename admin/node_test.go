@@ -34,6 +34,14 @@ func TestAdminOnNode(t *testing.T) {
 	defer n.Close()
 	putOneTask(ctx, t, n.Service, "pg-1")
 	base := "http://" + n.Admin.Addr()
+	r, err := http.Get(base + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusNotFound {
+		t.Fatalf("/debug/pprof/ without AdminPprof: %s, want 404", r.Status)
+	}
 
 	page := get(t, base+"/")
 	for _, want := range []string{"<h1>shufflenode &lt;b&gt;n&#34;0&amp;</h1>", "<td>pg-1</td>",

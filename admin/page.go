@@ -19,7 +19,9 @@ type pageData struct {
 	// of the receive store's memory part; DiskLive is spilled bytes held.
 	Send, Store memoryUse
 	DiskLive    int64
-	Time        string
+	// Pprof is true when /debug/pprof/ is served.
+	Pprof bool
+	Time  string
 	// Traffic is the peer-request bytes exchanged with each member, by
 	// name (absent without cluster stats).
 	Traffic map[string]dht.PeerStats
@@ -37,7 +39,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"by
 td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}td.n{text-align:right}.failed{color:#b00}</style>
 </head><body>
 <h1>shufflenode {{.Status.Node}}</h1>
-<p><a href="/metrics">/metrics</a> · <a href="/status">/status</a> · <a href="/debug/pprof/">/debug/pprof/</a> · {{.Time}}, refreshed every 5 s</p>
+<p><a href="/metrics">/metrics</a> · <a href="/status">/status</a>{{if .Pprof}} · <a href="/debug/pprof/">/debug/pprof/</a>{{end}} · {{.Time}}, refreshed every 5 s</p>
 <h2>Memory</h2>
 <table><tr><th></th><th>in use</th><th>budget</th></tr>
 <tr><td>send buffers</td><td class="n">{{bytes .Send.Used}}</td><td class="n">{{bytes .Send.Limit}}</td></tr>
@@ -75,7 +77,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	d := pageData{Status: s.snapshot(), Members: s.src.Service.Members(),
 		Send:     memoryUse{st.Send.BufferedBytes, st.Send.LimitBytes},
 		Store:    memoryUse{st.Store.MemoryBytes, st.Store.MemoryLimit},
-		DiskLive: st.Store.DiskBytesLive, Time: time.Now().UTC().Format(time.RFC3339)}
+		DiskLive: st.Store.DiskBytesLive, Pprof: s.opts.Pprof, Time: time.Now().UTC().Format(time.RFC3339)}
 	if s.src.Cluster != nil {
 		d.Traffic = s.src.Cluster().Peers
 	}

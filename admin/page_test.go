@@ -36,7 +36,7 @@ func TestPageEscapes(t *testing.T) {
 // TestPageProgress checks which shuffles get a progress bar: only those
 // this node coordinates (TasksDone is known there only).
 func TestPageProgress(t *testing.T) {
-	d := pageData{Status: StatusReply{Node: "a", Shuffles: []ShuffleStatus{
+	d := pageData{Pprof: true, Status: StatusReply{Node: "a", Shuffles: []ShuffleStatus{
 		{ID: "mine", Phase: "open", Coordinator: "a", Tasks: 8, TasksDone: 3},
 		{ID: "theirs", Phase: "open", Coordinator: "b", Tasks: 5},
 	}}}

@@ -15,16 +15,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// Options are the admin server's choices beyond its data source.
+type Options struct {
+	// Pprof serves Go's profiles under /debug/pprof/. Off by default: a
+	// profile costs CPU while it runs and shows the node's internals.
+	Pprof bool
+}
+
 // Server is a node's admin HTTP server.
 type Server struct {
 	src  Source
+	opts Options
 	http *http.Server
 	lis  net.Listener
 	done chan error
 }
 
-// Listen binds addr and returns a server ready to Start.
-func Listen(addr string, src Source) (*Server, error) {
+// Listen binds addr and returns a server ready to Start. Its endpoints
+// have no authentication: bind it to loopback (or behind a network policy).
+func Listen(addr string, src Source, opts Options) (*Server, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen %s: %w", addr, err)
@@ -34,15 +43,17 @@ func Listen(addr string, src Source) (*Server, error) {
 		lis.Close()
 		return nil, err
 	}
-	s := &Server{src: src, lis: lis, done: make(chan error, 1)}
+	s := &Server{src: src, opts: opts, lis: lis, done: make(chan error, 1)}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /status", s.status)
 	mux.HandleFunc("GET /{$}", s.page)
 	mux.HandleFunc("GET /ui", s.page)
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if opts.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }

@@ -25,9 +25,18 @@
 //     is a shuffle's DoGet schema; Handshake answers with the protocol
 //     version (verbs.go).
 //
+// Who may call: ListenSecure takes a Security: TLS (certificate and key),
+// mutual TLS (a client CA) and/or a bearer token that gRPC interceptors
+// check on every unary and streaming call, whatever the method (the Flight
+// verbs above and any added later). A call without the token fails with
+// Unauthenticated saying what is missing. Listen is ListenSecure with no
+// security, for loopback; Exposed tells which addresses need more (the
+// binary refuses them open).
+//
 // Errors carry gRPC status codes a client acts on: NotFound (unknown
 // shuffle), InvalidArgument (bad spec or input), AlreadyExists,
 // FailedPrecondition (not sealed, sealed), Aborted (the shuffle failed),
 // Unavailable (a peer is unreachable: retry), Unimplemented (an unknown
-// action or protocol version).
+// action or protocol version), ResourceExhausted (a create over a node's
+// limits), Unauthenticated (missing or wrong token).
 package api

@@ -36,8 +36,18 @@ type Server struct {
 }
 
 // Listen binds addr (host:port, port 0 for any) and returns a server ready
-// to Serve.
+// to Serve, open to every caller in plaintext.
 func Listen(addr string, svc *service.Service, log *slog.Logger) (*Server, error) {
+	return ListenSecure(addr, svc, log, Security{})
+}
+
+// ListenSecure is Listen with the TLS and token of sec. It does not refuse
+// an exposed address without either (see Exposed): its caller decides.
+func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Security) (*Server, error) {
+	opts, err := sec.serverOptions()
+	if err != nil {
+		return nil, err
+	}
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
@@ -46,13 +56,14 @@ func Listen(addr string, svc *service.Service, log *slog.Logger) (*Server, error
 		log = slog.Default()
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, done: make(chan error, 1)}
-	s.srv = newFlightServer(s, lis)
+	s.srv = newFlightServer(s, lis, opts...)
 	return s, nil
 }
 
-// newFlightServer returns a gRPC Flight server of fs on lis.
-func newFlightServer(fs flight.FlightServer, lis net.Listener) flight.Server {
-	srv := flight.NewServerWithMiddleware(nil, flightproto.ServerOptions()...)
+// newFlightServer returns a gRPC Flight server of fs on lis, with extra
+// options (credentials, interceptors) after the shared ones.
+func newFlightServer(fs flight.FlightServer, lis net.Listener, extra ...grpc.ServerOption) flight.Server {
+	srv := flight.NewServerWithMiddleware(nil, append(flightproto.ServerOptions(), extra...)...)
 	srv.RegisterFlightService(fs)
 	srv.InitListener(lis)
 	return srv
@@ -339,6 +350,8 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, service.ErrFailed):
 		code = codes.Aborted
+	case errors.Is(err, service.ErrLimit):
+		code = codes.ResourceExhausted
 	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed), errors.Is(err, service.ErrStaleEpoch):
 		code = codes.Unavailable
 	case errors.Is(err, ErrVersion):

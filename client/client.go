@@ -23,19 +23,26 @@ import (
 // owners of output partitions.
 type Client struct {
 	addr string
+	auth flightproto.ClientAuth
 	home *conns
 
 	mu    sync.Mutex
 	peers map[string]*conns
 }
 
-// Dial connects to the node whose API listens at addr (host:port).
-func Dial(addr string) (*Client, error) {
-	cs, err := dialConns(addr)
+// Dial connects to the node whose API listens at addr (host:port), in
+// plaintext without a token.
+func Dial(addr string) (*Client, error) { return DialAuth(addr, flightproto.ClientAuth{}) }
+
+// DialAuth connects to the node whose API listens at addr with a's TLS
+// settings and token; connections to other members (the owners of output
+// partitions) use them too.
+func DialAuth(addr string, a flightproto.ClientAuth) (*Client, error) {
+	cs, err := dialConns(addr, a)
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
 	}
-	return &Client{addr: addr, home: cs, peers: map[string]*conns{addr: cs}}, nil
+	return &Client{addr: addr, auth: a, home: cs, peers: map[string]*conns{addr: cs}}, nil
 }
 
 // Addr is the node's API address.
@@ -64,10 +71,10 @@ type conns struct {
 	next atomic.Uint32
 }
 
-func dialConns(addr string) (*conns, error) {
+func dialConns(addr string, a flightproto.ClientAuth) (*conns, error) {
 	cs := &conns{}
 	for range connsPerAddr {
-		fc, err := flightproto.Dial(addr)
+		fc, err := flightproto.DialAuth(addr, a)
 		if err != nil {
 			cs.close()
 			return nil, err
@@ -312,7 +319,7 @@ func (c *Client) peer(addr string) (flight.Client, error) {
 	if p, ok := c.peers[addr]; ok {
 		return p.pick(), nil
 	}
-	p, err := dialConns(addr)
+	p, err := dialConns(addr, c.auth)
 	if err != nil {
 		return nil, err
 	}

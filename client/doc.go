@@ -6,6 +6,10 @@
 // a new attempt number, wait at the barrier, and hand back a Result that
 // reads output partitions from their owners.
 //
+// DialAuth (and Job.Auth) connect with TLS, a client certificate and/or a
+// bearer token (flightproto.ClientAuth); the connections to other members
+// use the same settings.
+//
 // A Client keeps a few gRPC connections to each node it talks to and
 // spreads its calls over them. A Client is safe for concurrent use.
 package client

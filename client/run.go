@@ -38,6 +38,9 @@ type Job struct {
 	MaxRounds int
 	// Progress, if set, is called after each successful put.
 	Progress func(done, total int)
+	// Auth is the nodes' API TLS settings and token (zero: plaintext, no
+	// token).
+	Auth flightproto.ClientAuth
 }
 
 // Run runs a whole shuffle and returns it sealed.
@@ -49,7 +52,7 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	clients, err := dialAll(job.Nodes)
+	clients, err := dialAll(job.Nodes, job.Auth)
 	if err != nil {
 		return nil, err
 	}
@@ -245,10 +248,10 @@ func unreachable(err error, role, addr string) error {
 	return fmt.Errorf("%s %s unreachable (%s): %w", role, addr, why, err)
 }
 
-func dialAll(addrs []string) ([]*Client, error) {
+func dialAll(addrs []string, auth flightproto.ClientAuth) ([]*Client, error) {
 	cs := make([]*Client, 0, len(addrs))
 	for _, a := range addrs {
-		c, err := Dial(a)
+		c, err := DialAuth(a, auth)
 		if err != nil {
 			for _, x := range cs {
 				x.Close()

@@ -53,7 +53,7 @@ func ceilingHosts() ([]host.Host, error) {
 		key, err := generateKey()
 		if err == nil {
 			var h host.Host
-			h, err = newHost(Config{Name: fmt.Sprintf("ceiling-%d", i), ListenAddrs: DefaultConfig().ListenAddrs}, key)
+			h, err = newHost(Config{Name: fmt.Sprintf("ceiling-%d", i), ListenAddrs: DefaultConfig().ListenAddrs}.withDefaults(), key, nil)
 			hosts = append(hosts, h)
 		}
 		if err != nil {

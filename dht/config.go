@@ -71,6 +71,13 @@ type Config struct {
 	// the bound is read alone; requests of up to 64 KiB (control messages)
 	// are not counted. Default 256 MiB.
 	MaxInboundBytes int64
+	// MaxConns bounds the node's libp2p connections, inbound and outbound
+	// (the resource manager's system scope; each holds a file descriptor).
+	// A member keeps one or two to every other member. Default 1024.
+	MaxConns int
+	// MaxPeerStreams bounds the streams open with one peer at once, each
+	// way (requests, reads and kad-dht's). Default 4096.
+	MaxPeerStreams int
 	// RequestTimeout bounds a Request whose context has no deadline, and
 	// each background dial to a new member. Default 60 s.
 	RequestTimeout time.Duration
@@ -89,6 +96,8 @@ func DefaultConfig() Config {
 		Profile:         ProfileLAN,
 		MaxPayload:      wire.DefaultMaxPayload,
 		MaxInboundBytes: 256 << 20,
+		MaxConns:        1024,
+		MaxPeerStreams:  4096,
 		RequestTimeout:  60 * time.Second,
 	}
 }
@@ -113,6 +122,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxInboundBytes == 0 {
 		c.MaxInboundBytes = d.MaxInboundBytes
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = d.MaxConns
+	}
+	if c.MaxPeerStreams == 0 {
+		c.MaxPeerStreams = d.MaxPeerStreams
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -172,6 +187,9 @@ func (c Config) validateKeys() error {
 func (c Config) validateLimits() error {
 	if c.MaxPayload < 0 || c.MaxInboundBytes < 0 || c.RequestTimeout < 0 || c.ProbeInterval < 0 || c.ProbeTimeout < 0 || c.SuspicionMult < 0 {
 		return fmt.Errorf("%w: negative MaxPayload, MaxInboundBytes, RequestTimeout or timer of node %s", ErrConfig, c.Name)
+	}
+	if c.MaxConns < 0 || c.MaxPeerStreams < 0 {
+		return fmt.Errorf("%w: negative MaxConns or MaxPeerStreams of node %s", ErrConfig, c.Name)
 	}
 	return nil
 }

@@ -7,10 +7,20 @@
 // New starts one member: it loads or creates the node's identity
 // (DataDir/identity.key, an Ed25519 libp2p key kept across restarts), starts
 // a libp2p host (TCP, TLS 1.3, yamux; optional private-network key; no
-// relay, AutoNAT or metrics; unlimited resource manager, members protected
-// from the connection manager), kad-dht in server mode under the private
-// prefix "/shufflenode" with no public bootstrap peers, and memberlist,
-// then joins the seeds.
+// relay, AutoNAT or metrics; a resource manager with counted limits:
+// MaxConns connections, MaxPeerStreams streams per peer each way, bounded
+// handshakes; members protected from the connection manager), kad-dht in
+// server mode under the private prefix "/shufflenode" with no public
+// bootstrap peers, and memberlist, then joins the seeds.
+//
+// Only members talk: a connection gater admits a libp2p connection only
+// when the peer at the other end (its TLS-authenticated peer ID) is a
+// memberlist member; an inbound one from a peer not listed yet waits up to
+// 1 s for memberlist to list it (a joiner dials the members it learned in
+// its join before they have merged its state). Anyone else cannot open
+// request streams or use kad-dht (store or read records). Membership
+// itself is open to whoever reaches the gossip port unless GossipKey is
+// set: set it (and NetworkKey) on untrusted networks.
 //
 // Each member gossips compact binary metadata (see meta): its peer ID,
 // libp2p addresses, client-API address, a random boot nonce and a "leaving"

@@ -29,12 +29,22 @@ const (
 	protectTag = "shufflenode-member"
 )
 
+// Resource-manager limits beyond Config's: connections per peer (a member
+// needs one; simultaneous dials and restarts make a few), and connections
+// and streams in the transient scope (handshakes not yet authenticated,
+// streams whose protocol is being negotiated).
+const (
+	peerConns        = 8
+	transientConns   = 256
+	transientStreams = 4096
+)
+
 // newHost starts a libp2p host for a private cluster: TCP only, TLS 1.3,
 // yamux, no relay, no AutoNAT probing, no metrics; the resource manager
-// has no limits (the cluster is trusted and keeps many streams to every
-// peer); with a network key, a private network (PSK).
-func newHost(cfg Config, key crypto.PrivKey) (host.Host, error) {
-	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(rcmgr.InfiniteLimits), rcmgr.WithMetricsDisabled())
+// limits connections and streams (resourceLimits); with a network key, a
+// private network (PSK); with a gate, only members connect.
+func newHost(cfg Config, key crypto.PrivKey, g *gate) (host.Host, error) {
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(resourceLimits(cfg)), rcmgr.WithMetricsDisabled())
 	if err != nil {
 		return nil, fmt.Errorf("dht: node %s: resource manager: %w", cfg.Name, err)
 	}
@@ -54,6 +64,9 @@ func newHost(cfg Config, key crypto.PrivKey) (host.Host, error) {
 		libp2p.ForceReachabilityPublic(),
 		libp2p.DisableMetrics(),
 	}
+	if g != nil {
+		opts = append(opts, libp2p.ConnectionGater(g))
+	}
 	if len(cfg.NetworkKey) > 0 {
 		opts = append(opts, libp2p.PrivateNetwork(pnet.PSK(cfg.NetworkKey)))
 	}
@@ -62,6 +75,22 @@ func newHost(cfg Config, key crypto.PrivKey) (host.Host, error) {
 		return nil, fmt.Errorf("dht: node %s: libp2p host: %w", cfg.Name, err)
 	}
 	return h, nil
+}
+
+// resourceLimits counts what a peer may hold: cfg.MaxConns connections in
+// all, peerConns per peer, cfg.MaxPeerStreams streams per peer each way,
+// and bounded handshakes in progress. Memory is not limited here: the
+// payloads a node reads are bounded by MaxInboundBytes and the service's
+// budget, and yamux's windows by the stream counts.
+func resourceLimits(cfg Config) rcmgr.ConcreteLimitConfig {
+	conns, streams := rcmgr.LimitVal(cfg.MaxConns), rcmgr.LimitVal(cfg.MaxPeerStreams)
+	return rcmgr.PartialLimitConfig{
+		System: rcmgr.ResourceLimits{Conns: conns, ConnsInbound: conns, ConnsOutbound: conns, FD: conns},
+		Transient: rcmgr.ResourceLimits{Conns: transientConns, ConnsInbound: transientConns, ConnsOutbound: transientConns,
+			FD: transientConns, Streams: transientStreams, StreamsInbound: transientStreams, StreamsOutbound: transientStreams},
+		PeerDefault: rcmgr.ResourceLimits{Conns: peerConns, ConnsInbound: peerConns, ConnsOutbound: peerConns,
+			Streams: 2 * streams, StreamsInbound: streams, StreamsOutbound: streams},
+	}.Build(rcmgr.InfiniteLimits)
 }
 
 // newKad starts kad-dht in server mode under the private prefix, with no

@@ -156,6 +156,7 @@ func (n *Node) setAddrs(old, e memberEntry) {
 func (n *Node) addLocked(e memberEntry) {
 	n.members[e.member.Name] = e
 	n.byPeer[e.peer] = e.member.Name
+	n.gate.admit(e.peer)
 	n.host.ConnManager().Protect(e.peer, protectTag)
 	n.publishLocked(Event{Kind: MemberJoin, Member: e.member.Clone()})
 	n.log.Info("member joined", "peer", e.member.Name, "peer_id", e.member.PeerID)
@@ -174,6 +175,7 @@ func (n *Node) dropLocked(e memberEntry, kind EventKind) {
 	if n.byPeer[e.peer] == e.member.Name {
 		delete(n.byPeer, e.peer)
 	}
+	n.gate.revoke(e.peer)
 	n.host.Peerstore().UpdateAddrs(e.peer, peerstore.PermanentAddrTTL, peerstore.RecentlyConnectedAddrTTL)
 	n.host.ConnManager().Unprotect(e.peer, protectTag)
 	n.kad.RoutingTable().RemovePeer(e.peer)

@@ -49,6 +49,7 @@ type Node struct {
 	self    Member
 	stats   counters
 	inbound *semaphore.Weighted // payload bytes of requests being read and handled
+	gate    *gate               // admits only members' libp2p connections
 
 	recordVersion atomic.Uint64 // last version PutRecord used
 
@@ -87,6 +88,7 @@ func New(ctx context.Context, cfg Config, h Handler) (*Node, error) {
 	n := &Node{
 		cfg: cfg.withDefaults(), handler: h, boot: randomUint64(),
 		members: map[string]memberEntry{}, byPeer: map[peer.ID]string{}, subs: map[*member.Queue]struct{}{},
+		gate: newGate(),
 	}
 	n.inbound = semaphore.NewWeighted(n.cfg.MaxInboundBytes)
 	n.log = n.cfg.Logger.With("node", cfg.Name)
@@ -103,7 +105,7 @@ func (n *Node) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node %s: %w", n.cfg.Name, err)
 	}
-	if n.host, err = newHost(n.cfg, key); err != nil {
+	if n.host, err = newHost(n.cfg, key, n.gate); err != nil {
 		return err
 	}
 	if n.kad, err = newKad(n.host); err != nil {
@@ -223,6 +225,7 @@ func (n *Node) close() error {
 	n.closed = true
 	n.mu.Unlock()
 	n.cancel()
+	n.gate.close()
 	n.closePools()
 	var errs []error
 	if n.ml != nil {

@@ -3,7 +3,6 @@ package flightproto
 import (
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/experimental"
 )
 
@@ -23,15 +22,23 @@ const (
 // Dial connects a Flight client to a node's API address (host:port) with
 // the message limits shufflenode needs, larger socket buffers, and a codec
 // and buffer pool that copy and clear less than gRPC's own (see codec).
-// Close the client when done.
-func Dial(addr string) (flight.Client, error) {
+// Close the client when done. It connects in plaintext without a token:
+// DialAuth connects to a node that requires TLS or a token.
+func Dial(addr string) (flight.Client, error) { return DialAuth(addr, ClientAuth{}) }
+
+// DialAuth is Dial with a's TLS settings and token. An error in a (a file
+// that cannot be read) wraps ErrAuthConfig.
+func DialAuth(addr string, a ClientAuth) (flight.Client, error) {
+	opts, err := a.dialOptions()
+	if err != nil {
+		return nil, err
+	}
 	pool := new(bufferPool)
-	return flight.NewClientWithMiddleware(addr, nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return flight.NewClientWithMiddleware(addr, nil, nil, append(opts,
 		experimental.WithBufferPool(pool),
 		grpc.WithWriteBufferSize(writeBufferBytes), grpc.WithSharedWriteBuffer(true), grpc.WithReadBufferSize(readBufferBytes),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes),
-			grpc.ForceCodecV2(newCodec(pool))))
+			grpc.ForceCodecV2(newCodec(pool))))...)
 }
 
 // ServerOptions are the gRPC options of a Flight server that Dial's

@@ -4,8 +4,9 @@
 // and op tickets), an array shuffle's Layout, and the record form of array
 // chunks. It also holds what both ends of a Flight connection use to move
 // batches: Dial and ServerOptions (message limits, a codec and a buffer
-// pool that copy and clear less than gRPC's defaults) and Writer (a Flight
-// record writer that presizes and reuses its body buffer).
+// pool that copy and clear less than gRPC's defaults), DialAuth and
+// ClientAuth (TLS, client certificate and bearer token of a client) and
+// Writer (a Flight record writer that presizes and reuses its body buffer).
 //
 // It imports no part of the engine (service, dht, spill), so a program that
 // only calls a cluster links Arrow and gRPC but not memberlist, libp2p or

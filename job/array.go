@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/splitaxes"
@@ -24,6 +25,7 @@ type ArrayConfig struct {
 	// unknown ones (default Old).
 	Old, New, Actual spec.Chunks
 	Parallel         int
+	Auth             flightproto.ClientAuth // the nodes' API TLS settings and token
 	BeforeInput      func(task int)
 	// BeforeRead, if set, is called before new chunk p is read.
 	BeforeRead func(p int)
@@ -63,7 +65,7 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 	sp := spec.ArraySpec(cmpOr(c.ID, "array-demo"), c.DType, c.Old, c.New)
 	rep := ArrayReport{OldChunks: sp.Tasks, NewChunks: sp.Partitions, Bytes: g.total() * int64(dt.ItemSize())}
 	start := time.Now()
-	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel,
+	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel, Auth: c.Auth,
 		Input: func(t int) ([]arrow.Record, error) {
 			if c.BeforeInput != nil {
 				c.BeforeInput(t)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
 )
@@ -23,7 +24,10 @@ type ClusterConfig struct {
 	Nodes       int    // in-process: nodes
 	MemoryLimit int64  // in-process: memory budget per node
 	DataDir     string // in-process: identities and spill files ("" = temporary, removed on Close)
-	Logger      *slog.Logger
+	// Auth is a running cluster's API TLS settings and token (the
+	// in-process cluster is on loopback and needs none).
+	Auth   flightproto.ClientAuth
+	Logger *slog.Logger
 	// SetRuntimeLimit, for an in-process cluster, sets the Go runtime's
 	// soft memory limit to all nodes' budgets plus 1 GiB (the binary
 	// leaves it unset when GOMEMLIMIT is set).
@@ -54,7 +58,7 @@ func OpenCluster(ctx context.Context, c ClusterConfig) (*Cluster, error) {
 	if c.Embedded() {
 		cl.Addrs, cl.stop, err = localCluster(ctx, c)
 	} else {
-		cl.Addrs, err = clusterMembers(ctx, c.Addr)
+		cl.Addrs, err = clusterMembers(ctx, c.Addr, c.Auth)
 	}
 	cl.StartSeconds = time.Since(t0).Seconds()
 	return cl, err
@@ -72,8 +76,8 @@ func (c *Cluster) Where() string {
 }
 
 // clusterMembers asks a running node for its cluster's API addresses.
-func clusterMembers(ctx context.Context, addr string) ([]string, error) {
-	c, err := client.Dial(addr)
+func clusterMembers(ctx context.Context, addr string, auth flightproto.ClientAuth) ([]string, error) {
+	c, err := client.DialAuth(addr, auth)
 	if err != nil {
 		return nil, fmt.Errorf("--cluster %s: %w", addr, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -31,6 +32,8 @@ type DemoConfig struct {
 	Parallel       int   // concurrent puts (default 2 per node)
 	Replication    int   // 2: every shard also on a backup owner
 	ReadParallel   int   // concurrent partition reads (default 2 per node)
+	// Auth is the nodes' API TLS settings and token.
+	Auth flightproto.ClientAuth
 	// Progress, if set, is told each finished input task and output read.
 	Progress func(phase string, done, total int)
 	// BeforeInput, if set, is called before input task t is produced (each
@@ -115,7 +118,7 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 	rep := Report{Rows: c.Rows, Tasks: c.Tasks, Partitions: c.Partitions}
 	in := newInputs(v, c.Tasks)
 	start := time.Now()
-	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel,
+	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel, Auth: c.Auth,
 		Input: func(t int) ([]arrow.Record, error) {
 			if c.BeforeInput != nil {
 				c.BeforeInput(t)

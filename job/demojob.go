@@ -20,6 +20,7 @@ func RunDemoOn(ctx context.Context, cc ClusterConfig, c DemoConfig) (DemoReport,
 		return DemoReport{}, err
 	}
 	defer cl.Close()
+	c.Auth = cc.Auth
 	rep, err := RunDemo(ctx, cl.Addrs, c)
 	return DemoReport{Report: rep, Nodes: cc.Nodes, Rule: c.withDefaults().Rule}, err
 }
@@ -51,6 +52,7 @@ func RunArrayDemoOn(ctx context.Context, cc ClusterConfig, c ArrayConfig, desc s
 		return ArrayDemoReport{}, err
 	}
 	defer cl.Close()
+	c.Auth = cc.Auth
 	rep, err := RunArrayDemo(ctx, cl.Addrs, c)
 	return ArrayDemoReport{ArrayReport: rep, Nodes: cc.Nodes, Desc: desc}, err
 }

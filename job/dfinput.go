@@ -71,7 +71,7 @@ func (in *dfInput) makeSpec(id, seed, coPartition string, partitions int, rule t
 
 // run shuffles the input on the cluster at addrs.
 func (in *dfInput) run(ctx context.Context, f ShuffleConfig, addrs []string, prog Progress) (*client.Result, error) {
-	return client.Run(ctx, client.Job{Spec: in.spec, Nodes: addrs, Parallel: f.Parallel,
+	return client.Run(ctx, client.Job{Spec: in.spec, Nodes: addrs, Parallel: f.Parallel, Auth: f.Cluster.Auth,
 		Input:    func(t int) ([]arrow.Record, error) { return in.readTask(ctx, t, f.BatchRows) },
 		Progress: func(done, total int) { prog(in.name, done, total) }})
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/shufflenode/shufflenode/flightproto"
 )
 
 // ProcsConfig is a cluster of real `shufflenode serve` processes on
@@ -120,7 +122,7 @@ func (p *Procs) waitMembers(ctx context.Context, n int) error {
 			default:
 			}
 		}
-		if addrs, err := clusterMembers(ctx, p.Addr()); err == nil && len(addrs) == n {
+		if addrs, err := clusterMembers(ctx, p.Addr(), flightproto.ClientAuth{}); err == nil && len(addrs) == n {
 			return nil
 		}
 		select {

@@ -105,7 +105,7 @@ func (p *RechunkPlan) run(ctx context.Context, prog Progress) error {
 	}
 	defer out.Close()
 	oldGrid := in.Grid()
-	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: addrs, Parallel: p.cfg.Parallel, Progress: progress(prog, "put"),
+	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth, Progress: progress(prog, "put"),
 		Input: func(t int) ([]arrow.Record, error) {
 			c, err := in.ReadChunk(splitaxes.Unravel(t, oldGrid))
 			if err != nil {

@@ -171,7 +171,7 @@ func (p *ShufflePlan) Run(ctx context.Context) (ShuffleReport, error) {
 		parquetIn: p.inputs.Bytes, coordinator: addrs[0], where: cl.Where(), startSecs: cl.StartSeconds}
 	start := time.Now()
 	in := newShuffleCounter(len(p.inputs.Files))
-	res, err := client.Run(ctx, client.Job{Spec: p.spec, Nodes: addrs, Parallel: p.cfg.Parallel,
+	res, err := client.Run(ctx, client.Job{Spec: p.spec, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth,
 		Input:    func(t int) ([]arrow.Record, error) { return p.readTask(ctx, t, in) },
 		Progress: func(done, total int) { prog("put", done, total) }})
 	if err != nil {

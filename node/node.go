@@ -24,8 +24,15 @@ type Config struct {
 	Cluster dht.Config
 	// Service configures the shuffle engine.
 	Service service.Config
-	// AdminAddr, if set, serves /metrics, /status and /debug/pprof there.
+	// APISecurity is the Flight API's TLS and token; the zero value lets
+	// every caller in (Start does not refuse an exposed APIAddr: the
+	// binary does, see api.Exposed).
+	APISecurity api.Security
+	// AdminAddr, if set, serves /metrics and /status there (no
+	// authentication: keep it on loopback).
 	AdminAddr string
+	// AdminPprof also serves /debug/pprof on AdminAddr.
+	AdminPprof bool
 	// Logger for every component; default slog.Default().
 	Logger *slog.Logger
 }
@@ -98,7 +105,7 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 		cn.SetStreamHandler(nodes[i].Service.HandleStream)
 		nodes[i].Service.Attach(cn)
 		nodes[i].API.Start()
-		if err = nodes[i].startAdmin(cfgs[i].AdminAddr); err != nil {
+		if err = nodes[i].startAdmin(cfgs[i].AdminAddr, admin.Options{Pprof: cfgs[i].AdminPprof}); err != nil {
 			return nodes, err
 		}
 	}
@@ -106,11 +113,11 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 }
 
 // startAdmin serves the admin endpoints if addr is set.
-func (n *Node) startAdmin(addr string) error {
+func (n *Node) startAdmin(addr string, opts admin.Options) error {
 	if addr == "" {
 		return nil
 	}
-	a, err := admin.Listen(addr, admin.Source{Service: n.Service, Cluster: n.Cluster.Stats})
+	a, err := admin.Listen(addr, admin.Source{Service: n.Service, Cluster: n.Cluster.Stats}, opts)
 	if err != nil {
 		return err
 	}
@@ -136,7 +143,7 @@ func startEngine(c Config) (*Node, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	srv, err := api.Listen(addr, svc, c.Logger)
+	srv, err := api.ListenSecure(addr, svc, c.Logger, c.APISecurity)
 	if err != nil {
 		svc.Close()
 		return nil, err

@@ -90,8 +90,10 @@ for i in $(seq "$nodes"); do
 	join=()
 	[[ $i -gt 1 ]] && join=(--join "127.0.0.1:$first_gossip")
 	[[ $i -eq 1 ]] && first_gossip=$gossip
+	pprof=()
+	[[ -n $pprof_dir ]] && pprof=(--pprof)
 	"$bin" serve --name "n$i" --data-dir "$tmp/n$i" --listen /ip4/127.0.0.1/tcp/0 \
-		--gossip "127.0.0.1:$gossip" --api "127.0.0.1:$api" --admin "127.0.0.1:$admin" \
+		--gossip "127.0.0.1:$gossip" --api "127.0.0.1:$api" --admin "127.0.0.1:$admin" "${pprof[@]}" \
 		--profile local --log-level warn --memory-limit "$limit" "${join[@]}" \
 		2>"$tmp/n$i.log" &
 	pids+=($!) apis+=("127.0.0.1:$api") admins+=("127.0.0.1:$admin")

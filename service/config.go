@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"time"
@@ -36,17 +37,40 @@ type Config struct {
 	// from it, waited at its barrier or sent it shards for this long (its
 	// client died without closing it). Default 1 hour; negative: never.
 	IdleExpiry time.Duration
+	// MaxShuffles caps the shuffles this node holds at once (as
+	// coordinator or member); a create past it is refused with ErrLimit.
+	// Default DefaultMaxShuffles.
+	MaxShuffles int
+	// MaxTasks and MaxPartitions cap the input tasks and output
+	// partitions of one spec (each costs memory on the coordinator and on
+	// every member from create on); a create past them is refused with
+	// ErrLimit. Defaults DefaultMaxTasks and DefaultMaxPartitions; at most
+	// spec.MaxTasks and spec.MaxPartitions.
+	MaxTasks int
+	// MaxPartitions: see MaxTasks.
+	MaxPartitions int
 	// Allocator for Arrow data; default memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }
 
+// Default limits on what clients may ask of a node (Config.MaxShuffles,
+// MaxTasks, MaxPartitions). A task costs ~120 bytes of tracker on the
+// coordinator, a partition ~100 bytes of ledger on every member: the
+// defaults keep one spec under ~125 MB and ~25 MB.
+const (
+	DefaultMaxShuffles   = 1024
+	DefaultMaxTasks      = 1 << 20
+	DefaultMaxPartitions = 1 << 18
+)
+
 // DefaultConfig returns the configuration with every default filled in.
 func DefaultConfig() Config {
 	return Config{
 		MemoryLimit: 1 << 30, BufferBytes: 4 << 20, MaxInFlight: 2,
-		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
+		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour,
+		MaxShuffles: DefaultMaxShuffles, MaxTasks: DefaultMaxTasks, MaxPartitions: DefaultMaxPartitions, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
 	}
 }
 
@@ -70,6 +94,9 @@ func (c Config) withDefaults() Config {
 	if c.IdleExpiry == 0 {
 		c.IdleExpiry = d.IdleExpiry
 	}
+	c.MaxShuffles = cmp.Or(c.MaxShuffles, d.MaxShuffles)
+	c.MaxTasks = cmp.Or(c.MaxTasks, d.MaxTasks)
+	c.MaxPartitions = cmp.Or(c.MaxPartitions, d.MaxPartitions)
 	if c.Allocator == nil {
 		c.Allocator = d.Allocator
 	}
@@ -112,6 +139,9 @@ func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.sendBudget(
 func (c Config) Validate() error {
 	if c.MemoryLimit < 0 || c.BufferBytes < 0 || c.MaxInFlight < 0 || c.OutputBatchRows < 0 {
 		return errors.New("service: negative size in config")
+	}
+	if c.MaxShuffles < 0 || c.MaxTasks < 0 || c.MaxPartitions < 0 {
+		return errors.New("service: negative MaxShuffles, MaxTasks or MaxPartitions in config")
 	}
 	return nil
 }

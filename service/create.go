@@ -22,6 +22,12 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	if _, err := s.lookup(sp.ID); err == nil {
 		return fmt.Errorf("%w: %s", ErrExists, sp.ID)
 	}
+	if err := s.checkSpecLimits(sp); err != nil {
+		return err
+	}
+	if err := s.checkOpen(sp.ID); err != nil {
+		return err
+	}
 	sp, pin, err := s.pin(sp)
 	if err != nil {
 		return err
@@ -125,6 +131,9 @@ func (s *Service) install(c *control.Msg) error {
 	if c.Spec == nil || c.Spec.ID != c.Shuffle {
 		return fmt.Errorf("%w: create %s without a matching spec", ErrBadInput, c.Shuffle)
 	}
+	if err := s.checkSpecLimits(c.Spec); err != nil {
+		return err
+	}
 	if slices.Contains(c.Lost, s.Name()) {
 		return fmt.Errorf("%w: create %s: node %s is among the lost members %v", ErrBadInput, c.Shuffle, s.Name(), c.Lost)
 	}
@@ -141,6 +150,9 @@ func (s *Service) install(c *control.Msg) error {
 	defer s.mu.Unlock()
 	if _, ok := s.shuffles[c.Shuffle]; ok {
 		return fmt.Errorf("%w: %s on node %s", ErrExists, c.Shuffle, s.Name())
+	}
+	if err := s.checkOpenLocked(c.Shuffle); err != nil {
+		return err
 	}
 	s.shuffles[c.Shuffle] = sh
 	return nil

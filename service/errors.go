@@ -34,4 +34,7 @@ var (
 	ErrStaleEpoch = shuffle.ErrStaleEpoch
 	// ErrUnavailable: a peer could not be reached.
 	ErrUnavailable = errors.New("service: peer unavailable")
+	// ErrLimit: a create asks more than this node allows (Config.MaxShuffles,
+	// MaxTasks, MaxPartitions); the error names the limit.
+	ErrLimit = errors.New("service: over a node limit")
 )

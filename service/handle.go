@@ -122,7 +122,7 @@ func refusalCode(err error) wire.RefusalCode {
 		return wire.RefuseNotOwner
 	case errors.Is(err, ErrNotSealed):
 		return wire.RefuseNotSealed
-	case errors.Is(err, ErrBadInput), errors.Is(err, ErrConflict), errors.Is(err, ErrExists):
+	case errors.Is(err, ErrBadInput), errors.Is(err, ErrConflict), errors.Is(err, ErrExists), errors.Is(err, ErrLimit):
 		return wire.RefuseBadRequest
 	}
 	return wire.RefuseFailed

@@ -17,7 +17,8 @@ package main
 // first rewrites the two JSON escapes the YAML decoder lacks). A value is a
 // string (parsed exactly as the flag would parse it), or for list flags
 // (join, listen) a list of strings, or for sizes (memory_limit) a whole
-// number of bytes. Nested mappings, other YAML types (numbers for strings,
+// number of bytes, or for whole-number flags (max_shuffles) a number, or
+// for switches (pprof, insecure_api) true or false. Nested mappings, other YAML types (numbers for strings,
 // booleans, null), unknown or repeated keys, a second document and bad
 // values are errors naming the key, the file and the line: YAML's implicit
 // typing would otherwise turn "name: 01" or "name: true" into something the
@@ -309,6 +310,7 @@ const (
 	tagInt   = "!!int"
 	tagFloat = "!!float"
 	tagNull  = "!!null"
+	tagBool  = "!!bool"
 )
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == tagNull }
@@ -330,6 +332,10 @@ func flagValue(f *flag.Flag, n *yaml.Node) (string, error) {
 		return listValue(n)
 	case isNumber(n) && isSize(f):
 		return sizeValue(n)
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == tagInt && isInt(f):
+		return n.Value, nil
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == tagBool && isBool(f):
+		return n.Value, nil
 	}
 	return "", fmt.Errorf("want %s, got %s%s", wanted(f), describe(n), hint(n))
 }
@@ -370,8 +376,28 @@ func isSize(f *flag.Flag) bool {
 	return ok
 }
 
+// isInt reports whether f takes a whole number.
+func isInt(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	_, ok = g.Get().(int)
+	return ok
+}
+
+// isBool reports whether f is a switch.
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 func wanted(f *flag.Flag) string {
 	switch {
+	case isInt(f):
+		return "a whole number"
+	case isBool(f):
+		return "true or false"
 	case listFlags[f.Name]:
 		return "a string or a list of strings"
 	case isSize(f):

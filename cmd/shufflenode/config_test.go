@@ -265,11 +265,18 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 	var got []string
 	fs.VisitAll(func(fl *flag.Flag) { got = append(got, fl.Name+" "+configKey(fl.Name)+" "+envName(fl.Name)) })
 	want := []string{
-		"admin admin SHUFFLENODE_ADMIN", "api api SHUFFLENODE_API", "config config SHUFFLENODE_CONFIG",
+		"admin admin SHUFFLENODE_ADMIN", "api api SHUFFLENODE_API",
+		"api-cert api_cert SHUFFLENODE_API_CERT", "api-client-ca api_client_ca SHUFFLENODE_API_CLIENT_CA",
+		"api-key api_key SHUFFLENODE_API_KEY", "api-token-file api_token_file SHUFFLENODE_API_TOKEN_FILE",
+		"config config SHUFFLENODE_CONFIG",
 		"data-dir data_dir SHUFFLENODE_DATA_DIR", "gossip gossip SHUFFLENODE_GOSSIP",
-		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY", "join join SHUFFLENODE_JOIN", "listen listen SHUFFLENODE_LISTEN",
-		"log-level log_level SHUFFLENODE_LOG_LEVEL", "memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
-		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY", "profile profile SHUFFLENODE_PROFILE",
+		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY",
+		"insecure-api insecure_api SHUFFLENODE_INSECURE_API", "join join SHUFFLENODE_JOIN", "listen listen SHUFFLENODE_LISTEN",
+		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS",
+		"max-shuffles max_shuffles SHUFFLENODE_MAX_SHUFFLES", "max-tasks max_tasks SHUFFLENODE_MAX_TASKS",
+		"memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
+		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY",
+		"pprof pprof SHUFFLENODE_PPROF", "profile profile SHUFFLENODE_PROFILE",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("flags and names changed (update README's Deploying table):\n got %q\nwant %q", got, want)
@@ -312,19 +319,24 @@ func configMapFile(t testing.TB, manifest, key string) string {
 }
 
 // TestDeployConfigs loads every config under deploy/ and checks the
-// node.Config it gives passes dht's validation (key files aside: they
-// exist only on a deployed host) and holds what the file means.
+// node.Config it gives passes dht's validation (key, token and certificate
+// files aside: they exist only on a deployed host), holds what the file
+// means, keeps the admin port on loopback without pprof, and guards an
+// exposed API (serve would start).
 func TestDeployConfigs(t *testing.T) {
 	want := map[string]func(f serveFlags) bool{
 		"config.example.yaml": func(f serveFlags) bool {
 			return f.memLimit == 4<<30 && f.join == "10.0.0.11:7946,10.0.0.12:7946,10.0.0.13:7946" &&
-				f.listen == "/ip4/10.0.0.11/tcp/7949" && f.api == "10.0.0.11:7947" && f.gossipKey == "/etc/shufflenode/gossip.key"
+				f.listen == "/ip4/10.0.0.11/tcp/7949" && f.api == "10.0.0.11:7947" && f.gossipKey == "/etc/shufflenode/gossip.key" &&
+				f.admin == "127.0.0.1:7948" && f.sec.tokenFile != "" && f.sec.cert != "" && f.limits.partitions == 1<<18
 		},
 		"container-config.yaml": func(f serveFlags) bool {
-			return f.api == "0.0.0.0:7947" && f.listen == "/ip4/0.0.0.0/tcp/7949" && f.dataDir == "/var/lib/shufflenode"
+			return f.api == "0.0.0.0:7947" && f.listen == "/ip4/0.0.0.0/tcp/7949" && f.dataDir == "/var/lib/shufflenode" &&
+				f.admin == "127.0.0.1:7948" && f.sec.tokenFile != ""
 		},
 		"k8s ConfigMap": func(f serveFlags) bool {
-			return f.memLimit == 1<<30 && f.networkKey == "/etc/shufflenode-keys/network.key" && f.dataDir == "/var/lib/shufflenode"
+			return f.memLimit == 1<<30 && f.networkKey == "/etc/shufflenode-keys/network.key" && f.dataDir == "/var/lib/shufflenode" &&
+				f.sec.tokenFile == "/etc/shufflenode-keys/api.token"
 		},
 	}
 	configs := deployConfigs(t)
@@ -340,13 +352,20 @@ func TestDeployConfigs(t *testing.T) {
 			if w := want[name]; w == nil || !w(f) {
 				t.Errorf("%s gives %+v", name, f)
 			}
-			f.networkKey, f.gossipKey = "", ""
+			guarded := f.sec.tokenFile != "" || f.sec.cert != ""
+			f.networkKey, f.gossipKey, f.sec = "", "", apiSecurityFlags{insecure: f.sec.insecure}
 			cfg, err := f.config()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := cfg.Cluster.Validate(); err != nil {
 				t.Error(err)
+			}
+			if guarded {
+				cfg.APISecurity.Token = "stand-in"
+			}
+			if err := f.sec.checkExposed(cfg.APIAddr, cfg.APISecurity); err != nil || f.sec.insecure || f.pprof {
+				t.Errorf("serve would refuse it or serve it open: %v (insecure_api %v, pprof %v)", err, f.sec.insecure, f.pprof)
 			}
 		})
 	}

@@ -30,6 +30,7 @@ type demoFlags struct {
 	memProfile string
 	parallel   int
 	cluster    string
+	auth       clientAuthFlags
 	// --array: rechunk a synthetic array instead
 	array                       bool
 	shape, oldChunks, newChunks string
@@ -57,6 +58,7 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.oldChunks, "old-chunks", "10,10000", "--array: chunk shape of the input")
 	fs.StringVar(&f.newChunks, "new-chunks", "10000,10", "--array: chunk shape of the output")
 	fs.StringVar(&f.dtype, "dtype", "<f8", "--array: NumPy dtype")
+	f.auth.register(fs)
 }
 
 // rows is the number of rows that make about f.data bytes.
@@ -71,6 +73,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
+	cc := f.clusterConfig(stderr)
+	if err := f.auth.resolve(&cc); err != nil {
+		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	job.ResetPeakRSS()
@@ -83,9 +90,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		defer stopProfile()
 	}
 	if f.array {
-		return arrayDemo(ctx, f, stdout, stderr)
+		return arrayDemo(ctx, f, cc, stdout, stderr)
 	}
-	rep, err := job.RunDemoOn(ctx, f.clusterConfig(stderr), f.demoConfig(job.NewProgress(stderr)))
+	rep, err := job.RunDemoOn(ctx, cc, f.demoConfig(job.NewProgress(stderr)))
 	if f.memProfile != "" {
 		writeHeapProfile(f.memProfile, stderr)
 	}
@@ -98,14 +105,14 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 }
 
 // arrayDemo runs and reports the array demo.
-func arrayDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) int {
+func arrayDemo(ctx context.Context, f demoFlags, cc job.ClusterConfig, stdout, stderr io.Writer) int {
 	cfg, err := f.arrayConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
 		return 2
 	}
 	cfg.Progress = job.NewProgress(stderr)
-	rep, err := job.RunArrayDemoOn(ctx, f.clusterConfig(stderr), cfg, f.arrayDesc())
+	rep, err := job.RunArrayDemoOn(ctx, cc, cfg, f.arrayDesc())
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode demo: %v\n", err)
 		return 1

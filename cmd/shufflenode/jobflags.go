@@ -25,6 +25,7 @@ type shuffleFlags struct {
 	job.ShuffleConfig
 	logLevel   string
 	cpuProfile string
+	auth       clientAuthFlags
 }
 
 func (f *shuffleFlags) register(fs *flag.FlagSet) {
@@ -52,7 +53,12 @@ func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "remove part-*.parquet files already in --output")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with an in-process cluster: every node) to this file")
+	f.auth.register(fs)
 }
+
+// resolveAuth sets the running cluster's API TLS settings and token from
+// the flags and the environment (nothing for an in-process cluster).
+func (f *shuffleFlags) resolveAuth() error { return f.auth.resolve(&f.Cluster) }
 
 // config completes the job's config after parsing: logger and progress
 // on stderr.
@@ -84,6 +90,12 @@ func shuffleCheckFlags(f shuffleFlags, set map[string]bool) error {
 			if set[name] {
 				return fmt.Errorf("--%s applies to the in-process cluster only, not with --cluster", name)
 			}
+		}
+		return nil
+	}
+	for _, name := range clientAuthNames {
+		if set[name] {
+			return fmt.Errorf("--%s applies to a running cluster (--cluster) only", name)
 		}
 	}
 	return nil

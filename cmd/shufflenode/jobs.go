@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/job"
 )
 
@@ -75,6 +74,9 @@ func cmdShuffle(args []string, stdout, stderr io.Writer) int {
 	if err := shuffleCheckFlags(f, setFlags(fs)); err != nil {
 		return jobFail(stderr, "shuffle", 2, err)
 	}
+	if err := f.resolveAuth(); err != nil {
+		return jobFail(stderr, "shuffle", 2, err)
+	}
 	plan, err := job.PlanShuffle(f.config(stderr))
 	if err != nil {
 		return jobFail(stderr, "shuffle", 2, err)
@@ -109,6 +111,9 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := jobCheckFlags(f.job, setFlags(fs)); err != nil {
+		return jobFail(stderr, "merge", 2, err)
+	}
+	if err := f.job.resolveAuth(); err != nil {
 		return jobFail(stderr, "merge", 2, err)
 	}
 	f.cfg.Job = f.job.config(stderr)
@@ -148,6 +153,10 @@ func cmdSetIndex(args []string, stdout, stderr io.Writer) int {
 		if err := jobCheckFlags(f.job, set); err != nil {
 			return nil, exitError{2, err}
 		}
+		if err := f.job.resolveAuth(); err != nil {
+			return nil, exitError{2, err}
+		}
+		f.cfg.Job.Cluster.Auth = f.job.Cluster.Auth
 		plan, err := job.PlanSetIndex(ctx, f.cfg)
 		if err != nil {
 			return nil, exitError{2, err}
@@ -171,6 +180,7 @@ type rechunkFlags struct {
 	cfg        job.RechunkConfig
 	logLevel   string
 	cpuProfile string
+	auth       clientAuthFlags
 }
 
 func (f *rechunkFlags) register(fs *flag.FlagSet) {
@@ -186,6 +196,7 @@ func (f *rechunkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.Cluster.DataDir, "data-dir", "", "in-process nodes' data directory (default: temporary)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with an in-process cluster: every node) to this file")
+	f.auth.register(fs)
 }
 
 func cmdRechunk(args []string, stdout, stderr io.Writer) int {
@@ -194,6 +205,10 @@ func cmdRechunk(args []string, stdout, stderr io.Writer) int {
 	f.register(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if err := f.auth.resolve(&f.cfg.Cluster); err != nil {
+		fmt.Fprintf(stderr, "shufflenode rechunk: %v\n", err)
+		return 2
 	}
 	f.cfg.Cluster = clusterConfig(f.cfg.Cluster, f.logLevel, os.Stderr)
 	f.cfg.Progress = job.NewProgress(stderr)
@@ -275,6 +290,8 @@ func cmdLayout(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("layout", stderr)
 	addr := fs.String("node", "127.0.0.1:7947", "API address of a member")
 	id := fs.String("shuffle", "", "array shuffle ID")
+	var auth clientAuthFlags
+	auth.register(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -282,7 +299,7 @@ func cmdLayout(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "shufflenode layout: --shuffle is required")
 		return 2
 	}
-	c, err := client.Dial(*addr)
+	c, err := auth.dial(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode layout: %v\n", err)
 		return 1

@@ -25,6 +25,9 @@ type serveFlags struct {
 	networkKey, gossipKey, profile, logLevel string
 	memLimit                                 byteSize
 	idleExpiry                               time.Duration
+	sec                                      apiSecurityFlags
+	pprof                                    bool
+	limits                                   limitFlags
 }
 
 func (f *serveFlags) register(fs interface {
@@ -36,7 +39,7 @@ func (f *serveFlags) register(fs interface {
 	fs.StringVar(&f.listen, "listen", "/ip4/127.0.0.1/tcp/0", "libp2p listen multiaddrs for peer streams, comma-separated")
 	fs.StringVar(&f.gossip, "gossip", "127.0.0.1:7946", "memberlist gossip address host:port (TCP and UDP)")
 	fs.StringVar(&f.api, "api", "127.0.0.1:7947", "client API (Arrow Flight) address host:port")
-	fs.StringVar(&f.admin, "admin", "127.0.0.1:7948", "admin HTTP address for /metrics, /status and /debug/pprof (empty: off)")
+	fs.StringVar(&f.admin, "admin", "127.0.0.1:7948", "admin HTTP address for /metrics, /status and, with --pprof, /debug/pprof; no authentication: keep it on loopback (empty: off)")
 	fs.StringVar(&f.join, "join", "", "gossip addresses of members to join, comma-separated")
 	fs.StringVar(&f.networkKey, "network-key", "", "file with a 32-byte libp2p private-network key (PSK)")
 	fs.StringVar(&f.gossipKey, "gossip-key", "", "file with a 16, 24 or 32-byte memberlist encryption key")
@@ -47,13 +50,17 @@ func (f *serveFlags) register(fs interface {
 // config turns the flags into a node.Config.
 func (f *serveFlags) config() (node.Config, error) {
 	log := newLogger(os.Stderr, f.logLevel)
-	c := node.Config{APIAddr: f.api, AdminAddr: f.admin, Logger: log,
+	c := node.Config{APIAddr: f.api, AdminAddr: f.admin, AdminPprof: f.pprof, Logger: log,
 		Cluster: dht.Config{Name: f.name, DataDir: f.dataDir, GossipAddr: f.gossip, Profile: f.profile,
 			ListenAddrs: splitList(f.listen), Join: splitList(f.join), Logger: log},
 		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"),
 			IdleExpiry: f.idleExpiry, Logger: log},
 	}
+	f.limits.apply(&c.Service)
 	var err error
+	if c.APISecurity, err = f.sec.security(); err != nil {
+		return c, err
+	}
 	if c.Cluster.NetworkKey, err = readKey(f.networkKey); err != nil {
 		return c, err
 	}
@@ -89,6 +96,9 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	f.memLimit = 1 << 30
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
 	fs.DurationVar(&f.idleExpiry, "idle-expiry", time.Hour, "close a shuffle on this node after this long without puts, reads, barrier calls or shards (negative: never)")
+	f.sec.register(fs)
+	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles at /debug/pprof on --admin")
+	f.limits.register(fs)
 	fs.String(configFlag, "", "YAML (or JSON) config file (keys: flag names with _ for -); env SHUFFLENODE_<KEY> overrides it, flags override both")
 	return fs
 }
@@ -111,6 +121,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := f.config()
+	if err == nil {
+		err = f.sec.checkExposed(cfg.APIAddr, cfg.APISecurity)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
 		return 2
@@ -123,6 +136,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
 		return 1
 	}
+	warnOpenAPI(cfg)
 	cfg.Logger.Info("serving", "node", n.Name(), "api", n.APIAddr(), "gossip", n.Cluster.Self().GossipAddr, "peer", n.Cluster.Self().PeerID)
 	<-ctx.Done()
 	cfg.Logger.Info("stopping", "node", n.Name())

@@ -6,20 +6,20 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/shufflenode/shufflenode/client"
 )
 
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("status", stderr)
 	addr := fs.String("node", "127.0.0.1:7947", "API address of a running node")
 	shuffle := fs.String("shuffle", "", "also print this shuffle's state on that node")
+	var auth clientAuthFlags
+	auth.register(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(*addr)
+	c, err := auth.dial(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode status: %v\n", err)
 		return 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -49,6 +50,13 @@ type Spec struct {
 	// OldChunks and NewChunks are an array's chunk sizes per axis.
 	OldChunks Chunks `json:"old_chunks,omitempty"`
 	NewChunks Chunks `json:"new_chunks,omitempty"`
+	// OldDist and NewDist, when set (one entry per axis, nil for an axis of
+	// consecutive chunks), say how an axis's indices are spread over its
+	// chunks: block with padding, block-cyclic or unstructured (see
+	// splitaxes.Dist and package dap). The chunk sizes are then each
+	// chunk's buffer length along the axis.
+	OldDist []*splitaxes.Dist `json:"old_dist,omitempty"`
+	NewDist []*splitaxes.Dist `json:"new_dist,omitempty"`
 	// Replication is 1 (default; 0 means 1) or 2: with 2 every shard is
 	// also written to a backup owner, and losing one node replays nothing.
 	Replication int `json:"replication,omitempty"`

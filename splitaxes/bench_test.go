@@ -70,11 +70,11 @@ func BenchmarkRunAxisCyclic(b *testing.B) {
 			newSizes := slices.Repeat([]int64{10}, int(n))
 			newSizes[0] = 5
 			newSizes = append(newSizes, 5)
-			old := &Dist{Type: Cyclic, BlockSize: 10}
+			old := &Dist{Type: Cyclic, Size: total, BlockSize: 10}
 			oldSizes := CyclicSizes(total, 64, 10)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := NewDistAxis(total, oldSizes, old, newSizes, nil); err != nil {
+				if _, err := NewDistAxis(oldSizes, old, newSizes, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -23,6 +23,8 @@ const (
 type Dist struct {
 	// Type is Block, Cyclic or Unstructured.
 	Type string `json:"type"`
+	// Size is the length of the axis (the DAP's size).
+	Size int64 `json:"size"`
 	// Starts is, for Block, the global index where each chunk's buffer
 	// starts (padding included).
 	Starts []int64 `json:"starts,omitempty"`
@@ -174,9 +176,16 @@ func checkCounts(rs []Run, sizes []int64) error {
 	return nil
 }
 
-// NewDistAxis plans an axis of length total from old and new chunk sizes
-// and their distributions (nil: consecutive chunks), through NewRunAxis.
-func NewDistAxis(total int64, oldSizes []int64, oldDist *Dist, newSizes []int64, newDist *Dist) (*Axis, error) {
+// NewDistAxis plans an axis from old and new chunk sizes and their
+// distributions (nil: consecutive chunks), through NewRunAxis. The length
+// of the axis is the Dists' Size (they must agree) or, for a nil Dist, the
+// total of its sizes. The error wraps ErrTotalMismatch or an error of
+// SideOf or NewRunAxis.
+func NewDistAxis(oldSizes []int64, oldDist *Dist, newSizes []int64, newDist *Dist) (*Axis, error) {
+	total, err := distTotal(oldSizes, oldDist, newSizes, newDist)
+	if err != nil {
+		return nil, err
+	}
 	old, err := SideOf(oldDist, total, oldSizes, true)
 	if err != nil {
 		return nil, fmt.Errorf("old: %w", err)
@@ -186,4 +195,25 @@ func NewDistAxis(total int64, oldSizes []int64, oldDist *Dist, newSizes []int64,
 		return nil, fmt.Errorf("new: %w", err)
 	}
 	return NewRunAxis(total, old, new)
+}
+
+// distTotal returns the length of an axis both of whose sides must agree
+// on it.
+func distTotal(oldSizes []int64, oldDist *Dist, newSizes []int64, newDist *Dist) (int64, error) {
+	to, tn := sideTotal(oldSizes, oldDist), sideTotal(newSizes, newDist)
+	if to != tn {
+		return 0, fmt.Errorf("old length %d, new length %d: %w", to, tn, ErrTotalMismatch)
+	}
+	return to, nil
+}
+
+func sideTotal(sizes []int64, d *Dist) int64 {
+	if d != nil {
+		return d.Size
+	}
+	n := int64(0)
+	for _, s := range sizes {
+		n += s
+	}
+	return n
 }

@@ -237,7 +237,7 @@ func TestCyclicSizes(t *testing.T) {
 // TestPlanRunNDSplits checks that a plan mixing a run axis and a regular
 // axis yields Segs only along the run axis.
 func TestPlanRunNDSplits(t *testing.T) {
-	ra, err := NewDistAxis(6, CyclicSizes(6, 2, 1), &Dist{Type: Cyclic, BlockSize: 1}, []int64{6}, nil)
+	ra, err := NewDistAxis(CyclicSizes(6, 2, 1), &Dist{Type: Cyclic, Size: 6, BlockSize: 1}, []int64{6}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,6 +99,10 @@ func (d *Dist) blockRuns(sizes []int64, owned bool) ([]Run, error) {
 	return rs, nil
 }
 
+// maxCyclicBlocks bounds the runs of one cyclic axis, so a small spec
+// cannot make a node allocate without bound.
+const maxCyclicBlocks = 1 << 26
+
 // CyclicRuns returns the runs of an axis of length total dealt in blocks of
 // blockSize to procs chunks round-robin, in global order: one run per
 // block, O(total/blockSize).
@@ -107,6 +111,9 @@ func CyclicRuns(total int64, procs int, blockSize int64) ([]Run, error) {
 		return nil, fmt.Errorf("cyclic: %d chunks, block size %d, length %d: %w", procs, blockSize, total, ErrBadRun)
 	}
 	nb := (total + blockSize - 1) / blockSize
+	if nb > maxCyclicBlocks {
+		return nil, fmt.Errorf("cyclic: %d blocks, at most %d: %w", nb, maxCyclicBlocks, ErrTooManyChunks)
+	}
 	rs := make([]Run, nb)
 	for b := range nb {
 		g := b * blockSize

@@ -183,3 +183,43 @@ func anyDist(ds []*splitaxes.Dist) bool {
 	}
 	return false
 }
+
+// Globals returns the global index of every buffer position of grid rank r
+// on axis a (a padding position: the index it copies). The error wraps an
+// error of splitaxes.SideOf.
+func (d Distribution) Globals(a, r int) ([]int64, error) {
+	s, err := splitaxes.SideOf(d.Dists[a], d.Shape[a], d.Chunks[a], false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, d.Chunks[a][r])
+	for _, run := range s.Runs {
+		if run.Chunk == r {
+			for k := range run.Len {
+				out[run.Local+k] = run.Global + k
+			}
+		}
+	}
+	return out, nil
+}
+
+// Output returns the Distribution of an array spec's new side, whose
+// DimData is what each output partition is delivered with.
+func Output(sp *spec.Spec) Distribution { return specSide(sp.NewChunks, sp.NewDist) }
+
+// Input returns the Distribution of an array spec's old side.
+func Input(sp *spec.Spec) Distribution { return specSide(sp.OldChunks, sp.OldDist) }
+
+func specSide(chunks [][]int64, dists []*splitaxes.Dist) Distribution {
+	d := Regular(chunks)
+	if dists == nil {
+		return d
+	}
+	d.Dists = dists
+	for a, ds := range dists {
+		if ds != nil {
+			d.Shape[a] = ds.Size
+		}
+	}
+	return d
+}

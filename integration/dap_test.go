@@ -75,6 +75,13 @@ func redistribute(t *testing.T, addrs []string, id string, in, out dap.Distribut
 		t.Fatal(err)
 	}
 	defer res.Close(context.WithoutCancel(ctx))
+	l, err := res.Layout(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(l.Shape); string(b) != fmt.Sprintf("[%d,%d]", out.Shape[0], out.Shape[1]) {
+		t.Fatalf("layout shape %s, want %v", b, out.Shape)
+	}
 	for q := range out.NumProcs() {
 		got, dd, err := res.ReadLocal(ctx, q)
 		if err != nil {

@@ -82,6 +82,19 @@ func (c Chunks) count(limit int) int {
 	return n
 }
 
+// NewShape returns the array's size per axis as the new side sees it: a
+// distributed axis's Dist.Size, else the total of its new chunks
+// (splitaxes.Unknown where unknown).
+func (s *Spec) NewShape() []int64 {
+	shape := s.NewChunks.Shape()
+	for a, d := range s.NewDist {
+		if d != nil && a < len(shape) {
+			shape[a] = d.Size
+		}
+	}
+	return shape
+}
+
 // Plan returns the rechunk plan of an array spec.
 func (s *Spec) Plan() (*splitaxes.Plan, error) {
 	var p *splitaxes.Plan

@@ -50,14 +50,19 @@ type Local struct {
 	DimData []DimDict `json:"dim_data"`
 }
 
-// keys are the keys each dist_type allows; required ones first, nreq of them.
-var keys = map[string]struct {
-	names []string
-	nreq  int
-}{
-	"b": {[]string{"dist_type", "size", "proc_grid_size", "proc_grid_rank", "start", "stop", "padding", "periodic"}, 6},
-	"c": {[]string{"dist_type", "size", "proc_grid_size", "proc_grid_rank", "start", "block_size"}, 5},
-	"u": {[]string{"dist_type", "size", "proc_grid_size", "proc_grid_rank", "indices", "one_to_one"}, 5},
+// keysOf returns the keys dist_type dt allows, the required ones first,
+// nreq of them; nil for an unknown dist_type.
+func keysOf(dt string) (names []string, nreq int) {
+	common := []string{"dist_type", "size", "proc_grid_size", "proc_grid_rank"}
+	switch dt {
+	case "b":
+		return append(common, "start", "stop", "padding", "periodic"), 6
+	case "c":
+		return append(common, "start", "block_size"), 5
+	case "u":
+		return append(common, "indices", "one_to_one"), 5
+	}
+	return nil, 0
 }
 
 // Decode parses process proc's JSON description of its local array of the
@@ -92,7 +97,8 @@ func decodeDict(m map[string]json.RawMessage, proc, axis int, shape []int64) (Di
 		return undistributed(axis, shape), nil
 	}
 	var dt string
-	if err := json.Unmarshal(m["dist_type"], &dt); err != nil || keys[dt].names == nil {
+	err := json.Unmarshal(m["dist_type"], &dt)
+	if names, _ := keysOf(dt); err != nil || names == nil {
 		return DimDict{}, keyErr(proc, axis, "dist_type", ErrBadValue, "%s is not \"b\", \"c\" or \"u\"", m["dist_type"])
 	}
 	if err := checkKeys(m, dt, proc, axis); err != nil {
@@ -112,14 +118,14 @@ func decodeDict(m map[string]json.RawMessage, proc, axis int, shape []int64) (Di
 
 // checkKeys checks that m has the keys dist_type dt requires and no others.
 func checkKeys(m map[string]json.RawMessage, dt string, proc, axis int) error {
-	ks := keys[dt]
-	for _, k := range ks.names[:ks.nreq] {
+	names, nreq := keysOf(dt)
+	for _, k := range names[:nreq] {
 		if _, ok := m[k]; !ok {
 			return keyErr(proc, axis, k, ErrMissingKey, "dist_type %q requires it", dt)
 		}
 	}
 	for k := range m {
-		if !contains(ks.names, k) {
+		if !contains(names, k) {
 			return keyErr(proc, axis, k, ErrUnknownKey, "not a key of dist_type %q", dt)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/dap"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"google.golang.org/grpc/codes"
@@ -110,6 +111,18 @@ func (r *Result) ReadChunk(ctx context.Context, p int) (rechunk.Chunk, error) {
 		return err
 	})
 	return c, err
+}
+
+// ReadLocal reads output partition p of an array shuffle whose output is
+// a DAP distribution (dap.Spec): process p's local array, padding filled,
+// with its dim_data. For a regular output the dim_data is block on every
+// axis.
+func (r *Result) ReadLocal(ctx context.Context, p int) (rechunk.Chunk, dap.Local, error) {
+	c, err := r.ReadChunk(ctx, p)
+	if err != nil {
+		return c, dap.Local{}, err
+	}
+	return c, dap.Output(r.job.Spec).DimData(p), nil
 }
 
 // callerError marks an error returned by the caller's function: it ends

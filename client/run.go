@@ -24,6 +24,11 @@ type Job struct {
 	// Nodes are API addresses; attempt a of input task i is put on
 	// Nodes[(i+a) % len(Nodes)], so a task whose node died runs elsewhere.
 	Nodes []string
+	// PutOn, if set, says which node (an index into Nodes) holds input task
+	// i: its first attempt is put there, attempt a on PutOn(i)+a. Use it with
+	// Spec.OldLocations (those nodes' names) so new chunks are owned where
+	// their bytes are put. nil means i.
+	PutOn func(task int) int
 	// Input produces input task i's records; Run releases them after the put.
 	Input func(task int) ([]arrow.Record, error)
 	// Parallel puts at once (default 2 per node).
@@ -166,7 +171,8 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 			break // backoff: a node being declared dead fails puts fast
 		}
 		a := res.attempt(t)
-		c = res.clients[(t+int(a))%len(res.clients)]
+		n := len(res.clients)
+		c = res.clients[((job.putBase(t)+int(a))%n+n)%n]
 		res.attempts.Add(1)
 		if err = putOnce(ctx, job, c, schema, t, a); err == nil || !retryable(err) || ctx.Err() != nil {
 			break
@@ -176,6 +182,14 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 		return fmt.Errorf("client: shuffle %s task %d on %s: %w", job.Spec.ID, t, c.Addr(), err)
 	}
 	return nil
+}
+
+// putBase is the node index of task t's first attempt.
+func (job Job) putBase(t int) int {
+	if job.PutOn == nil {
+		return t
+	}
+	return job.PutOn(t)
 }
 
 // inputSchema is the schema of a shuffle's put streams: the table's for

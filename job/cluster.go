@@ -47,6 +47,22 @@ type Cluster struct {
 	StartSeconds float64
 	stop         func()
 	once         sync.Once
+	nodes        []*node.Node // in-process only
+}
+
+// CrossBytes is, for an in-process cluster, the request bytes its nodes
+// have sent to other nodes so far (shards and control); 0 for a running
+// cluster, whose counters are on its nodes' /metrics.
+func (c *Cluster) CrossBytes() int64 {
+	var n uint64
+	for _, nd := range c.nodes {
+		for peer, ps := range nd.Cluster.Stats().Peers {
+			if peer != nd.Name() {
+				n += ps.BytesSent
+			}
+		}
+	}
+	return int64(n)
 }
 
 // OpenCluster dials the running cluster at c.Addr or starts an in-process
@@ -56,7 +72,8 @@ func OpenCluster(ctx context.Context, c ClusterConfig) (*Cluster, error) {
 	cl := &Cluster{Embedded: c.Embedded(), stop: func() {}}
 	var err error
 	if c.Embedded() {
-		cl.Addrs, cl.stop, err = localCluster(ctx, c)
+		cl.nodes, cl.stop, err = localCluster(ctx, c)
+		cl.Addrs = APIAddrs(cl.nodes)
 	} else {
 		cl.Addrs, err = clusterMembers(ctx, c.Addr, c.Auth)
 	}
@@ -98,7 +115,7 @@ func clusterMembers(ctx context.Context, addr string, auth flightproto.ClientAut
 }
 
 // localCluster runs c.Nodes nodes in this process.
-func localCluster(ctx context.Context, c ClusterConfig) ([]string, func(), error) {
+func localCluster(ctx context.Context, c ClusterConfig) ([]*node.Node, func(), error) {
 	dir, cleanup := c.DataDir, func() {}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "shufflenode-")
@@ -124,7 +141,7 @@ func localCluster(ctx context.Context, c ClusterConfig) ([]string, func(), error
 		cleanup()
 		return nil, nil, err
 	}
-	return APIAddrs(nodes), func() { node.CloseAll(nodes); cleanup() }, nil
+	return nodes, func() { node.CloseAll(nodes); cleanup() }, nil
 }
 
 // APIAddrs lists the nodes' API addresses.

@@ -21,6 +21,15 @@
 // This assignment is part of the protocol (nodes of different versions must
 // agree): TestGolden pins it.
 //
+// # By affinity (ByAffinity)
+//
+// When the bytes of each partition's input are known per member (an array
+// whose old chunks are put from known nodes), ByAffinity gives each
+// partition to the member holding most of them, greedily in decreasing
+// bytes, under the bound ceil(P/N)+1 partitions per member; leftovers go to
+// the least loaded member, backups spread as in New. It is deterministic
+// from its arguments, and Without treats its maps like any other.
+//
 // # After a loss (Without)
 //
 // Without returns the map of the next epoch. Guarantees:

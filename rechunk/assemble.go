@@ -19,10 +19,13 @@ type Assembler struct {
 	// lens[d][k] and offs[d][k] are the length (maybe Unknown) and the
 	// offset inside the chunk of split k along axis d.
 	lens, offs [][]int64
-	shape      []int64  // final shape; Unknown entries until the first piece
-	data       []byte   // nil until the first piece
-	placed     []uint64 // bitset over linear split indices
-	total, n   int      // pieces needed, pieces placed
+	// segs[d][k] are the stretches of split k along run axis d (nil along
+	// other axes); segs is nil when the plan has no run axis.
+	segs     [][][]splitaxes.Seg
+	shape    []int64  // final shape; Unknown entries until the first piece
+	data     []byte   // nil until the first piece
+	placed   []uint64 // bitset over linear split indices
+	total, n int      // pieces needed, pieces placed
 }
 
 // NewAssembler returns an assembler for new chunk newIndex of plan, of dtype
@@ -37,6 +40,7 @@ func NewAssembler(plan *splitaxes.Plan, newIndex []int, dt DType, cfg Config) (*
 	}
 	a := &Assembler{cfg: cfg, plan: plan, index: slices.Clone(newIndex), dtype: dt, total: total}
 	a.lens, a.offs, a.shape = axisPieces(plan, newIndex)
+	a.segs = axisSegs(plan, newIndex)
 	a.placed = make([]uint64, (total+63)/64)
 	return a, nil
 }
@@ -61,6 +65,39 @@ func axisPieces(plan *splitaxes.Plan, index []int) (lens, offs [][]int64, shape 
 	return lens, offs, shape
 }
 
+// axisSegs returns, per run axis, the stretches of each piece of the new
+// chunk; nil if the plan has no run axis.
+func axisSegs(plan *splitaxes.Plan, index []int) [][][]splitaxes.Seg {
+	var segs [][][]splitaxes.Seg
+	for d := range plan.NDim() {
+		if !plan.Axis(d).IsRun() {
+			continue
+		}
+		if segs == nil {
+			segs = make([][][]splitaxes.Seg, plan.NDim())
+		}
+		for s := range plan.Axis(d).Pieces(index[d]) {
+			segs[d] = append(segs[d], s.Segs)
+		}
+	}
+	return segs
+}
+
+// spans returns the scatter spans of the piece with the given split index
+// and shape, or nil if it is not gathered along any axis.
+func (a *Assembler) spans(splitIndex []int, shape []int64) [][]span {
+	if a.segs == nil {
+		return nil
+	}
+	segs := make([][]splitaxes.Seg, len(splitIndex))
+	for d, k := range splitIndex {
+		if a.segs[d] != nil {
+			segs[d] = a.segs[d][k]
+		}
+	}
+	return scatterSpans(shape, a.origin(splitIndex), segs)
+}
+
 // Unknown is splitaxes.Unknown: a size not known yet.
 const Unknown = splitaxes.Unknown
 
@@ -79,9 +116,13 @@ func (a *Assembler) Place(splitIndex []int, piece Chunk) error {
 			return fmt.Errorf("new chunk %v, split %v: %w", a.index, splitIndex, err)
 		}
 	}
-	dst := box{data: a.data, shape: a.shape, origin: a.origin(splitIndex)}
-	src := box{data: piece.Data, shape: piece.Shape, origin: make([]int64, len(piece.Shape))}
-	copyBox(dst, src, piece.Shape, a.dtype.ItemSize())
+	if sp := a.spans(splitIndex, piece.Shape); sp != nil {
+		copySpans(box{data: a.data, shape: a.shape}, box{data: piece.Data, shape: piece.Shape}, sp, a.dtype.ItemSize())
+	} else {
+		dst := box{data: a.data, shape: a.shape, origin: a.origin(splitIndex)}
+		src := box{data: piece.Data, shape: piece.Shape, origin: make([]int64, len(piece.Shape))}
+		copyBox(dst, src, piece.Shape, a.dtype.ItemSize())
+	}
 	a.placed[bit/64] |= 1 << (bit % 64)
 	a.n++
 	return nil

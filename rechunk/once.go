@@ -33,6 +33,10 @@ func (a *Assembler) PlaceOldOnce(oldIndex []int, piece Chunk) (placed bool, err 
 func (a *Assembler) region(splitIndex []int, shape []int64) []byte {
 	n, _ := NumBytes(a.dtype, shape)
 	out := make([]byte, n)
+	if sp := a.spans(splitIndex, shape); sp != nil {
+		copySpans(box{data: out, shape: shape}, box{data: a.data, shape: a.shape}, flip(sp), a.dtype.ItemSize())
+		return out
+	}
 	src := box{data: a.data, shape: a.shape, origin: a.origin(splitIndex)}
 	dst := box{data: out, shape: shape, origin: make([]int64, len(shape))}
 	copyBox(dst, src, shape, a.dtype.ItemSize())

@@ -31,8 +31,8 @@ func (s *Service) Layout(id string) (Layout, error) {
 		return Layout{}, err
 	}
 	nc := sh.Spec.NewChunks
-	l := Layout{Shape: known(nc.Shape()), Tiling: nc.Grid(), Partitions: make(map[string]Partition, len(locs))}
-	starts := axisStarts(nc)
+	l := Layout{Shape: known(sh.Spec.NewShape()), Tiling: nc.Grid(), Partitions: make(map[string]Partition, len(locs))}
+	starts := distStarts(axisStarts(nc), sh.Spec.NewDist)
 	for p, loc := range locs {
 		idx := splitaxes.Unravel(p, l.Tiling)
 		part := Partition{Location: []string{loc.Node, loc.APIAddr}, Data: Ticket{Shuffle: id, Partition: p}}
@@ -43,6 +43,24 @@ func (s *Service) Layout(id string) (Layout, error) {
 		l.Partitions[gridKey(idx)] = part
 	}
 	return l, nil
+}
+
+// distStarts replaces the starts along distributed new axes: a block
+// axis's buffers start at its Starts (padding included); a cyclic or
+// unstructured chunk is no box, so its start is unknown (null).
+func distStarts(starts [][]int64, dists []*splitaxes.Dist) [][]int64 {
+	for a, d := range dists {
+		switch {
+		case d == nil:
+		case d.Type == splitaxes.Block:
+			starts[a] = d.Starts
+		default:
+			for i := range starts[a] {
+				starts[a][i] = splitaxes.Unknown
+			}
+		}
+	}
+	return starts
 }
 
 // axisStarts returns, per axis, where each chunk starts (Unknown after an

@@ -80,7 +80,7 @@ func New(sp *spec.Spec, coordinator string, members, lost []string, self string)
 	if err := st.setupKind(); err != nil {
 		return nil, err
 	}
-	if st.owners0, err = ownership.New(sp.Seed(), st.Members, sp.Partitions); err != nil {
+	if st.owners0, err = st.ownersFor(); err != nil {
 		return nil, fmt.Errorf("service: shuffle %s: %w", sp.ID, err)
 	}
 	if st.route, err = st.RouteFor(slices.Clone(lost)); err != nil {

@@ -82,13 +82,63 @@ func (c Chunks) count(limit int) int {
 	return n
 }
 
+// NewShape returns the array's size per axis as the new side sees it: a
+// distributed axis's Dist.Size, else the total of its new chunks
+// (splitaxes.Unknown where unknown).
+func (s *Spec) NewShape() []int64 {
+	shape := s.NewChunks.Shape()
+	for a, d := range s.NewDist {
+		if d != nil && a < len(shape) {
+			shape[a] = d.Size
+		}
+	}
+	return shape
+}
+
 // Plan returns the rechunk plan of an array spec.
 func (s *Spec) Plan() (*splitaxes.Plan, error) {
-	p, err := splitaxes.New(s.OldChunks, s.NewChunks)
+	var p *splitaxes.Plan
+	var err error
+	if s.OldDist == nil && s.NewDist == nil {
+		p, err = splitaxes.New(s.OldChunks, s.NewChunks)
+	} else {
+		p, err = s.distPlan()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: shuffle %s: %w", ErrInvalid, s.ID, err)
 	}
 	return p, nil
+}
+
+// distPlan plans an array whose axes may be distributed (OldDist,
+// NewDist): such axes are run axes, the others regular.
+func (s *Spec) distPlan() (*splitaxes.Plan, error) {
+	nd := len(s.OldChunks)
+	if len(s.NewChunks) != nd || (s.OldDist != nil && len(s.OldDist) != nd) || (s.NewDist != nil && len(s.NewDist) != nd) {
+		return nil, fmt.Errorf("%d old axes, %d new, %d old dists, %d new dists: %w",
+			nd, len(s.NewChunks), len(s.OldDist), len(s.NewDist), splitaxes.ErrNDim)
+	}
+	axes := make([]*splitaxes.Axis, nd)
+	for d := range axes {
+		od, ndist := distAt(s.OldDist, d), distAt(s.NewDist, d)
+		var err error
+		if od == nil && ndist == nil {
+			axes[d], err = splitaxes.NewAxis(s.OldChunks[d], s.NewChunks[d])
+		} else {
+			axes[d], err = splitaxes.NewDistAxis(s.OldChunks[d], od, s.NewChunks[d], ndist)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("axis %d: %w", d, err)
+		}
+	}
+	return splitaxes.FromAxes(axes), nil
+}
+
+func distAt(ds []*splitaxes.Dist, d int) *splitaxes.Dist {
+	if ds == nil {
+		return nil
+	}
+	return ds[d]
 }
 
 // validateArray checks an array spec: dtype, chunkings, and that tasks and

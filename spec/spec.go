@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -49,6 +50,18 @@ type Spec struct {
 	// OldChunks and NewChunks are an array's chunk sizes per axis.
 	OldChunks Chunks `json:"old_chunks,omitempty"`
 	NewChunks Chunks `json:"new_chunks,omitempty"`
+	// OldDist and NewDist, when set (one entry per axis, nil for an axis of
+	// consecutive chunks), say how an axis's indices are spread over its
+	// chunks: block with padding, block-cyclic or unstructured (see
+	// splitaxes.Dist and package dap). The chunk sizes are then each
+	// chunk's buffer length along the axis.
+	OldDist []*splitaxes.Dist `json:"old_dist,omitempty"`
+	NewDist []*splitaxes.Dist `json:"new_dist,omitempty"`
+	// OldLocations, for an array, names the node (member) each old chunk
+	// is put from, one per task: owners of new chunks are then chosen to
+	// keep the most bytes on their node (ownership.ByAffinity) instead of
+	// dealt by hash. Not with CoPartition.
+	OldLocations []string `json:"old_locations,omitempty"`
 	// Replication is 1 (default; 0 means 1) or 2: with 2 every shard is
 	// also written to a backup owner, and losing one node replays nothing.
 	Replication int `json:"replication,omitempty"`
@@ -93,6 +106,9 @@ func (s *Spec) Validate() (*arrow.Schema, error) {
 	if err := s.validateCoPartition(); err != nil {
 		return nil, err
 	}
+	if err := s.validateLocations(); err != nil {
+		return nil, err
+	}
 	switch s.Kind {
 	case Array:
 		return nil, s.validateArray()
@@ -133,6 +149,22 @@ func (s *Spec) validateCoPartition() error {
 	}
 	if err := ValidateID(s.CoPartition); err != nil {
 		return fmt.Errorf("shuffle %s: co_partition: %w", s.ID, err)
+	}
+	return nil
+}
+
+// validateLocations checks OldLocations: an array's, one per task, not
+// with co-partitioning (whose owners come from another shuffle).
+func (s *Spec) validateLocations() error {
+	switch {
+	case s.OldLocations == nil:
+		return nil
+	case s.Kind != Array:
+		return fmt.Errorf("%w: shuffle %s: old_locations is for arrays", ErrInvalid, s.ID)
+	case len(s.OldLocations) != s.Tasks:
+		return fmt.Errorf("%w: shuffle %s: %d old_locations for %d tasks", ErrInvalid, s.ID, len(s.OldLocations), s.Tasks)
+	case s.CoPartition != "":
+		return fmt.Errorf("%w: shuffle %s: old_locations and co_partition exclude each other", ErrInvalid, s.ID)
 	}
 	return nil
 }

@@ -32,6 +32,11 @@ type Split struct {
 	Stop int64
 	// Offset is where the piece starts inside the new chunk.
 	Offset int64
+	// Segs is nil for a contiguous piece. On a run axis (NewRunAxis) the
+	// piece is gathered: it holds Segs one after another, Start is 0, Stop
+	// its length and Offset 0; each Seg says where its stretch sits in the
+	// old and in the new chunk. Segs is shared with the plan: read only.
+	Segs []Seg
 }
 
 // OpenEnded reports whether the piece runs to the end of an old chunk of
@@ -72,6 +77,12 @@ type Axis struct {
 	// An axis with unknown sizes: old chunk i is new chunk i, of size
 	// sizes[i] (maybe Unknown).
 	sizes []int64
+
+	// A run axis: pairs grouped by old chunk (ranges in oldOff), segs their
+	// stretches; byNew lists pairs by new chunk (ranges in newOff).
+	pairs []pair
+	segs  []Seg
+	byNew []int32
 }
 
 // NewAxis plans one axis, given the old and the new chunk sizes (Unknown
@@ -207,7 +218,11 @@ func (a *Axis) NumPieces(new int) int {
 func (a *Axis) Pieces(new int) iter.Seq[Split] {
 	return func(yield func(Split) bool) {
 		lo, hi := a.newRange(new)
-		a.yieldRange(lo, hi, yield)
+		for q := lo; q < hi; q++ {
+			if !yield(a.newSplit(q)) {
+				return
+			}
+		}
 	}
 }
 
@@ -215,8 +230,8 @@ func (a *Axis) Pieces(new int) iter.Seq[Split] {
 // new chunk new; ok is false if old contributes nothing to new.
 func (a *Axis) SplitIndex(old, new int) (index int, ok bool) {
 	lo, hi := a.newRange(new)
-	k := sort.Search(hi-lo, func(k int) bool { return a.split(lo+k).OldChunk >= old })
-	if k == hi-lo || a.split(lo+k).OldChunk != old {
+	k := sort.Search(hi-lo, func(k int) bool { return a.newSplit(lo+k).OldChunk >= old })
+	if k == hi-lo || a.newSplit(lo+k).OldChunk != old {
 		return 0, false
 	}
 	return k, true
@@ -264,8 +279,19 @@ func (a *Axis) yieldRange(lo, hi int, yield func(Split) bool) {
 	}
 }
 
-// split expands piece q.
+// newSplit expands entry q of the new view (newRange).
+func (a *Axis) newSplit(q int) Split {
+	if a.byNew != nil {
+		return a.pairSplit(int(a.byNew[q]))
+	}
+	return a.split(q)
+}
+
+// split expands entry q of the old view (oldRange).
 func (a *Axis) split(q int) Split {
+	if a.pairs != nil || a.byNew != nil {
+		return a.pairSplit(q)
+	}
 	if a.sizes != nil {
 		return Split{OldChunk: q, NewChunk: q, Stop: a.sizes[q]}
 	}

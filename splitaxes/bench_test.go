@@ -1,6 +1,8 @@
 package splitaxes
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -56,4 +58,27 @@ func BenchmarkAxis1MIterate(b *testing.B) {
 		b.Fatalf("covered %d", total)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/oldchunk")
+}
+
+// BenchmarkRunAxisCyclic plans a block-cyclic axis of n blocks (block size
+// 10, 64 processes) against n regular chunks of 10 offset by 5, so every
+// chunk takes two stretches: the time per run should stay flat as n grows.
+func BenchmarkRunAxisCyclic(b *testing.B) {
+	for _, n := range []int64{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			total := n * 10
+			newSizes := slices.Repeat([]int64{10}, int(n))
+			newSizes[0] = 5
+			newSizes = append(newSizes, 5)
+			old := &Dist{Type: Cyclic, Size: total, BlockSize: 10}
+			oldSizes := CyclicSizes(total, 64, 10)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NewDistAxis(oldSizes, old, newSizes, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(2*n), "ns/run")
+		})
+	}
 }

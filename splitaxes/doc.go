@@ -36,6 +36,24 @@
 // Start) and by (new chunk, split index), so both views of an axis are
 // ranges of one array: Splits(old) and its inverse Pieces(new).
 //
+// # Run axes
+//
+// An axis whose chunks are not consecutive (DAP block with padding,
+// block-cyclic, unstructured) is described by runs: Run says that global
+// indices [Global, Global+Len) sit at [Local, Local+Len) of one chunk.
+// NewRunAxis takes both sides' runs; Dist and SideOf make them from a
+// distribution (CyclicRuns deals blocks round-robin in global order,
+// UnstructuredRuns sorts indices into runs in O(n log n)). The old runs must
+// hold every index once (positions no run names, such as communication
+// padding, are dropped); the new runs must hold every index at least once
+// and fill their chunks (padding repeats a neighbour's indices, so it is
+// filled). The split is one sweep over both sides sorted by global index,
+// O(R_old + R_new). Each (old chunk, new chunk) pair that shares indices is
+// one Split whose Segs list its stretches: the piece is their dense gather,
+// so NDSplits, Pieces, SplitIndex and NumPieces keep their meaning and the
+// per-(task, partition) identity of a piece on the wire is unchanged.
+// FromAxes builds a Plan that mixes run axes and regular ones.
+//
 // # n dimensions
 //
 // New plans every axis of an array. NDSplits(old index) lazily yields, for

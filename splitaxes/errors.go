@@ -19,6 +19,15 @@ var (
 	// ErrNDim means the old and new chunkings, or an index and the plan,
 	// have different numbers of axes.
 	ErrNDim = errors.New("splitaxes: number of axes differs")
+	// ErrBadRun means a run of a run axis is out of the bounds of its
+	// axis or chunk.
+	ErrBadRun = errors.New("splitaxes: run out of bounds")
+	// ErrOverlap means an old global index is held by two runs, or a new
+	// chunk position is filled twice.
+	ErrOverlap = errors.New("splitaxes: index held twice")
+	// ErrGap means a global index is held by no chunk, or a new chunk
+	// position is filled by no run.
+	ErrGap = errors.New("splitaxes: index held by no chunk")
 	// ErrIndex means a chunk index is out of range.
 	ErrIndex = errors.New("splitaxes: chunk index out of range")
 )

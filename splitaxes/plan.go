@@ -28,6 +28,10 @@ type NDSplit struct {
 	Slices []Slice
 	// Offsets is where the piece starts inside the new chunk.
 	Offsets []int64
+	// Segs is nil unless the plan has run axes; then Segs[d] is the
+	// gathered stretches of the piece along run axis d (nil along the
+	// others), as in Split.Segs: read only.
+	Segs [][]Seg
 }
 
 // Plan is the split of every axis of an n-d array. It is immutable.
@@ -51,6 +55,10 @@ func New(old, new [][]int64) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// FromAxes returns the plan of the given axes (from NewAxis or
+// NewRunAxis), which it keeps.
+func FromAxes(axes []*Axis) *Plan { return &Plan{axes: axes} }
 
 // NDim returns the number of axes.
 func (p *Plan) NDim() int { return len(p.axes) }
@@ -101,7 +109,7 @@ func (p *Plan) NDSplits(old []int) (iter.Seq[NDSplit], error) {
 	if err := p.check(old, (*Axis).NumOld); err != nil {
 		return nil, err
 	}
-	return p.product(old, (*Axis).oldRange), nil
+	return p.product(old, (*Axis).oldRange, (*Axis).split), nil
 }
 
 // Pieces lazily yields every ndsplit that makes up new chunk new, from all
@@ -110,7 +118,7 @@ func (p *Plan) Pieces(new []int) (iter.Seq[NDSplit], error) {
 	if err := p.check(new, (*Axis).NumNew); err != nil {
 		return nil, err
 	}
-	return p.product(new, (*Axis).newRange), nil
+	return p.product(new, (*Axis).newRange, (*Axis).newSplit), nil
 }
 
 // SplitIndex returns the split index, per axis, of the piece of old chunk
@@ -146,7 +154,7 @@ func (p *Plan) check(idx []int, size func(*Axis) int) error {
 
 // product yields the ndsplits of the cartesian product of one piece range
 // per axis, with an odometer over piece indices.
-func (p *Plan) product(idx []int, rng func(*Axis, int) (int, int)) iter.Seq[NDSplit] {
+func (p *Plan) product(idx []int, rng func(*Axis, int) (int, int), at func(*Axis, int) Split) iter.Seq[NDSplit] {
 	los, his := make([]int, len(p.axes)), make([]int, len(p.axes))
 	for d, a := range p.axes {
 		los[d], his[d] = rng(a, idx[d])
@@ -157,7 +165,7 @@ func (p *Plan) product(idx []int, rng func(*Axis, int) (int, int)) iter.Seq[NDSp
 	return func(yield func(NDSplit) bool) {
 		q := append([]int(nil), los...)
 		for ok := true; ok; ok = advance(q, los, his) {
-			if !yield(p.ndsplit(q)) {
+			if !yield(p.ndsplit(q, at)) {
 				return
 			}
 		}
@@ -177,7 +185,7 @@ func advance(q, los, his []int) bool {
 }
 
 // ndsplit builds the NDSplit of piece q[d] on every axis d.
-func (p *Plan) ndsplit(q []int) NDSplit {
+func (p *Plan) ndsplit(q []int, at func(*Axis, int) Split) NDSplit {
 	n := len(q)
 	ints := make([]int, 3*n)
 	s := NDSplit{
@@ -188,7 +196,13 @@ func (p *Plan) ndsplit(q []int) NDSplit {
 		Offsets:    make([]int64, n),
 	}
 	for d, a := range p.axes {
-		sp := a.split(q[d])
+		sp := at(a, q[d])
+		if sp.Segs != nil {
+			if s.Segs == nil {
+				s.Segs = make([][]Seg, n)
+			}
+			s.Segs[d] = sp.Segs
+		}
 		s.OldChunk[d], s.NewChunk[d], s.SplitIndex[d] = sp.OldChunk, sp.NewChunk, sp.SplitIndex
 		s.Slices[d] = Slice{Start: sp.Start, Stop: sp.Stop}
 		s.Offsets[d] = sp.Offset

@@ -125,7 +125,7 @@ func (c *Cut) Chunk(ctx context.Context, plan *splitaxes.Plan, src rechunk.Chunk
 	for nd := range splits {
 		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
 		for _, dest := range c.destinations(part) {
-			if err := b.add(dest, uint32(part), src, nd.Slices); err != nil {
+			if err := b.add(dest, uint32(part), src, nd); err != nil {
 				return fmt.Errorf("shuffle %s task %d: cutting new chunk %v: %w", c.r.Shuffle, c.r.Task, nd.NewChunk, err)
 			}
 			if b.full(dest) {
@@ -266,14 +266,15 @@ func newPieceBufs(n, guess int) *pieceBufs {
 	return &pieceBufs{data: make([][]byte, n), runs: make([][]shard.Run, n), guess: guess}
 }
 
-// add appends the piece of src that ranges select, for partition part.
-func (b *pieceBufs) add(dest int, part uint32, src rechunk.Chunk, ranges []splitaxes.Slice) error {
+// add appends the piece of src that nd selects (gathered along run axes),
+// for partition part.
+func (b *pieceBufs) add(dest int, part uint32, src rechunk.Chunk, nd splitaxes.NDSplit) error {
 	if b.data[dest] == nil {
 		b.data[dest] = make([]byte, 0, b.guess)
 	}
 	start := len(b.data[dest])
 	var err error
-	if b.data[dest], err = rechunk.AppendPiece(b.data[dest], src, ranges); err != nil {
+	if b.data[dest], err = rechunk.AppendGathered(b.data[dest], src, nd.Slices, nd.Segs); err != nil {
 		return err
 	}
 	b.runs[dest] = append(b.runs[dest], shard.Run{Partition: part, Count: uint64(len(b.data[dest]) - start)})

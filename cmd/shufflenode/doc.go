@@ -10,7 +10,8 @@
 // --jobs, --quick SCALE, --processes N or --cluster for serve processes;
 // bench shuffle and bench recovery run the demo's case tables), serve (one node, until SIGINT or
 // SIGTERM), status, layout, plan rechunk, and the jobs shuffle (Parquet),
-// merge, set-index, rechunk (Zarr v2), gen-parquet and gen-zarr. Jobs run on
+// merge, set-index, rechunk (Zarr v2), redistribute (DAP arrays as .npy +
+// dim_data), gen-parquet, gen-zarr and gen-dap. Jobs run on
 // an in-process cluster unless --cluster names a member of a running one.
 // README.md documents every flag.
 //

@@ -17,6 +17,8 @@ commands:
   rechunk   rechunk a Zarr v2 array on the cluster into a new Zarr v2 array
   layout    print an array shuffle's layout (__partitioned__ form)
   gen-zarr  write a synthetic Zarr v2 array (for trying rechunk)
+  redistribute redistribute a DAP distributed array (.npy + dim_data per process) to a target distribution
+  gen-dap   write a synthetic DAP distributed array (for trying redistribute)
   bench     the benchmark of record: ceilings, then each job (bench shuffle, bench recovery: demo cases)
   serve     run one node (sidecar) until SIGINT/SIGTERM
   status    print the members a running node sees (--node API_ADDR)
@@ -28,18 +30,20 @@ Run 'shufflenode COMMAND -h' for the flags of a command.
 // commands maps subcommand names to their entry points; each returns the
 // process exit status.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"demo":        cmdDemo,
-	"bench":       cmdBench,
-	"shuffle":     cmdShuffle,
-	"rechunk":     cmdRechunk,
-	"merge":       cmdMerge,
-	"set-index":   cmdSetIndex,
-	"gen-parquet": cmdGenParquet,
-	"layout":      cmdLayout,
-	"gen-zarr":    cmdGenZarr,
-	"serve":       cmdServe,
-	"status":      cmdStatus,
-	"plan":        cmdPlan,
+	"demo":         cmdDemo,
+	"bench":        cmdBench,
+	"shuffle":      cmdShuffle,
+	"rechunk":      cmdRechunk,
+	"merge":        cmdMerge,
+	"set-index":    cmdSetIndex,
+	"gen-parquet":  cmdGenParquet,
+	"layout":       cmdLayout,
+	"gen-zarr":     cmdGenZarr,
+	"redistribute": cmdRedistribute,
+	"gen-dap":      cmdGenDAP,
+	"serve":        cmdServe,
+	"status":       cmdStatus,
+	"plan":         cmdPlan,
 }
 
 func main() {

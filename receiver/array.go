@@ -15,33 +15,33 @@ import (
 // storeArrayEntry places each piece of an entry into its new chunk's
 // assembly, or stores it under the new chunk where there is none. Every
 // piece is checked before any is placed or stored.
-func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) error {
+func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) (kept bool, err error) {
 	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
 	items := make([]spill.Item, 0, len(e.Runs))
 	pieces := make([]rechunk.Chunk, 0, len(e.Runs))
 	var off uint64
 	for _, r := range e.Runs {
 		if off+r.Count > uint64(len(data)) {
-			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(data)))
+			return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(data)))
 		}
 		b := data[off : off+r.Count : off+r.Count]
 		off += r.Count
 		c, err := rechunk.DecodePiece(b, sh.Array.DType)
 		if err != nil {
-			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
+			return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
 		}
 		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
 		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
 		pieces = append(pieces, c)
 	}
 	if off != uint64(len(data)) {
-		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
+		return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
 	}
-	items, err := rc.placeAll(sh, e.Task, items, pieces)
+	items, err = rc.placeAll(sh, e.Task, items, pieces)
 	if err != nil {
-		return err
+		return true, err
 	}
-	return rc.putPieces(sh, e, items)
+	return len(items) > 0, rc.putPieces(sh, e, items)
 }
 
 // placeAll places the pieces that have an assembly and returns the items

@@ -83,3 +83,24 @@ func TestAssemblyWithoutBudget(t *testing.T) {
 		t.Fatalf("GetChunk = %v, %v; want [0 1 10 11]", c.Data, err)
 	}
 }
+
+// TestReceiveKept: pieces placed into an assembly are copies, so the
+// receiver reports that it kept nothing of the message and the caller may
+// reuse its bytes (overwriting them here changes nothing read later).
+func TestReceiveKept(t *testing.T) {
+	f := newFixture(t, []string{"a"}, []int64{4})
+	ctx := context.Background()
+	for task := range uint64(2) {
+		m := oldChunk(t, 0, task)
+		kept, err := f.rc.ReceiveKept(ctx, f.sh, m)
+		if err != nil || kept {
+			t.Fatalf("task %d: kept %v, err %v; want nothing kept", task, kept, err)
+		}
+		clear(m.Entries[0].Data) // as a recycled payload would be
+	}
+	f.sh.Finish(shuffle.Sealed, nil)
+	c, err := f.rc.GetChunk(ctx, f.sh, 0)
+	if err != nil || !slices.Equal(c.Data, []byte{0, 1, 10, 11}) {
+		t.Fatalf("GetChunk = %v, %v; want [0 1 10 11]", c.Data, err)
+	}
+}

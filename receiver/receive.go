@@ -20,25 +20,37 @@ import (
 // data (it decodes and stores them in place): the caller hands m's bytes
 // over and must not reuse them.
 func (rc *Receiver) Receive(ctx context.Context, sh *Shuffle, m *shard.Msg) error {
+	_, err := rc.ReceiveKept(ctx, sh, m)
+	return err
+}
+
+// ReceiveKept is Receive that also reports whether the receiver kept
+// references to the bytes of m's entries (pieces stored as they arrived).
+// When it did not and err is nil, every entry was copied out (accumulated,
+// assembled, or a resent one dropped), so the buffer m was decoded from
+// may be reused (wire.Recycle). After an error it reports true.
+func (rc *Receiver) ReceiveKept(ctx context.Context, sh *Shuffle, m *shard.Msg) (kept bool, err error) {
 	sh.Touch()
 	rt := sh.Route()
 	if err := rc.checkEpoch(sh, rt, m.Epoch); err != nil {
-		return err
+		return true, err
 	}
 	if err := sh.OpenErr(); err != nil {
-		return shuffle.Refuse(wire.RefuseSealed, err)
+		return true, shuffle.Refuse(wire.RefuseSealed, err)
 	}
 	for i := range m.Entries {
-		if err := rc.receiveEntry(sh, rt, &m.Entries[i]); err != nil {
-			return err
+		k, err := rc.receiveEntry(sh, rt, &m.Entries[i])
+		if err != nil {
+			return true, err
 		}
+		kept = kept || k
 	}
 	for _, e := range m.Ends {
 		if err := rc.receiveEnd(sh, rt, e); err != nil {
-			return err
+			return true, err
 		}
 	}
-	return nil
+	return kept, nil
 }
 
 // checkEpoch refuses a message of an older epoch for good and asks a sender
@@ -53,23 +65,24 @@ func (rc *Receiver) checkEpoch(sh *Shuffle, rt *shuffle.Route, epoch uint64) err
 	return nil
 }
 
-// receiveEntry stores one entry's pieces unless it was seen before.
-func (rc *Receiver) receiveEntry(sh *Shuffle, rt *shuffle.Route, e *shard.Entry) error {
+// receiveEntry stores one entry's pieces unless it was seen before; kept
+// says whether pieces referencing e.Data were stored.
+func (rc *Receiver) receiveEntry(sh *Shuffle, rt *shuffle.Route, e *shard.Entry) (kept bool, err error) {
 	if err := sh.checkEntry(rt, e); err != nil {
-		return shuffle.Refuse(wire.RefuseBadRequest, err)
+		return false, shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
 	if !sh.claim(e, rt.Epoch) {
-		return nil // a resent entry: already stored
+		return false, nil // a resent entry: already stored
 	}
 	store := rc.storeEntry
 	if sh.Array != nil {
 		store = rc.storeArrayEntry
 	}
-	if err := store(sh, e); err != nil {
+	if kept, err = store(sh, e); err != nil {
 		sh.unclaim(e)
-		return err
+		return true, err
 	}
-	return rc.stored(sh, e)
+	return kept, rc.stored(sh, e)
 }
 
 // checkEntry refuses an entry for a task out of range or a partition this
@@ -117,24 +130,24 @@ func (sh *Shuffle) attempt(k shuffle.AttemptKey) *attempt {
 
 // storeEntry decodes an entry and appends its rows to their partitions'
 // accumulators, or, where the budget has no room for that, stores one piece
-// per output partition.
-func (rc *Receiver) storeEntry(sh *Shuffle, e *shard.Entry) error {
+// per output partition (kept: the pieces reference e.Data).
+func (rc *Receiver) storeEntry(sh *Shuffle, e *shard.Entry) (kept bool, err error) {
 	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
 	rec, err := sh.Codec.Decode(data)
 	if err != nil {
-		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: %w", sh.ID(), e.Task, err))
+		return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: %w", sh.ID(), e.Task, err))
 	}
 	defer rec.Release()
 	if err := checkRuns(sh, e, rec); err != nil {
-		return shuffle.Refuse(wire.RefuseBadRequest, err)
+		return false, shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
 	cols := table.ViewOf(rec) // resolved once, shared by the entry's pieces
 	ok, err := rc.accumulate(sh, e, rec, cols)
 	if err != nil {
-		return shuffle.Refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.ID(), e.Task, sh.Self, err))
+		return false, shuffle.Refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.ID(), e.Task, sh.Self, err))
 	}
 	if ok {
-		return nil
+		return false, nil
 	}
 	pieces := make([]piece, len(e.Runs)) // one allocation for the entry's pieces
 	items := make([]spill.Item, len(e.Runs))
@@ -147,7 +160,7 @@ func (rc *Receiver) storeEntry(sh *Shuffle, e *shard.Entry) error {
 		off += int64(r.Count)
 		items[i] = spill.Item{Key: spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}, Value: v}
 	}
-	return rc.putPieces(sh, e, items)
+	return true, rc.putPieces(sh, e, items)
 }
 
 // putPieces stores the pieces of one entry. A duplicate (a resent entry

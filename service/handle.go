@@ -44,12 +44,20 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 	return wire.TypeAck, reply
 }
 
+// handleShards receives a shards message; the payload b is the handler's
+// (see dht.Handler), so when the receiver copied every entry out of it, it
+// goes back to the network's pool for a later frame.
 func (s *Service) handleShards(ctx context.Context, b []byte) error {
 	m, err := shard.Decode(b)
 	if err != nil {
 		return shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
-	return s.receive(ctx, m)
+	kept, err := s.receive(ctx, m)
+	if err == nil && !kept {
+		m.Entries = nil
+		wire.Recycle(b)
+	}
+	return err
 }
 
 func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {

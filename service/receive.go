@@ -10,13 +10,14 @@ import (
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-// receive hands a shards message to the receiver.
-func (s *Service) receive(ctx context.Context, m *shard.Msg) error {
+// receive hands a shards message to the receiver; kept reports whether it
+// still references the message's bytes (see receiver.ReceiveKept).
+func (s *Service) receive(ctx context.Context, m *shard.Msg) (kept bool, err error) {
 	sh, err := s.lookup(m.Shuffle)
 	if err != nil {
-		return shuffle.Refuse(wire.RefuseUnknownShuffle, err)
+		return true, shuffle.Refuse(wire.RefuseUnknownShuffle, err)
 	}
-	return s.recv.Receive(ctx, sh.recv, m)
+	return s.recv.ReceiveKept(ctx, sh.recv, m)
 }
 
 // reportCommit reports a commit to the coordinator in the background (it is

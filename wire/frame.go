@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -239,11 +240,50 @@ func (h Header) ReadPayload(r io.Reader) (Frame, error) {
 // frame costs one allocation and no copy. The payload is the caller's to
 // keep.
 func (h Header) ReadPayloadReserved(r io.Reader) (Frame, error) {
-	payload := make([]byte, h.Len)
+	payload := newPayload(int(h.Len))
 	if _, err := io.ReadFull(r, payload); err != nil {
+		Recycle(payload)
 		return Frame{}, shortErr(noEOF(err))
 	}
 	return finish(h.raw[:], payload)
+}
+
+// Payload buffers of at least minPooled bytes come from a pool of
+// power-of-two sizes up to maxPooled, to which Recycle returns them.
+const (
+	minPooledShift = 16 // 64 KiB
+	maxPooledShift = 26 // 64 MiB
+)
+
+// payloadPools hold recycled payload buffers by size class.
+var payloadPools [maxPooledShift + 1]sync.Pool
+
+// newPayload returns a buffer of n bytes, recycled if one is pooled. Its
+// bytes are not zeroed: the caller overwrites all n.
+func newPayload(n int) []byte {
+	shift := bits.Len(uint(n - 1))
+	if n < 1<<minPooledShift || shift > maxPooledShift {
+		return make([]byte, n)
+	}
+	if b, ok := payloadPools[shift].Get().(*[]byte); ok {
+		return (*b)[:n]
+	}
+	return make([]byte, n, 1<<shift)
+}
+
+// Recycle gives back a payload that ReadPayloadReserved returned (other
+// buffers are ignored), to be reused for a later frame. The caller must be
+// the payload's only holder and must not touch it, nor any slice of it,
+// afterwards: whoever still held a slice would see another frame's bytes.
+// A handler that copied everything it needs out of a frame may recycle it.
+func Recycle(b []byte) {
+	c := cap(b)
+	shift := bits.Len(uint(c)) - 1
+	if c == 0 || c != 1<<shift || shift < minPooledShift || shift > maxPooledShift {
+		return
+	}
+	b = b[:0]
+	payloadPools[shift].Put(&b)
 }
 
 // SkipPayload reads and drops the payload that follows h without holding

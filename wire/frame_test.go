@@ -400,3 +400,28 @@ func TestVecMatchesEncoder(t *testing.T) {
 		t.Fatal("the blob was copied")
 	}
 }
+
+// TestRecyclePayload: a large payload read by ReadPayloadReserved goes back
+// to the pool and is handed out again for a frame of the same size class;
+// buffers of other capacities are ignored.
+func TestRecyclePayload(t *testing.T) {
+	payload := bytes.Repeat([]byte{7}, 100<<10)
+	var buf bytes.Buffer
+	if err := WriteFrame(&buf, TypeShards, payload); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadHeader(&buf, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := h.ReadPayloadReserved(&buf)
+	if err != nil || !bytes.Equal(f.Payload, payload) || cap(f.Payload) != 128<<10 {
+		t.Fatalf("read %d bytes (cap %d), err %v", len(f.Payload), cap(f.Payload), err)
+	}
+	Recycle(f.Payload)
+	Recycle(make([]byte, 100<<10)) // not a pooled size: ignored
+	again := newPayload(90 << 10)
+	if len(again) != 90<<10 || cap(again) != 128<<10 {
+		t.Fatalf("newPayload: len %d cap %d", len(again), cap(again))
+	}
+}

@@ -54,6 +54,9 @@ func newHost(cfg Config, key crypto.PrivKey) (host.Host, error) {
 		libp2p.ForceReachabilityPublic(),
 		libp2p.DisableMetrics(),
 	}
+	if f := cfg.addrsFactory(); f != nil {
+		opts = append(opts, libp2p.AddrsFactory(f))
+	}
 	if len(cfg.NetworkKey) > 0 {
 		opts = append(opts, libp2p.PrivateNetwork(pnet.PSK(cfg.NetworkKey)))
 	}

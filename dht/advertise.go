@@ -118,11 +118,22 @@ func (n *Node) rejoinLoop() {
 		case <-t.C:
 		}
 		if seeds := n.missingSeeds(); len(seeds) > 0 {
-			k, err := n.ml.Join(seeds)
-			n.stats.rejoins.Add(1)
-			n.log.Debug("re-joined seeds", "seeds", seeds, "reached", k, "err", err)
+			n.rejoin(seeds)
 		}
 	}
+}
+
+// rejoin contacts seeds and logs the outcome: at info level when a seed
+// answered (the node may have been cut off), at debug level otherwise
+// (it may still be).
+func (n *Node) rejoin(seeds []string) {
+	k, err := n.ml.Join(seeds)
+	n.stats.rejoins.Add(1)
+	if k > 0 {
+		n.log.Info("re-joined the cluster through its seeds", "seeds", seeds, "reached", k)
+		return
+	}
+	n.log.Debug("seeds unreachable", "seeds", seeds, "err", err)
 }
 
 // missingSeeds lists the seeds that are neither this node's gossip address

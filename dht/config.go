@@ -42,6 +42,27 @@ type Config struct {
 	GossipAddr string
 	// Join lists memberlist seeds (host:port). Empty starts a new cluster.
 	Join []string
+	// RejoinInterval is how often a node with seeds contacts again those
+	// of its seeds that are not live members' gossip addresses (a seed
+	// given as a DNS name always counts as missing), so a node cut off
+	// for longer than failure detection, or a seed that restarted, finds
+	// the cluster again. Default 30 s; negative: never.
+	RejoinInterval time.Duration
+	// Advertise is the host (IP address or DNS name) the other members
+	// should use to reach this node, when it differs from the bind
+	// addresses (0.0.0.0, NAT, pods): memberlist advertises it (resolved
+	// to an IP at start) with the bound gossip port, and the libp2p
+	// addresses advertised are the bound ones with their IP replaced by
+	// it. Empty: the bound addresses (memberlist picks a private IP for
+	// 0.0.0.0; libp2p lists every interface's).
+	Advertise string
+	// AdvertiseGossip, host:port, overrides the gossip address advertised
+	// (a port-mapping NAT). With a GossipAddr port of 0 the bound port is
+	// advertised whatever the port here.
+	AdvertiseGossip string
+	// AdvertiseAddrs, libp2p multiaddrs, override the libp2p addresses
+	// advertised.
+	AdvertiseAddrs []string
 	// NetworkKey is an optional libp2p private-network key (32 bytes). Nodes
 	// with a different key (or none) cannot connect.
 	NetworkKey []byte
@@ -99,6 +120,7 @@ func DefaultConfig() Config {
 		MaxConns:        1024,
 		MaxPeerStreams:  4096,
 		RequestTimeout:  60 * time.Second,
+		RejoinInterval:  30 * time.Second,
 	}
 }
 
@@ -128,6 +150,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPeerStreams == 0 {
 		c.MaxPeerStreams = d.MaxPeerStreams
+	}
+	if c.RejoinInterval == 0 {
+		c.RejoinInterval = d.RejoinInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -170,7 +195,7 @@ func (c Config) validateAddrs() error {
 	if _, _, err := splitHostPort(c.GossipAddr); err != nil {
 		return fmt.Errorf("%w: GossipAddr of node %s: %v", ErrConfig, c.Name, err)
 	}
-	return nil
+	return c.validateAdvertise()
 }
 
 func (c Config) validateKeys() error {
@@ -217,7 +242,10 @@ func (c Config) memberlistConfig() *memberlist.Config {
 	}
 	mc.Name = c.Name
 	mc.BindAddr, mc.BindPort, _ = splitHostPort(c.GossipAddr)
-	mc.AdvertisePort = mc.BindPort
+	mc.AdvertiseAddr, mc.AdvertisePort = c.Advertise, mc.BindPort
+	if c.AdvertiseGossip != "" {
+		mc.AdvertiseAddr, mc.AdvertisePort, _ = splitHostPort(c.AdvertiseGossip)
+	}
 	mc.SecretKey = c.GossipKey
 	if c.ProbeInterval > 0 {
 		mc.ProbeInterval = c.ProbeInterval

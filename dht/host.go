@@ -67,6 +67,9 @@ func newHost(cfg Config, key crypto.PrivKey, g *gate) (host.Host, error) {
 	if g != nil {
 		opts = append(opts, libp2p.ConnectionGater(g))
 	}
+	if f := cfg.addrsFactory(); f != nil {
+		opts = append(opts, libp2p.AddrsFactory(f))
+	}
 	if len(cfg.NetworkKey) > 0 {
 		opts = append(opts, libp2p.PrivateNetwork(pnet.PSK(cfg.NetworkKey)))
 	}

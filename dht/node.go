@@ -113,14 +113,23 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	n.host.SetStreamHandler(PeerProtocol, n.serveStream)
 	n.host.SetStreamHandler(StreamProtocol, n.serveRead)
-	if err := n.startMemberlist(); err != nil {
+	if err := n.startMemberlist(ctx); err != nil {
 		return err
 	}
-	return n.join(ctx)
+	if err := n.join(ctx); err != nil {
+		return err
+	}
+	if len(n.cfg.Join) > 0 && n.cfg.RejoinInterval > 0 {
+		n.goTracked(n.rejoinLoop)
+	}
+	return nil
 }
 
-func (n *Node) startMemberlist() error {
+func (n *Node) startMemberlist(ctx context.Context) error {
 	mc := n.cfg.memberlistConfig()
+	if err := resolveAdvertise(ctx, mc); err != nil {
+		return err
+	}
 	mc.Delegate = (*metaDelegate)(n)
 	mc.Events = (*eventDelegate)(n)
 	mc.Logger = newMemberlistLogger(n.log)

@@ -12,6 +12,9 @@ type Stats struct {
 	Members int
 	// RoutingTablePeers is the number of peers in kad-dht's routing table.
 	RoutingTablePeers int
+	// Rejoins counts the times this node contacted its seeds again because
+	// some were not live members (Config.RejoinInterval).
+	Rejoins uint64
 	// PeerStats are the totals over every peer.
 	PeerStats
 	// Peers are the counters of each member this node exchanged requests
@@ -59,9 +62,10 @@ func (c *peerCounters) snapshot() PeerStats {
 // counters are a node's totals and per-peer counters. Safe for concurrent
 // use.
 type counters struct {
-	total peerCounters
-	mu    sync.Mutex
-	peers map[string]*peerCounters
+	total   peerCounters
+	rejoins atomic.Uint64
+	mu      sync.Mutex
+	peers   map[string]*peerCounters
 }
 
 // add applies f to the totals and to peer's counters.
@@ -100,6 +104,7 @@ func (n *Node) Stats() Stats {
 	return Stats{
 		Members:           members,
 		RoutingTablePeers: n.kad.RoutingTable().Size(),
+		Rejoins:           n.stats.rejoins.Load(),
 		PeerStats:         n.stats.total.snapshot(),
 		Peers:             n.stats.perPeer(),
 	}

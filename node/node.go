@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 
 	"github.com/shufflenode/shufflenode/admin"
@@ -18,6 +19,11 @@ type Config struct {
 	// APIAddr is where the Flight API listens (host:port). Default
 	// "127.0.0.1:0".
 	APIAddr string
+	// AdvertiseAPI, host:port, is the API address the other members are
+	// told (and pass on to clients: members, layouts) when it differs from
+	// APIAddr (a 0.0.0.0 bind, NAT, pods). Default: Cluster.Advertise
+	// with the bound API port if that is set, else the bound address.
+	AdvertiseAPI string
 	// Cluster configures membership and peer streams. Its Name is the
 	// node's name; its DataDir holds the identity key and, under "spill",
 	// the spill store (unless Service.SpillDir is set).
@@ -88,7 +94,7 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 			return nodes, err
 		}
 		ccs[i] = c.Cluster
-		ccs[i].APIAddr = nodes[i].API.Addr()
+		ccs[i].APIAddr = c.advertisedAPI(nodes[i].API.Addr())
 		if ccs[i].MaxInboundBytes == 0 {
 			ccs[i].MaxInboundBytes = c.Service.InboundBytes()
 		}
@@ -110,6 +116,18 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 		}
 	}
 	return nodes, nil
+}
+
+// advertisedAPI is the API address to advertise for the bound one.
+func (c Config) advertisedAPI(bound string) string {
+	if c.AdvertiseAPI != "" {
+		return c.AdvertiseAPI
+	}
+	_, port, err := net.SplitHostPort(bound)
+	if c.Cluster.Advertise == "" || err != nil {
+		return bound
+	}
+	return net.JoinHostPort(c.Cluster.Advertise, port)
 }
 
 // startAdmin serves the admin endpoints if addr is set.

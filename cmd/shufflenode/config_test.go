@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -125,6 +126,12 @@ func TestConfigPrecedence(t *testing.T) {
 			func(f serveFlags) bool { return f.name == "007" }},
 		{"anchor and aliases", "gossip: &g 10.0.0.1:7946\njoin: [*g, 10.0.0.2:7946]\nlisten: &l [/ip4/10.0.0.1/tcp/7949]\n", nil, nil,
 			func(f serveFlags) bool { return f.gossip == "10.0.0.1:7946" && f.join == "10.0.0.1:7946,10.0.0.2:7946" }},
+		{"advertise keys, env and list", "advertise: node-a.example\nadvertise_p2p: [/dns/a/tcp/1, /ip4/10.0.0.1/tcp/1]\nrejoin_interval: 5s\n",
+			map[string]string{"SHUFFLENODE_ADVERTISE_API": "10.0.0.1:443"}, []string{"--advertise-gossip", "10.0.0.1:80"},
+			func(f serveFlags) bool {
+				return f.advertise == "node-a.example" && f.advP2P == "/dns/a/tcp/1,/ip4/10.0.0.1/tcp/1" &&
+					f.advAPI == "10.0.0.1:443" && f.advGossip == "10.0.0.1:80" && f.rejoinInterval == 5*time.Second
+			}},
 		{"block string", "name: >-\n  folded\n", nil, nil,
 			func(f serveFlags) bool { return f.name == "folded" }},
 		{"document markers", "---\nname: doc\n...\n", nil, nil,
@@ -265,7 +272,9 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 	var got []string
 	fs.VisitAll(func(fl *flag.Flag) { got = append(got, fl.Name+" "+configKey(fl.Name)+" "+envName(fl.Name)) })
 	want := []string{
-		"admin admin SHUFFLENODE_ADMIN", "api api SHUFFLENODE_API",
+		"admin admin SHUFFLENODE_ADMIN", "advertise advertise SHUFFLENODE_ADVERTISE",
+		"advertise-api advertise_api SHUFFLENODE_ADVERTISE_API", "advertise-gossip advertise_gossip SHUFFLENODE_ADVERTISE_GOSSIP",
+		"advertise-p2p advertise_p2p SHUFFLENODE_ADVERTISE_P2P", "api api SHUFFLENODE_API",
 		"api-cert api_cert SHUFFLENODE_API_CERT", "api-client-ca api_client_ca SHUFFLENODE_API_CLIENT_CA",
 		"api-key api_key SHUFFLENODE_API_KEY", "api-token-file api_token_file SHUFFLENODE_API_TOKEN_FILE",
 		"config config SHUFFLENODE_CONFIG",
@@ -277,6 +286,7 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
 		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY",
 		"pprof pprof SHUFFLENODE_PPROF", "profile profile SHUFFLENODE_PROFILE",
+		"rejoin-interval rejoin_interval SHUFFLENODE_REJOIN_INTERVAL",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("flags and names changed (update README's Deploying table):\n got %q\nwant %q", got, want)

@@ -22,6 +22,8 @@ import (
 type serveFlags struct {
 	name, dataDir, listen, gossip, api, join string
 	admin                                    string
+	advertise, advGossip, advAPI, advP2P     string
+	rejoinInterval                           time.Duration
 	networkKey, gossipKey, profile, logLevel string
 	memLimit                                 byteSize
 	idleExpiry                               time.Duration
@@ -41,6 +43,10 @@ func (f *serveFlags) register(fs interface {
 	fs.StringVar(&f.api, "api", "127.0.0.1:7947", "client API (Arrow Flight) address host:port")
 	fs.StringVar(&f.admin, "admin", "127.0.0.1:7948", "admin HTTP address for /metrics, /status and, with --pprof, /debug/pprof; no authentication: keep it on loopback (empty: off)")
 	fs.StringVar(&f.join, "join", "", "gossip addresses of members to join, comma-separated")
+	fs.StringVar(&f.advertise, "advertise", "", "host (IP or DNS name) other nodes and clients use to reach this one, with the bound gossip, libp2p and API ports (empty: the bound addresses)")
+	fs.StringVar(&f.advGossip, "advertise-gossip", "", "gossip address host:port to advertise (overrides --advertise for gossip)")
+	fs.StringVar(&f.advAPI, "advertise-api", "", "client API address host:port to advertise (overrides --advertise for the API)")
+	fs.StringVar(&f.advP2P, "advertise-p2p", "", "libp2p multiaddrs to advertise, comma-separated (override --advertise for peer streams)")
 	fs.StringVar(&f.networkKey, "network-key", "", "file with a 32-byte libp2p private-network key (PSK)")
 	fs.StringVar(&f.gossipKey, "gossip-key", "", "file with a 16, 24 or 32-byte memberlist encryption key")
 	fs.StringVar(&f.profile, "profile", "lan", "memberlist timers: lan or local (fast, for loopback)")
@@ -50,9 +56,10 @@ func (f *serveFlags) register(fs interface {
 // config turns the flags into a node.Config.
 func (f *serveFlags) config() (node.Config, error) {
 	log := newLogger(os.Stderr, f.logLevel)
-	c := node.Config{APIAddr: f.api, AdminAddr: f.admin, AdminPprof: f.pprof, Logger: log,
+	c := node.Config{APIAddr: f.api, AdvertiseAPI: f.advAPI, AdminAddr: f.admin, AdminPprof: f.pprof, Logger: log,
 		Cluster: dht.Config{Name: f.name, DataDir: f.dataDir, GossipAddr: f.gossip, Profile: f.profile,
-			ListenAddrs: splitList(f.listen), Join: splitList(f.join), Logger: log},
+			ListenAddrs: splitList(f.listen), Join: splitList(f.join), RejoinInterval: f.rejoinInterval,
+			Advertise: f.advertise, AdvertiseGossip: f.advGossip, AdvertiseAddrs: splitList(f.advP2P), Logger: log},
 		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"),
 			IdleExpiry: f.idleExpiry, Logger: log},
 	}
@@ -95,6 +102,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	f.register(fs)
 	f.memLimit = 1 << 30
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
+	fs.DurationVar(&f.rejoinInterval, "rejoin-interval", 30*time.Second, "contact again, this often, the --join seeds that are not live members (a node cut off for long finds the cluster again; negative: never)")
 	fs.DurationVar(&f.idleExpiry, "idle-expiry", time.Hour, "close a shuffle on this node after this long without puts, reads, barrier calls or shards (negative: never)")
 	f.sec.register(fs)
 	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles at /debug/pprof on --admin")

@@ -1,0 +1,140 @@
+package netns
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Shape is what a link does to the packets that cross it, in each
+// direction (a Delay of 10 ms adds 20 ms to a round trip).
+type Shape struct {
+	// Delay is added to every packet; Jitter varies it by up to +/- Jitter.
+	Delay, Jitter time.Duration
+	// Loss is the fraction of packets dropped (0.01 is 1%).
+	Loss float64
+	// Rate limits the link to this many bytes per second (0: no limit).
+	Rate int64
+}
+
+// Shape applies s to both directions of h's link, replacing any shape
+// before. A shape with a delay, jitter or loss needs netem (else
+// ErrNoNetem); a rate alone uses tbf, which every kernel has.
+func (h *Host) Shape(ctx context.Context, s Shape) error {
+	args := s.qdisc()
+	if err := runAll(ctx, tcArgs(nil, h.Link, args), tcArgs(h.exec(), h.inner, args)); err != nil {
+		if strings.Contains(err.Error(), "qdisc kind is unknown") {
+			return fmt.Errorf("%w: %v", ErrNoNetem, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Unshape removes h's link shape.
+func (h *Host) Unshape(ctx context.Context) error {
+	return runAll(ctx,
+		[]string{"tc", "qdisc", "replace", "dev", h.Link, "root", "pfifo_fast"},
+		h.exec("tc", "qdisc", "replace", "dev", h.inner, "root", "pfifo_fast"))
+}
+
+// tcArgs is "tc qdisc replace dev <dev> root <qdisc...>", after prefix.
+func tcArgs(prefix []string, dev string, qdisc []string) []string {
+	argv := append(append([]string(nil), prefix...), "tc", "qdisc", "replace", "dev", dev, "root")
+	return append(argv, qdisc...)
+}
+
+// qdisc returns tc's words for s.
+func (s Shape) qdisc() []string {
+	if s.Delay == 0 && s.Jitter == 0 && s.Loss == 0 {
+		burst := max(s.Rate/50, 16<<10) // 20 ms of the rate, at least 16 KiB
+		return []string{"tbf", "rate", rateWord(s.Rate), "burst", strconv.FormatInt(burst, 10), "latency", "200ms"}
+	}
+	q := []string{"netem", "delay", usec(s.Delay)}
+	if s.Jitter > 0 {
+		q = append(q, usec(s.Jitter), "distribution", "normal")
+	}
+	if s.Loss > 0 {
+		q = append(q, "loss", strconv.FormatFloat(s.Loss*100, 'f', 3, 64)+"%")
+	}
+	if s.Rate > 0 {
+		q = append(q, "rate", rateWord(s.Rate))
+	}
+	return append(q, "limit", "100000")
+}
+
+func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
+
+// rateWord is a byte rate in tc's words ("bps" is bytes per second).
+func rateWord(bytesPerSec int64) string { return strconv.FormatInt(bytesPerSec, 10) + "bps" }
+
+// CheckNetem reports ErrNoNetem unless the kernel has netem, by shaping
+// and unshaping the first host's link.
+func (nw *Net) CheckNetem(ctx context.Context) error {
+	h := nw.Hosts[0]
+	err := run(ctx, tcArgs(nil, h.Link, []string{"netem", "delay", "1us"})...)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoNetem, err)
+	}
+	return run(ctx, "tc", "qdisc", "replace", "dev", h.Link, "root", "pfifo_fast")
+}
+
+// Cut takes h's link down: no packet reaches h or leaves it (a partition
+// of h from every other host and from the test process) until Heal.
+func (h *Host) Cut(ctx context.Context) error {
+	return run(ctx, "ip", "link", "set", h.Link, "down")
+}
+
+// Heal brings h's link back up.
+func (h *Host) Heal(ctx context.Context) error {
+	return run(ctx, "ip", "link", "set", h.Link, "up")
+}
+
+// sweep removes the namespaces, links and bridges that networks of dead
+// processes left behind (a run killed before Close). Errors are ignored:
+// another run may be sweeping the same leftovers.
+func sweep(ctx context.Context) {
+	out, err := exec.CommandContext(ctx, "ip", "netns", "list").Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		k, pid, i, ok := parseNS(name)
+		if !ok || processAlive(pid) {
+			continue
+		}
+		_ = run(ctx, "ip", "link", "del", fmt.Sprintf("sn%dh%d", k, i))
+		_ = run(ctx, "ip", "netns", "del", name)
+		_ = run(ctx, "ip", "link", "del", fmt.Sprintf("sn%db", k))
+	}
+}
+
+// parseNS parses "shufflenode-<K>-<pid>-<i>".
+func parseNS(name string) (k, pid, i int, ok bool) {
+	rest, found := strings.CutPrefix(name, nsPrefix)
+	parts := strings.Split(rest, "-")
+	if !found || len(parts) != 3 {
+		return 0, 0, 0, false
+	}
+	var nums [3]int
+	for j, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return 0, 0, 0, false
+		}
+		nums[j] = n
+	}
+	return nums[0], nums[1], nums[2], true
+}
+
+// processAlive reports whether a process with this ID exists.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Signal(syscall.Signal(0)) == nil
+}

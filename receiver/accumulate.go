@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
@@ -28,6 +29,10 @@ import (
 type accumulators struct {
 	mu     sync.Mutex
 	byPart map[uint32]*partAcc
+	// arena holds the accumulated bytes outside the Go heap (see offheap):
+	// they cost the collector nothing and do not raise its heap goal. Its
+	// memory lives as long as the Shuffle, which every reader of it holds.
+	arena *offheap.Arena
 }
 
 // partAcc is one output partition's accumulated rows.
@@ -50,7 +55,10 @@ func (sh *Shuffle) acc(p uint32) (*partAcc, error) {
 	if a := sh.accs.byPart[p]; a != nil {
 		return a, nil
 	}
-	app, err := table.NewAppender(sh.Schema)
+	if sh.accs.arena == nil {
+		sh.accs.arena = offheap.New()
+	}
+	app, err := table.NewAppenderAlloc(sh.Schema, sh.accs.arena.Alloc)
 	if err != nil {
 		return nil, err
 	}

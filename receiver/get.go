@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -26,6 +27,7 @@ func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow
 	defer b.release()
 	m := newAccMerge(sh, uint32(p), b)
 	defer m.release()
+	defer runtime.KeepAlive(sh) // the accumulated rows m reads live as long as sh (offheap)
 	err := rc.cfg.Store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err

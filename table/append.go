@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -16,9 +17,10 @@ import (
 // instead of keeping the piece and gathering it later from cold memory
 // (ConcatRanges). The result is the same as ConcatRanges of the same ranges.
 //
-// The buffers are Go memory (no allocator); they grow by amortised doubling.
-// An Appender is not safe for concurrent use, but a Record it returned may be
-// read by other goroutines while Appends go on.
+// The buffers are Go memory, or come from the function given to
+// NewAppenderAlloc; they grow by amortised doubling (a quarter at a time
+// once large). An Appender is not safe for concurrent use, but a Record it
+// returned may be read by other goroutines while Appends go on.
 type Appender struct {
 	schema *arrow.Schema
 	cols   []appendCol
@@ -31,6 +33,7 @@ type Appender struct {
 
 // appendCol is one column's buffers; only those of its class are used.
 type appendCol struct {
+	alloc  Alloc // nil: make
 	ct     colType
 	valid  []byte // validity bitmap, nil until the first range with nulls
 	nulls  int64
@@ -43,11 +46,24 @@ type appendCol struct {
 // NewAppender returns an appender for records of schema; ErrUnsupportedType
 // for a column type typeOf does not know.
 func NewAppender(schema *arrow.Schema) (*Appender, error) {
+	return NewAppenderAlloc(schema, nil)
+}
+
+// Alloc returns n zeroed bytes, aligned for any Arrow type (8 bytes), with
+// a capacity of at least n.
+type Alloc func(n int) []byte
+
+// NewAppenderAlloc is NewAppender whose column buffers come from alloc
+// (nil: Go memory), for example memory outside the Go heap
+// (offheap.Arena): the caller keeps that memory valid while the Appender
+// or any Record it returned is in use.
+func NewAppenderAlloc(schema *arrow.Schema, alloc Alloc) (*Appender, error) {
 	if err := checkSupported(schema); err != nil {
 		return nil, err
 	}
 	a := &Appender{schema: schema, cols: make([]appendCol, schema.NumFields())}
 	for i, f := range schema.Fields() {
+		a.cols[i].alloc = alloc
 		a.cols[i].ct, _ = typeOf(f.Type)
 		a.cols[i].offs32 = []int32{0}
 		a.cols[i].offs64 = []int64{0}
@@ -64,15 +80,15 @@ func (a *Appender) Presize(rows int64, cols []ColumnView, off, n int64) {
 		c := &a.cols[i]
 		switch c.ct.class {
 		case classBool:
-			c.values = withCap(c.values, int(bitutil.BytesForBits(rows)))
+			c.values = withCap(c.alloc, c.values, int(bitutil.BytesForBits(rows)))
 		case classVar32:
-			c.offs32 = withCap(c.offs32, int(rows)+1)
-			c.data = withCap(c.data, int(perRow(int64(cols[i].Offs32[off+n]-cols[i].Offs32[off]), n, rows)))
+			c.offs32 = withCap(c.alloc, c.offs32, int(rows)+1)
+			c.data = withCap(c.alloc, c.data, int(perRow(int64(cols[i].Offs32[off+n]-cols[i].Offs32[off]), n, rows)))
 		case classVar64:
-			c.offs64 = withCap(c.offs64, int(rows)+1)
-			c.data = withCap(c.data, int(perRow(cols[i].Offs64[off+n]-cols[i].Offs64[off], n, rows)))
+			c.offs64 = withCap(c.alloc, c.offs64, int(rows)+1)
+			c.data = withCap(c.alloc, c.data, int(perRow(cols[i].Offs64[off+n]-cols[i].Offs64[off], n, rows)))
 		default:
-			c.values = withCap(c.values, int(rows)*c.ct.width)
+			c.values = withCap(c.alloc, c.values, int(rows)*c.ct.width)
 		}
 	}
 }
@@ -86,13 +102,24 @@ func perRow(bytes, n, rows int64) int64 {
 }
 
 // withCap returns s with room for at least n elements.
-func withCap[T any](s []T, n int) []T {
+func withCap[T any](alloc Alloc, s []T, n int) []T {
 	if cap(s) >= n {
 		return s
 	}
-	t := make([]T, len(s), n)
+	t := makeSlice[T](alloc, len(s), n)
 	copy(t, s)
 	return t
+}
+
+// makeSlice is make([]T, n, c), from alloc unless it is nil.
+func makeSlice[T any](alloc Alloc, n, c int) []T {
+	if alloc == nil || c == 0 {
+		return make([]T, n, c)
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	b := alloc(c * size)
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), c)[:n]
 }
 
 // Rows is the number of rows appended so far.
@@ -185,15 +212,15 @@ func (c *appendCol) append(v *ColumnView, at, off, rows int64) {
 	c.appendValidity(v, at, off, rows)
 	switch c.ct.class {
 	case classBool:
-		c.values = growBits(c.values, at+rows)
+		c.values = growBits(c.alloc, c.values, at+rows)
 		bitutil.CopyBitmap(v.Bits, v.BitOff+int(off), int(rows), c.values, int(at))
 	case classVar32:
-		c.offs32, c.data = appendVar(c.offs32, c.data, v.Offs32, v.Data, off, rows)
+		c.offs32, c.data = appendVar(c.alloc, c.offs32, c.data, v.Offs32, v.Data, off, rows)
 	case classVar64:
-		c.offs64, c.data = appendVar(c.offs64, c.data, v.Offs64, v.Data, off, rows)
+		c.offs64, c.data = appendVar(c.alloc, c.offs64, c.data, v.Offs64, v.Data, off, rows)
 	default:
 		w := int64(c.ct.width)
-		c.values = appendSlice(c.values, v.Fixed[off*w:(off+rows)*w])
+		c.values = appendSlice(c.alloc, c.values, v.Fixed[off*w:(off+rows)*w])
 	}
 }
 
@@ -204,7 +231,7 @@ func (c *appendCol) appendValidity(v *ColumnView, at, off, rows int64) {
 		return
 	}
 	fresh := c.valid == nil
-	c.valid = growBits(c.valid, at+rows)
+	c.valid = growBits(c.alloc, c.valid, at+rows)
 	if fresh {
 		bitutil.SetBitsTo(c.valid, 0, at, true)
 	}
@@ -253,28 +280,28 @@ func wrapBits(b []byte, n int64) *memory.Buffer {
 
 // appendVar appends rows [off, off+rows) of a variable-width column with
 // offsets srcOffs into srcData to offs and data, rebasing the offsets.
-func appendVar[O int32 | int64](offs []O, data []byte, srcOffs []O, srcData []byte, off, rows int64) ([]O, []byte) {
+func appendVar[O int32 | int64](alloc Alloc, offs []O, data []byte, srcOffs []O, srcData []byte, off, rows int64) ([]O, []byte) {
 	src := srcOffs[off : off+rows+1]
 	n := len(offs)
-	offs = grow(offs, int(rows))
+	offs = grow(alloc, offs, int(rows))
 	base := O(len(data)) - src[0]
 	for i, o := range src[1:] {
 		offs[n+i] = o + base
 	}
-	return offs, appendSlice(data, srcData[src[0]:src[rows]])
+	return offs, appendSlice(alloc, data, srcData[src[0]:src[rows]])
 }
 
 // appendSlice appends src to s, growing s by doubling.
-func appendSlice[T any](s, src []T) []T {
+func appendSlice[T any](alloc Alloc, s, src []T) []T {
 	n := len(s)
-	s = grow(s, len(src))
+	s = grow(alloc, s, len(src))
 	copy(s[n:], src)
 	return s
 }
 
 // growBits extends bitmap b to hold bits bits.
-func growBits(b []byte, bits int64) []byte {
-	return grow(b, int(bitutil.BytesForBits(bits))-len(b))
+func growBits(alloc Alloc, b []byte, bits int64) []byte {
+	return grow(alloc, b, int(bitutil.BytesForBits(bits))-len(b))
 }
 
 // grow extends s by n elements, moving it to a new backing array when it is
@@ -282,7 +309,7 @@ func growBits(b []byte, bits int64) []byte {
 // append does), so that a partition a little over its presize does not hold
 // twice its bytes. Elements past len(s) are never written before grow
 // exposes them, so they are zero.
-func grow[T any](s []T, n int) []T {
+func grow[T any](alloc Alloc, s []T, n int) []T {
 	if len(s)+n <= cap(s) {
 		return s[:len(s)+n]
 	}
@@ -290,7 +317,7 @@ func grow[T any](s []T, n int) []T {
 	if cap(s) >= growSlowAfter {
 		next = cap(s) + cap(s)/4
 	}
-	t := make([]T, len(s)+n, max(next, len(s)+n, 16))
+	t := makeSlice[T](alloc, len(s)+n, max(next, len(s)+n, 16))
 	copy(t, s)
 	return t
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/offheap"
 )
 
 // randomAppendSchema draws 1..5 columns of allTypes.
@@ -56,7 +58,13 @@ func TestAppenderMatchesConcatRanges(t *testing.T) {
 			schema := randomAppendSchema(rng)
 			recs := randomAppendRecords(mem, schema, rng)
 			defer releaseAll(recs)
-			app, err := NewAppender(schema)
+			var alloc Alloc // odd trials: buffers outside the Go heap
+			arena := offheap.New()
+			defer runtime.KeepAlive(arena)
+			if trial%2 == 1 {
+				alloc = arena.Alloc
+			}
+			app, err := NewAppenderAlloc(schema, alloc)
 			if err != nil {
 				t.Fatal(err)
 			}

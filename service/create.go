@@ -133,9 +133,11 @@ func (s *Service) install(c *control.Msg) error {
 		return fmt.Errorf("%w: create %s on node %s: %w", ErrBadInput, c.Shuffle, s.Name(), err)
 	}
 	if c.Coordinator == s.Name() {
-		if sh.coord, err = coordinator.NewShuffle(sh.State); err != nil {
+		co, err := coordinator.NewShuffle(sh.State)
+		if err != nil {
 			return err
 		}
+		sh.coord.Store(co)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

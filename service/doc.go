@@ -31,7 +31,9 @@
 //
 // Node loss: the coordinator moves the shuffle to a new epoch without the
 // lost node and tells the survivors; the barrier hands the replay set to the
-// client (see package coordinator).
+// client (see package coordinator). A lost coordinator is replaced by the
+// first live coordinator candidate, which moves the shuffle to the epoch
+// without it and rebuilds the barrier from the members' facts (failover.go).
 //
 // # Concurrency
 //

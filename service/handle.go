@@ -86,10 +86,18 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		return s.toCoordinator(co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
+	case control.OpTakeover:
+		return s.applyTakeover(sh, c)
 	case control.OpSeal:
+		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
+			return control.Reply{}, err
+		}
 		sh.Finish(Sealed, nil)
 		return control.Reply{}, nil
 	case control.OpFail:
+		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
+			return control.Reply{}, err
+		}
 		sh.Finish(Failed, errors.New(c.Reason))
 		s.split.Forget(sh.ID())
 		return control.Reply{}, nil

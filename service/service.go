@@ -54,7 +54,8 @@ type Service struct {
 
 	mu       sync.RWMutex
 	shuffles map[string]*entry
-	gone     tombstones // why recently dropped shuffles are gone
+	gone     tombstones      // why recently dropped shuffles are gone
+	down     map[string]bool // members seen failed or gone, and not back
 	closed   bool
 }
 

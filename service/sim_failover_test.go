@@ -1,0 +1,193 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/service"
+	"github.com/shufflenode/shufflenode/simnet"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// failoverCase is one run of TestSimCoordinatorLoss.
+type failoverCase struct {
+	name        string
+	when        string // "puts", "barrier" or "sealed": when node-0, the coordinator, is killed
+	replication int
+	also        int // another node killed with the coordinator (0: none)
+	budget      int64
+}
+
+var failoverCases = []failoverCase{
+	{name: "during puts", when: "puts"},
+	{name: "during puts spilling", when: "puts", budget: tinyBudget},
+	{name: "at the barrier", when: "barrier"},
+	{name: "after the seal", when: "sealed"},
+	{name: "during puts replication 2", when: "puts", replication: 2},
+	{name: "at the barrier replication 2", when: "barrier", replication: 2},
+	{name: "after the seal replication 2", when: "sealed", replication: 2},
+	{name: "with a data node during puts", when: "puts", also: 2},
+	{name: "with a data node after the seal", when: "sealed", also: 2},
+}
+
+// TestSimCoordinatorLoss: the coordinator (node-0, which created the
+// shuffle) is killed while tasks are put, while the barrier settles, or
+// after the seal before the outputs are read, alone or with a data node.
+// The first live candidate takes over in a higher term, rebuilds the
+// barrier from what the survivors tell it, and the shuffle seals; every row
+// is read exactly once, with the input's checksums.
+func TestSimCoordinatorLoss(t *testing.T) {
+	t.Parallel()
+	for _, tc := range failoverCases {
+		for _, seed := range []uint64{1, 2} {
+			t.Run(fmt.Sprintf("%s seed %d", tc.name, seed), func(t *testing.T) {
+				t.Parallel()
+				runFailover(t, tc, seed)
+			})
+		}
+	}
+}
+
+// runFailover runs one case on 4 nodes with 1 ms of jitter.
+func runFailover(t *testing.T, tc failoverCase, seed uint64) {
+	f := newFrame("failover", 16, 13, 16_000, 11)
+	want := f.expect(t)
+	c := startSim(t, 4, service.Config{MemoryLimit: tc.budget, LossWait: 10 * time.Second},
+		simnet.Config{Rand: rand.New(rand.NewPCG(seed, 0)), MaxDelay: time.Millisecond})
+	c.asker = 3
+	ctx := testCtx(t)
+	sp := f.spec()
+	sp.Replication = tc.replication
+	kill := func() {
+		c.kill(0)
+		if tc.also != 0 {
+			c.kill(tc.also)
+		}
+	}
+	in := f.input()
+	if tc.when == "puts" {
+		in = loseAt(in, 5, kill)
+	}
+	if err := c.svcs[0].Create(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	tasks := allTasks(sp.Tasks)
+	if tc.when == "barrier" {
+		c.putAll(ctx, sp, in, tasks)
+		go kill() // while the barrier settles: commits and the seal are in flight
+		tasks = nil
+	}
+	b := c.settle(ctx, sp, in, tasks)
+	if tc.when == "sealed" {
+		kill()
+		b = c.settleAfterLoss(ctx, t, sp.ID, in, f)
+	}
+	checkFailover(t, c, f.id, b, tc)
+	c.awaitOwnersLive(t, f.id)
+	if d := want.diff(c.collect(ctx, t, f)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func allTasks(n int) []uint64 {
+	tasks := make([]uint64, n)
+	for i := range tasks {
+		tasks[i] = uint64(i)
+	}
+	return tasks
+}
+
+// settleAfterLoss waits until a survivor follows a new coordinator, then
+// settles the shuffle again (the loss may have reopened it).
+func (c *simCluster) settleAfterLoss(ctx context.Context, t *testing.T, id string, in input, f frame) service.BarrierResult {
+	asker := c.svcs[c.liveNode(c.asker)]
+	for ctx.Err() == nil {
+		info, err := asker.Info(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Coordinator != "node-0" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	sp := f.spec()
+	return c.settle(ctx, sp, in, nil)
+}
+
+// checkFailover checks that a survivor coordinates the sealed shuffle, in
+// the epoch without the lost nodes.
+func checkFailover(t *testing.T, c *simCluster, id string, b service.BarrierResult, tc failoverCase) {
+	t.Helper()
+	in, err := c.svcs[c.liveNode(c.asker)].Info(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := uint64(1)
+	if tc.also != 0 {
+		lost = 2
+	}
+	if !b.Sealed || b.Epoch != lost || in.Coordinator == "node-0" || !c.alive(c.index[in.Coordinator]) {
+		t.Fatalf("after losing the coordinator: sealed %v epoch %d (want %d), coordinator %s", b.Sealed, b.Epoch, lost, in.Coordinator)
+	}
+	if tc.replication == 2 && tc.also == 0 && b.ReplaySet != 0 {
+		t.Errorf("replication 2 lost one node and replayed %d tasks, want 0", b.ReplaySet)
+	}
+}
+
+// TestSimStaleTermRefused: once a successor took over, a seal, fail or
+// epoch move of the old coordinator's term (it was only cut off and came
+// back) is refused by every member with an error naming the shuffle, the
+// term and the node; the shuffle is unchanged.
+func TestSimStaleTermRefused(t *testing.T) {
+	f := newFrame("stale", 4, 5, 2_000, 3)
+	c := startSim(t, 3, service.Config{}, simnet.Config{})
+	c.asker = 2
+	ctx := testCtx(t)
+	c.run(ctx, f.spec(), f.input())
+	c.kill(0)
+	b := c.settleAfterLoss(ctx, t, f.id, f.input(), f)
+	if !b.Sealed {
+		t.Fatal("not sealed after the takeover")
+	}
+	for _, m := range []control.Msg{
+		{Op: control.OpFail, Shuffle: f.id, Node: "node-0", Term: 0, Reason: "old coordinator"},
+		{Op: control.OpSeal, Shuffle: f.id, Node: "node-0", Term: 0},
+		{Op: control.OpEpoch, Shuffle: f.id, Node: "node-0", Term: 0, Epoch: 1, Lost: []string{"node-1"}},
+	} {
+		for i := 1; i < 3; i++ {
+			reason := refusedControl(t, c.svcs[i], m)
+			for _, want := range []string{"stale coordinator term", f.id, "term 0", "node-0"} {
+				if !strings.Contains(reason, want) {
+					t.Errorf("%s of term 0 on node-%d: refusal %q does not say %q", m.Op, i, reason, want)
+				}
+			}
+		}
+	}
+	if in, _ := c.svcs[1].Info(f.id); in.Phase != service.Sealed {
+		t.Fatalf("after stale decisions: phase %s, want sealed", in.Phase)
+	}
+}
+
+// refusedControl hands m to svc as a peer frame and returns the refusal's
+// reason (failing the test if it was not refused).
+func refusedControl(t *testing.T, svc *service.Service, m control.Msg) string {
+	t.Helper()
+	body, _ := json.Marshal(m)
+	typ, reply := svc.Handle(context.Background(), member.Member{Name: m.Node}, wire.Frame{Type: wire.TypeControl, Payload: body})
+	if typ != wire.TypeRefused {
+		t.Fatalf("%s of term %d accepted (%s)", m.Op, m.Term, typ)
+	}
+	r, err := wire.DecodeRefusal(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Reason
+}

@@ -111,9 +111,10 @@ func (sh *Shuffle) feed(sent []reported[control.Finished], held []reported[contr
 // did not report (it was lost), the lowest attempt of epoch that every
 // receiver of the epoch still live committed: a receiver commits only with
 // the attempt's end marker and every piece it announces, so what it holds
-// is what the sender sent it. What the attempt sent to the receivers lost
-// since is unknown: it counts as data (one piece), so that losing them
-// replays the task, unless a replica absorbs the loss.
+// is what the sender sent it. What the attempt sent to a receiver lost
+// since is unknown: if it held partitions then, it counts as data (one
+// piece), so that losing it replays the task, unless a replica absorbs the
+// loss.
 func (sh *Shuffle) inferDone(epoch uint64, held []reported[control.Committed], live func(string) bool) error {
 	rt, err := sh.RouteFor(sh.Route().Lost[:epoch])
 	if err != nil {
@@ -131,7 +132,7 @@ func (sh *Shuffle) inferDone(epoch uint64, held []reported[control.Committed], l
 		return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Attempt, b.Attempt))
 	})
 	for _, k := range keys {
-		if sent, ok := inferred(rt.Live, byAttempt[k], live); ok {
+		if sent, ok := inferred(rt, sh.Members, byAttempt[k], live); ok {
 			if _, _, done := sh.tracker.DoneAttempt(k.Task); !done {
 				_, _ = sh.tracker.TaskDone(k.Task, k.Attempt, "", sent)
 			}
@@ -140,16 +141,17 @@ func (sh *Shuffle) inferDone(epoch uint64, held []reported[control.Committed], l
 	return nil
 }
 
-// inferred is what an attempt sent to each receiver, inferred from what
-// the live ones hold; ok is false if a live receiver did not commit it.
-func inferred(receivers []string, held map[string]barrier.Totals, live func(string) bool) (map[string]barrier.Totals, bool) {
-	sent := make(map[string]barrier.Totals, len(receivers))
-	for _, r := range receivers {
+// inferred is what an attempt of rt's epoch sent to each receiver,
+// inferred from what the live ones hold; ok is false if a live receiver
+// did not commit it.
+func inferred(rt *shuffle.Route, members []string, held map[string]barrier.Totals, live func(string) bool) (map[string]barrier.Totals, bool) {
+	sent := make(map[string]barrier.Totals, len(rt.Live))
+	for _, r := range rt.Live {
 		h, ok := held[r]
 		switch {
 		case live(r) && !ok:
 			return nil, false
-		case !live(r):
+		case !live(r) && rt.HoldsAny(slices.Index(members, r)):
 			h = barrier.Totals{Pieces: 1}
 		}
 		sent[r] = h

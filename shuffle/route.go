@@ -106,3 +106,14 @@ func (r *Route) mark(p int, owns, backs bool) {
 func (r *Route) Holds(part, m int) bool {
 	return r.GroupOf[part] == m || (r.BackupOf != nil && r.BackupOf[part] == m)
 }
+
+// HoldsAny reports whether member index m holds (owns or backs up) any
+// output partition in this route.
+func (r *Route) HoldsAny(m int) bool {
+	for p := range r.GroupOf {
+		if r.Holds(p, m) {
+			return true
+		}
+	}
+	return false
+}

@@ -67,24 +67,24 @@ func (s *Service) memberLost(ctx context.Context, node string) {
 	}
 }
 
-// failover brings sh up to date with the members seen down: as its
-// coordinator, lose each of them; as the successor of a coordinator that is
-// down, take over.
+// failover brings sh up to date with the members seen down: as the
+// successor of a coordinator that is down, take over; as its coordinator,
+// lose each of them (those seen down during a takeover too).
 func (s *Service) failover(ctx context.Context, sh *entry) {
 	sh.failover.Lock()
 	defer sh.failover.Unlock()
-	if co := sh.coordPart(); co != nil {
-		for _, n := range slices.Clone(sh.Route().Live) {
-			if s.isDown(n) && n != s.Name() {
-				s.coord.Lose(ctx, co, n)
-			}
+	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
+		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() {
+			s.takeOver(ctx, sh, lost)
 		}
+	}
+	co := sh.coordPart()
+	if co == nil {
 		return
 	}
-	if !s.isDown(sh.Coordinator()) {
-		return
-	}
-	if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() {
-		s.takeOver(ctx, sh, lost)
+	for _, n := range slices.Clone(sh.Route().Live) {
+		if s.isDown(n) && n != s.Name() {
+			s.coord.Lose(ctx, co, n)
+		}
 	}
 }

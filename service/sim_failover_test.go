@@ -1,18 +1,22 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
+	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
@@ -190,4 +194,90 @@ func refusedControl(t *testing.T, svc *service.Service, m control.Msg) string {
 		t.Fatal(err)
 	}
 	return r.Reason
+}
+
+// TestSimCoordinatorLossTwice: the coordinator is killed during the puts,
+// then, once its successor took over, the successor too: two takeovers in
+// one shuffle, every row still read exactly once.
+func TestSimCoordinatorLossTwice(t *testing.T) {
+	t.Parallel()
+	for _, replication := range []int{1, 2} {
+		for _, seed := range []uint64{1, 2} {
+			t.Run(fmt.Sprintf("replication %d seed %d", replication, seed), func(t *testing.T) {
+				t.Parallel()
+				f := newFrame("twice", 16, 13, 16_000, 5)
+				want := f.expect(t)
+				c := startSim(t, 5, service.Config{LossWait: 10 * time.Second},
+					simnet.Config{Rand: rand.New(rand.NewPCG(seed, 0)), MaxDelay: time.Millisecond})
+				c.asker = 4
+				ctx := testCtx(t)
+				sp := f.spec()
+				sp.Replication = replication
+				in := loseAt(f.input(), 4, func() { c.kill(0) })
+				in = loseAt(in, 12, func() { c.kill(c.index[c.awaitSuccessor(t, f.id, "node-0")]) })
+				if err := c.svcs[0].Create(ctx, sp); err != nil {
+					t.Fatal(err)
+				}
+				b := c.settle(ctx, sp, in, allTasks(sp.Tasks))
+				if !b.Sealed || b.Epoch != 2 {
+					t.Fatalf("sealed %v in epoch %d, want 2", b.Sealed, b.Epoch)
+				}
+				c.awaitOwnersLive(t, f.id)
+				if d := want.diff(c.collect(ctx, t, f)); d != "" {
+					t.Fatal(d)
+				}
+			})
+		}
+	}
+}
+
+// awaitSuccessor waits until a live node follows a coordinator other than
+// old, and returns it.
+func (c *simCluster) awaitSuccessor(t *testing.T, id, old string) string {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		in, err := c.svcs[c.liveNode(c.asker)].Info(id)
+		if err == nil && in.Coordinator != old {
+			return in.Coordinator
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Errorf("shuffle %s: no node took over from %s", id, old)
+	return old
+}
+
+// TestSimArrayCoordinatorLoss: an array rechunk whose coordinator is killed
+// while old chunks are put still places every element where its global
+// index says.
+func TestSimArrayCoordinatorLoss(t *testing.T) {
+	t.Parallel()
+	dt, err := rechunk.ParseDType("<i4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grid{old: spec.Chunks{{4, 4, 4, 4}, {5, 5, 5}}, new: spec.Chunks{{8, 8}, {3, 3, 3, 3, 3}}, dt: dt}
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
+	c.asker = 3
+	ctx := testCtx(t)
+	var n atomic.Int64
+	in := input{chunk: func(task int) rechunk.Chunk {
+		if n.Add(1) == 5 {
+			c.kill(0)
+		}
+		return g.chunk(g.old, task)
+	}}
+	sp := spec.ArraySpec("arr-coord", "<i4", g.old, g.new)
+	if err := c.svcs[0].Create(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	if b := c.settle(ctx, sp, in, allTasks(sp.Tasks)); !b.Sealed || b.Epoch != 1 {
+		t.Fatalf("sealed %v in epoch %d, want 1", b.Sealed, b.Epoch)
+	}
+	c.awaitOwnersLive(t, sp.ID)
+	for p := range count(g.new) {
+		got, err := c.owner(sp.ID, p).GetChunk(ctx, sp.ID, p)
+		if want := g.chunk(g.new, p); err != nil || !bytes.Equal(got.Data, want.Data) {
+			t.Errorf("new chunk %d: %v; bytes differ: %v", p, err, !bytes.Equal(got.Data, want.Data))
+		}
+	}
 }

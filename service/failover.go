@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
@@ -37,6 +38,7 @@ func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
 		s.log.Error("cannot take over", "shuffle", sh.ID(), "err", err)
 		return
 	}
+	start := time.Now()
 	c := control.Msg{Op: control.OpTakeover, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Node: s.Name(), Term: rt.Term}
 	s.log.Warn("coordinator lost: taking over", "shuffle", sh.ID(), "term", rt.Term, "epoch", rt.Epoch, "lost", lost)
 	if _, err := s.applyTakeover(sh, &c); err != nil {
@@ -51,6 +53,7 @@ func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
 	}
 	sh.coord.Store(co)
 	s.coord.Resume(co, d)
+	s.log.Info("takeover done", "shuffle", sh.ID(), "term", rt.Term, "members", len(facts), "took", time.Since(start))
 }
 
 // gatherFacts sends c to every member of live but this node, in parallel

@@ -281,3 +281,36 @@ func TestSimArrayCoordinatorLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestSimCoordinatorLossLossy: the coordinator is killed during the puts
+// while 20% of all requests and 20% of all replies (control frames too:
+// takeover, begin, done, committed, seal) are lost, before or after their
+// handler ran.
+func TestSimCoordinatorLossLossy(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Parallel()
+			f := newFrame("lossy-coord", 12, 7, 6_000, 17)
+			var on atomic.Bool
+			c := startSim(t, 4, service.Config{LossWait: 5 * time.Second}, simnet.Config{Rand: rand.New(rand.NewPCG(seed, 0)),
+				MaxDelay: time.Millisecond, DropRequest: 0.2, DropReply: 0.2,
+				Faulty: func(string, string, wire.Type) bool { return on.Load() }})
+			c.asker = 3
+			ctx := testCtx(t)
+			if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+				t.Fatal(err)
+			}
+			on.Store(true)
+			b := c.settle(ctx, f.spec(), loseAt(f.input(), 4, func() { c.kill(0) }), allTasks(f.tasks))
+			on.Store(false)
+			if b.Epoch != 1 {
+				t.Errorf("epoch %d, want 1", b.Epoch)
+			}
+			c.awaitOwnersLive(t, f.id)
+			if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
+				t.Fatal(d)
+			}
+		})
+	}
+}

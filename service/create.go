@@ -31,6 +31,9 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control.Msg{Op: control.OpClose, Shuffle: sp.ID})
 		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
 	}
+	if sh, err := s.lookup(sp.ID); err == nil {
+		s.publish(sh)
+	}
 	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions,
 		"members", len(pin.live), "epoch", len(pin.lost), "co_partition", sp.CoPartition)
 	return nil

@@ -64,6 +64,9 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 		return nil, s.drop(c.Shuffle)
 	}
 	sh, err := s.lookup(c.Shuffle)
+	if errors.Is(err, ErrUnknownShuffle) {
+		sh, err = s.adopt(ctx, c)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,12 @@ func (s *Service) memberLost(ctx context.Context, node string) {
 func (s *Service) failover(ctx context.Context, sh *entry) {
 	sh.failover.Lock()
 	defer sh.failover.Unlock()
+	before := sh.Route().Epoch
+	defer func() {
+		if sh.coordPart() != nil && sh.Route().Epoch != before {
+			s.publish(sh)
+		}
+	}()
 	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
 		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() {
 			s.takeOver(ctx, sh, lost)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/service"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/simnet"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/wire"
@@ -313,4 +315,49 @@ func TestSimCoordinatorLossLossy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSimMissedCreate: a member that does not hold the shuffle (it missed
+// the create) is asked to follow the successor of a lost coordinator: it
+// installs the shuffle from its record and takes part; every row is read
+// exactly once. The record then names the successor, in term 1 and epoch 1.
+func TestSimMissedCreate(t *testing.T) {
+	f := newFrame("missed", 8, 7, 4_000, 9)
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{RecordRank: service.RecordRank})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	members := []string{"node-0", "node-1", "node-2", "node-3"}
+	next, _, _ := shuffle.CoordinatorOf(f.id, "node-0", members, []string{"node-0"})
+	forgetful := c.index[slices.DeleteFunc(slices.Clone(members[1:]), func(m string) bool { return m == next })[0]]
+	c.asker = forgetful
+	c.awaitRecord(t, f.id, func(r *service.Record) bool { return r.Term == 0 })
+	c.svcs[forgetful].ForgetShuffle(f.id)
+	c.kill(0)
+	c.awaitRecord(t, f.id, func(r *service.Record) bool { return r.Term == 1 && r.Epoch == 1 && r.Coordinator == next })
+	if b := c.settle(ctx, f.spec(), f.input(), allTasks(f.tasks)); !b.Sealed || b.Epoch != 1 {
+		t.Fatalf("sealed %v in epoch %d", b.Sealed, b.Epoch)
+	}
+	if in, err := c.svcs[forgetful].Info(f.id); err != nil || in.Coordinator != next {
+		t.Fatalf("node-%d: %+v, %v; want it to follow %s", forgetful, in, err, next)
+	}
+	c.awaitOwnersLive(t, f.id)
+	if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// awaitRecord waits until shuffle id's record satisfies ok.
+func (c *simCluster) awaitRecord(t *testing.T, id string, ok func(*service.Record) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		r, err := c.svcs[c.liveNode(1)].FetchRecord(context.Background(), id)
+		if err == nil && ok(r) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("shuffle %s: the record never reached the state wanted", id)
 }

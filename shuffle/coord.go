@@ -45,7 +45,19 @@ func candidateHash(id, member string) uint64 {
 // lost are gone: the first candidate not lost and its index. ok is false
 // when every candidate is lost.
 func (st *State) coordinatorFor(lost []string) (node string, term uint64, ok bool) {
-	for i, c := range st.candidates {
+	return firstLive(st.candidates, lost)
+}
+
+// CoordinatorOf is who coordinates shuffle id, created by creator over
+// members, in the epoch where lost are gone, and in which term, as every
+// member computes it; ok is false when every member is lost.
+func CoordinatorOf(id, creator string, members, lost []string) (node string, term uint64, ok bool) {
+	return firstLive(candidates(id, creator, members), lost)
+}
+
+// firstLive returns the first of cand not in lost and its index.
+func firstLive(cand, lost []string) (string, uint64, bool) {
+	for i, c := range cand {
 		if !slices.Contains(lost, c) {
 			return c, uint64(i), true
 		}

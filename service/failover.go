@@ -56,28 +56,19 @@ func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
 	s.log.Info("takeover done", "shuffle", sh.ID(), "term", rt.Term, "members", len(facts), "took", time.Since(start))
 }
 
-// gatherFacts sends c to every member of live but this node, in parallel
-// and each with retries of its own, and returns their facts and this
-// node's, by node.
+// gatherFacts sends c to every member of live but this node, in parallel,
+// and returns their facts and this node's, by node.
 func (s *Service) gatherFacts(ctx context.Context, live []string, c control.Msg) map[string]*control.Facts {
 	var mu sync.Mutex
 	facts := map[string]*control.Facts{}
 	var wg sync.WaitGroup
 	for _, n := range otherThan(live, s.Name()) {
 		wg.Go(func() {
-			var r control.Reply
-			err := control.Retry(ctx, takeoverTries, func() error {
-				var err error
-				r, err = s.request(ctx, n, c)
-				return err
-			})
-			if err != nil || r.Facts == nil {
-				s.log.Warn("member did not answer the takeover", "shuffle", c.Shuffle, "peer", n, "err", err)
-				return
+			if f := s.askFacts(ctx, n, c); f != nil {
+				mu.Lock()
+				facts[n] = f
+				mu.Unlock()
 			}
-			mu.Lock()
-			facts[n] = r.Facts
-			mu.Unlock()
 		})
 	}
 	wg.Wait()
@@ -87,6 +78,23 @@ func (s *Service) gatherFacts(ctx context.Context, live []string, c control.Msg)
 		sh.Unlock()
 	}
 	return facts
+}
+
+// askFacts sends c to member n, with retries, and returns its facts; nil if
+// it never answered (it is probably dying: the tasks that needed its facts
+// run again).
+func (s *Service) askFacts(ctx context.Context, n string, c control.Msg) *control.Facts {
+	var r control.Reply
+	err := control.Retry(ctx, takeoverTries, func() error {
+		var err error
+		r, err = s.request(ctx, n, c)
+		return err
+	})
+	if err != nil || r.Facts == nil {
+		s.log.Warn("member did not answer the takeover", "shuffle", c.Shuffle, "peer", n, "err", err)
+		return nil
+	}
+	return r.Facts
 }
 
 // applyTakeover handles control.OpTakeover on a member: move to the

@@ -171,8 +171,8 @@ func (s *Service) adopt(ctx context.Context, c *control.Msg) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(r.Members, s.Name()) {
-		return nil, fmt.Errorf("%w: %s: node %s is not one of its members", ErrUnknownShuffle, c.Shuffle, s.Name())
+	if !slices.Contains(r.Members, s.Name()) || slices.Contains(r.Lost, s.Name()) {
+		return nil, fmt.Errorf("%w: %s: node %s is not one of its live members", ErrUnknownShuffle, c.Shuffle, s.Name())
 	}
 	return s.installRecord(r)
 }

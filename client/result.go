@@ -33,6 +33,7 @@ type Result struct {
 	ReplaySet int
 
 	clients  []*Client
+	home     atomic.Int32 // index in clients of the node asked about the shuffle (follow.go)
 	job      Job
 	schema   *arrow.Schema // of the put streams
 	attempts atomic.Int64
@@ -52,7 +53,12 @@ func (r *Result) Replayed() int64 { return r.replayed.Load() }
 
 // Layout returns the layout of an array shuffle (the __partitioned__ form).
 func (r *Result) Layout(ctx context.Context) (flightproto.Layout, error) {
-	return r.clients[0].Layout(ctx, r.Shuffle)
+	var l flightproto.Layout
+	err := r.ask(ctx, func(c *Client) (err error) {
+		l, err = c.Layout(ctx, r.Shuffle)
+		return err
+	})
+	return l, err
 }
 
 // Read streams output partition p to fn, which must not keep a record past
@@ -183,14 +189,27 @@ func (r *Result) recover(ctx context.Context) (bool, error) {
 	if err := r.settle(ctx, nil); err != nil {
 		return false, err
 	}
-	eps, err := r.clients[0].Locations(ctx, r.Shuffle)
+	eps, err := r.locations(ctx)
 	if err != nil {
-		return false, fmt.Errorf("client: locations of %s: %w", r.Shuffle, unreachable(err, "coordinator", r.clients[0].Addr()))
+		return false, err
 	}
 	r.mu.Lock()
 	r.Endpoints = eps
 	r.mu.Unlock()
 	return r.replayed.Load() > before, nil
+}
+
+// locations asks where the partitions live now.
+func (r *Result) locations(ctx context.Context) ([]Endpoint, error) {
+	var eps []Endpoint
+	err := r.ask(ctx, func(c *Client) (err error) {
+		eps, err = c.Locations(ctx, r.Shuffle)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("client: locations of %s: %w", r.Shuffle, unreachable(err, "node", r.homeAddr()))
+	}
+	return eps, nil
 }
 
 // setOutcome records a barrier reply's epoch and replay set.
@@ -209,7 +228,7 @@ func (r *Result) endpoint(p int) Endpoint {
 
 // Close closes the shuffle on the cluster and the connections.
 func (r *Result) Close(ctx context.Context) error {
-	err := r.clients[0].CloseShuffle(ctx, r.Shuffle)
+	err := r.ask(ctx, func(c *Client) error { return c.CloseShuffle(ctx, r.Shuffle) })
 	for _, c := range r.clients {
 		err = errors.Join(err, c.Close())
 	}

@@ -19,7 +19,10 @@ import (
 
 // Job is a whole shuffle for Run.
 type Job struct {
-	// Spec of the shuffle; it is created on Nodes[0], its coordinator.
+	// Spec of the shuffle; it is created on a node of Nodes chosen from its
+	// ID, its first coordinator (the shuffles of a client spread over the
+	// nodes). The barrier and locations are asked of that node, and of the
+	// next ones while it cannot be reached.
 	Spec *spec.Spec
 	// Nodes are API addresses; attempt a of input task i is put on
 	// Nodes[(i+a) % len(Nodes)], so a task whose node died runs elsewhere.
@@ -62,6 +65,7 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Shuffle: job.Spec.ID, clients: clients, job: job, schema: schema, next: map[int]uint32{}}
+	res.home.Store(int32(homeOf(job.Spec.ID, len(clients))))
 	if err := run(ctx, job, res); err != nil {
 		for _, c := range clients {
 			c.Close()
@@ -73,8 +77,7 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 
 // run creates the shuffle, then puts every task and settles it.
 func run(ctx context.Context, job Job, res *Result) error {
-	coord := res.clients[0]
-	if err := coord.Create(ctx, job.Spec); err != nil {
+	if err := res.clients[res.home.Load()].Create(ctx, job.Spec); err != nil {
 		return fmt.Errorf("client: create %s: %w", job.Spec.ID, err)
 	}
 	tasks := make([]uint64, job.Spec.Tasks)
@@ -84,9 +87,9 @@ func run(ctx context.Context, job Job, res *Result) error {
 	if err := res.settle(ctx, tasks); err != nil {
 		return err
 	}
-	eps, err := coord.Locations(ctx, job.Spec.ID)
+	eps, err := res.locations(ctx)
 	if err != nil {
-		return fmt.Errorf("client: locations of %s: %w", job.Spec.ID, unreachable(err, "coordinator", coord.Addr()))
+		return err
 	}
 	res.Endpoints = eps
 	return nil
@@ -95,15 +98,18 @@ func run(ctx context.Context, job Job, res *Result) error {
 // settle puts tasks, then waits at the barrier and runs what the
 // coordinator asks for, in rounds, until the shuffle seals.
 func (r *Result) settle(ctx context.Context, tasks []uint64) error {
-	coord := r.clients[0]
 	rounds := cmp.Or(r.job.MaxRounds, 30)
 	for round := 0; ; round++ {
 		if err := putAll(ctx, r.job, r, r.schema, tasks); err != nil {
 			return err
 		}
-		b, err := coord.Barrier(ctx, r.Shuffle)
+		var b flightproto.BarrierReply
+		err := r.ask(ctx, func(c *Client) (err error) {
+			b, err = c.Barrier(ctx, r.Shuffle)
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("client: barrier of %s: %w", r.Shuffle, unreachable(err, "coordinator", coord.Addr()))
+			return fmt.Errorf("client: barrier of %s: %w", r.Shuffle, unreachable(err, "node", r.homeAddr()))
 		}
 		r.setOutcome(b)
 		if b.Sealed {
@@ -247,15 +253,15 @@ func retryable(err error) bool {
 }
 
 // unreachable says, when err is a failure to reach the node at addr (its
-// role in the shuffle: "coordinator" or "owner"), what that means: a lost
-// coordinator fails its shuffles (there is no failover); an owner that
-// stays unreachable was not declared lost by the cluster. The status code
-// is kept (status.Code sees through the wrapping); nil stays nil.
+// role in the shuffle: "node", the last one asked about the shuffle after
+// every other, or "owner"), what that means: no node answered, or an owner
+// that stays unreachable was not declared lost by the cluster. The status
+// code is kept (status.Code sees through the wrapping); nil stays nil.
 func unreachable(err error, role, addr string) error {
 	if status.Code(err) != codes.Unavailable {
 		return err
 	}
-	why := "if it was lost, the shuffle failed: run it again"
+	why := "no node of the job could answer for the shuffle (or its coordinator and every successor were lost)"
 	if role == "owner" {
 		why = "and not declared lost by the cluster within " + readRetry.String()
 	}

@@ -8,7 +8,10 @@
 // (it becomes the coordinator); the node running a task attempt sends
 // OpBegin and OpDone to the coordinator; a receiver sends OpCommitted; any
 // node polls OpBarrier; the coordinator sends OpSeal, OpFail and OpEpoch to
-// the members; any node sends OpClose.
+// the members; any node sends OpClose. When the coordinator is lost, its
+// successor sends OpTakeover to the members, which move to the successor's
+// epoch and reply with their Facts. Seal, fail, epoch and takeover carry the
+// coordinator's Term: members refuse those of an older term.
 //
 // The caller's duties: decode every received body with Decode (it bounds the
 // size and checks the shuffle ID) and fill only the fields the Op uses.

@@ -22,6 +22,7 @@ const (
 	OpClose     = "close"     // any node -> members: free the shuffle
 	OpBarrier   = "barrier"   // any node -> coordinator: wait for the barrier
 	OpEpoch     = "epoch"     // coordinator -> members: nodes were lost, new ownership
+	OpTakeover  = "takeover"  // successor -> members: the coordinator was lost, I coordinate; reply with your facts
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by
@@ -30,6 +31,7 @@ type Msg struct {
 	Op          string                    `json:"op"`
 	Shuffle     string                    `json:"shuffle"`
 	Epoch       uint64                    `json:"epoch,omitempty"`
+	Term        uint64                    `json:"term,omitempty"` // seal, fail, epoch, takeover: the coordinator's term
 	Lost        []string                  `json:"lost,omitempty"`
 	Reopen      bool                      `json:"reopen,omitempty"` // epoch: the seal was undone
 	Spec        *spec.Spec                `json:"spec,omitempty"`
@@ -55,6 +57,33 @@ type Reply struct {
 	// this attempt replays; 0 when there is none. Receivers of then that
 	// still hold a partition keep that attempt's rows of it.
 	Since uint64 `json:"since,omitempty"`
+	// Facts (takeover): what the member did in the shuffle so far.
+	Facts *Facts `json:"facts,omitempty"`
+}
+
+// Facts are what one member tells a new coordinator (control.OpTakeover) so
+// it can rebuild the barrier: the attempts it finished as a sender and the
+// attempts it committed as a receiver.
+type Facts struct {
+	Sent []Finished  `json:"sent,omitempty"`
+	Held []Committed `json:"held,omitempty"`
+}
+
+// Finished is an attempt a member finished as a sender: every receiver of
+// its epoch acknowledged its end marker. Sent is what it sent each.
+type Finished struct {
+	Task    uint64                    `json:"task"`
+	Attempt uint32                    `json:"attempt"`
+	Epoch   uint64                    `json:"epoch"`
+	Sent    map[string]barrier.Totals `json:"sent,omitempty"`
+}
+
+// Committed is an attempt a member committed as a receiver, holding Held.
+type Committed struct {
+	Task    uint64         `json:"task"`
+	Attempt uint32         `json:"attempt"`
+	Epoch   uint64         `json:"epoch"`
+	Held    barrier.Totals `json:"held"`
 }
 
 // Decode decodes and checks a control message body.

@@ -17,6 +17,14 @@
 //     with what they return. On every member, hand OpEpoch to ApplyEpoch.
 //  4. Call Lose when a live member of a shuffle it coordinates fails or
 //     leaves.
+//  5. When this node takes over a shuffle whose coordinator was lost (it is
+//     the first live candidate, see package shuffle), move it to the
+//     takeover's epoch, gather every live member's control.Facts, build
+//     its Shuffle with Rebuild and act on the decision with Resume.
+//
+// Every decision (seal, fail, epoch move) carries the coordinator's node and
+// term; members check them (shuffle.State.CheckDecision, CheckMove) and
+// refuse those of a replaced coordinator.
 //
 // Decisions (seal, fail, a new epoch) are broadcast on goroutines started
 // with Node.Go; Lose blocks until the survivors were told of the new epoch.

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/shufflenode/shufflenode/barrier"
@@ -52,7 +51,7 @@ func (cd *Coordinator) nextEpoch(sh *Shuffle, node string) (control.Msg, []uint6
 	reopen := sh.moveLocked(rt, d, len(replay))
 	sh.moving = true                      // until Lose announced the move
 	cd.cfg.Node.Forget(sh.ID(), rt.Epoch) // puts of the old epoch fail with ErrStaleEpoch and run again
-	return control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Reopen: reopen}, replay, nil
+	return control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Reopen: reopen, Node: sh.Self, Term: rt.Term}, replay, nil
 }
 
 // lose tells the tracker that node is gone from rt's epoch on and returns
@@ -96,14 +95,10 @@ func (sh *Shuffle) resealAfterLoss() bool {
 }
 
 // ApplyEpoch handles control.OpEpoch on a member (every member, the
-// receiving end of Lose's broadcast): adopt the newer routing.
+// receiving end of Lose's broadcast): adopt the newer routing. An epoch of
+// an older term than this node's is refused (shuffle.ErrStaleTerm).
 func (cd *Coordinator) ApplyEpoch(sh *shuffle.State, c *control.Msg) error {
-	if uint64(len(c.Lost)) != c.Epoch {
-		return fmt.Errorf("%w: epoch %d with %d lost nodes", shuffle.ErrBadInput, c.Epoch, len(c.Lost))
-	}
-	if slices.Contains(c.Lost, sh.Self) {
-		err := fmt.Errorf("this node was declared lost in epoch %d", c.Epoch)
-		sh.Finish(shuffle.Failed, err)
+	if err := sh.CheckMove(c.Op, c.Node, c.Term, c.Lost, c.Epoch); err != nil {
 		return err
 	}
 	sh.Lock()

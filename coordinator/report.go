@@ -73,14 +73,19 @@ func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
 	switch {
 	case d.Seal:
 		cd.cfg.Log.Info("barrier reached", "shuffle", sh.ID())
-		cd.cfg.Node.Go(func(ctx context.Context) {
-			cd.conclude(ctx, sh, control.Msg{Op: control.OpSeal, Shuffle: sh.ID()}, nil)
-		})
+		c := sh.decision(control.OpSeal, "")
+		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, c, nil) })
 	case d.Fail != nil:
 		cd.cfg.Log.Error("shuffle failed", "shuffle", sh.ID(), "err", d.Fail)
-		c := control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Reason: d.Fail.Error()}
+		c := sh.decision(control.OpFail, d.Fail.Error())
 		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, c, d.Fail) })
 	}
+}
+
+// decision is a seal or fail message of sh's coordinator, signed with its
+// node and term: members refuse those of an older term.
+func (sh *Shuffle) decision(op, reason string) control.Msg {
+	return control.Msg{Op: op, Shuffle: sh.ID(), Node: sh.Self, Term: sh.Term(), Reason: reason}
 }
 
 // conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
@@ -92,7 +97,7 @@ func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg,
 			return // a member was lost meanwhile: the shuffle reopened and will seal again
 		}
 		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.ID(), err)
-		_ = cd.cfg.Node.Broadcast(ctx, rt.Live, control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Reason: failure.Error()})
+		_ = cd.cfg.Node.Broadcast(ctx, rt.Live, sh.decision(control.OpFail, failure.Error()))
 	}
 	sh.Lock()
 	if failure == nil && sh.RouteLocked().Epoch != rt.Epoch {

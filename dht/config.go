@@ -99,6 +99,9 @@ type Config struct {
 	// MaxPeerStreams bounds the streams open with one peer at once, each
 	// way (requests, reads and kad-dht's). Default 4096.
 	MaxPeerStreams int
+	// RecordRules are strict rules for record keys by prefix (see
+	// RecordRule): every node of a cluster must have the same.
+	RecordRules []RecordRule
 	// RequestTimeout bounds a Request whose context has no deadline, and
 	// each background dial to a new member. Default 60 s.
 	RequestTimeout time.Duration
@@ -164,10 +167,19 @@ func (c Config) withDefaults() Config {
 // an error matching ErrConfig.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	checks := []func() error{c.validateNames, c.validateAddrs, c.validateKeys, c.validateLimits}
+	checks := []func() error{c.validateNames, c.validateAddrs, c.validateKeys, c.validateLimits, c.validateRules}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+func (c Config) validateRules() error {
+	for _, r := range c.RecordRules {
+		if r.Prefix == "" || r.Rank == nil {
+			return fmt.Errorf("%w: record rule of node %s: prefix %q, rank set %v", ErrConfig, c.Name, r.Prefix, r.Rank != nil)
 		}
 	}
 	return nil

@@ -42,8 +42,11 @@
 // with the frame. Requests to the node itself call the Handler directly.
 //
 // Records: PutRecord/GetRecord store small values in kad-dht under
-// "/shufflenode/<key>"; the newest put wins (see PutRecord). With an
-// empty routing table they work on the local store only.
+// "/shufflenode/<key>"; the newest put wins (see PutRecord), except under
+// a key prefix with a Config.RecordRules rule: every node then refuses the
+// values the rule rejects and keeps the one of the highest rank (shuffle
+// records: the highest coordinator term, then epoch). With an empty
+// routing table they work on the local store only.
 //
 // # The caller's duties
 //

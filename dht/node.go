@@ -108,7 +108,7 @@ func (n *Node) start(ctx context.Context) error {
 	if n.host, err = newHost(n.cfg, key, n.gate); err != nil {
 		return err
 	}
-	if n.kad, err = newKad(n.host); err != nil {
+	if n.kad, err = newKad(n.host, n.cfg.RecordRules); err != nil {
 		return fmt.Errorf("dht: node %s: kad-dht: %w", n.cfg.Name, err)
 	}
 	n.host.SetStreamHandler(PeerProtocol, n.serveStream)

@@ -20,31 +20,66 @@ const MaxRecordSize = 1 << 20
 // versionSize is the size of the version prefix of a stored record.
 const versionSize = 8
 
-// recordValidator accepts any value of our namespace that carries a version
-// prefix and is not too large, and selects the value with the highest
-// version (ties: the greatest bytes), so every node picks the same one.
-type recordValidator struct{}
+// RecordRule is a strict rule for the records whose keys start with
+// Prefix (a PutRecord key, e.g. "shuffle/"): every node refuses to store a
+// value Rank rejects, and of the values of one key it selects the one of
+// the highest rank (ties: the newest version, then the greatest bytes).
+type RecordRule struct {
+	Prefix string
+	// Rank checks value (without its version prefix) stored under key (the
+	// PutRecord key) and ranks it. It must not block; any node calls it on
+	// any value it is sent.
+	Rank func(key string, value []byte) (uint64, error)
+}
 
-// Validate checks a stored value's size and version prefix.
-func (recordValidator) Validate(key string, value []byte) error {
+// recordValidator accepts any value of our namespace that carries a version
+// prefix, is not too large and passes the rule of its key, if any, and
+// selects the value of the highest rank, then version (ties: the greatest
+// bytes), so every node picks the same one.
+type recordValidator struct{ rules []RecordRule }
+
+// Validate checks a stored value's size, version prefix and rule.
+func (rv recordValidator) Validate(key string, value []byte) error {
 	if len(value) < versionSize || len(value) > versionSize+MaxRecordSize {
 		return fmt.Errorf("%w: record %s has %d bytes", ErrRecord, key, len(value))
 	}
-	return nil
+	_, err := rv.rank(key, value)
+	return err
 }
 
-// Select returns the index of the newest value.
-func (recordValidator) Select(key string, values [][]byte) (int, error) {
-	if len(values) == 0 {
-		return 0, fmt.Errorf("%w: no values for record %s", ErrNotFound, key)
-	}
-	best := 0
-	for i, v := range values[1:] {
-		if newer(v, values[best]) {
-			best = i + 1
+// Select returns the index of the value of the highest rank, then the
+// newest; values the key's rule rejects are never selected.
+func (rv recordValidator) Select(key string, values [][]byte) (int, error) {
+	best, bestRank := -1, uint64(0)
+	for i, v := range values {
+		r, err := rv.rank(key, v)
+		if err == nil && (best < 0 || r > bestRank || (r == bestRank && newer(v, values[best]))) {
+			best, bestRank = i, r
 		}
 	}
+	if best < 0 {
+		return 0, fmt.Errorf("%w: no valid values for record %s", ErrNotFound, key)
+	}
 	return best, nil
+}
+
+// rank applies the rule of key (a kad-dht key) to a stored value: 0 for a
+// key without a rule.
+func (rv recordValidator) rank(key string, value []byte) (uint64, error) {
+	user := strings.TrimPrefix(key, "/"+recordNamespace+"/")
+	for _, r := range rv.rules {
+		if strings.HasPrefix(user, r.Prefix) {
+			if len(value) < versionSize {
+				return 0, fmt.Errorf("%w: record %s has no version", ErrRecord, user)
+			}
+			n, err := r.Rank(user, value[versionSize:])
+			if err != nil {
+				return 0, fmt.Errorf("%w: record %s: %w", ErrRecord, user, err)
+			}
+			return n, nil
+		}
+	}
+	return 0, nil
 }
 
 // newer reports whether stored value a beats b.
@@ -72,8 +107,10 @@ func recordKey(key string) (string, error) {
 }
 
 // PutRecord stores value (at most MaxRecordSize bytes) under key in the
-// DHT: locally and on the closest members. The newest put wins: values
-// carry a version (this node's wall clock in nanoseconds, made strictly
+// DHT: locally and on the closest members. A key with a rule
+// (Config.RecordRules) takes only values the rule accepts, and the value of
+// the highest rank wins. Otherwise the newest put wins: values carry a
+// version (this node's wall clock in nanoseconds, made strictly
 // increasing per node), so concurrent writers on different nodes resolve
 // by clock. With an empty routing table (a single-node cluster, or before
 // any member is connected) the value is stored locally only, without
@@ -87,8 +124,13 @@ func (n *Node) PutRecord(ctx context.Context, key string, value []byte) error {
 	if len(value) > MaxRecordSize {
 		return fmt.Errorf("%w: record %s has %d bytes, limit %d", ErrRecord, key, len(value), MaxRecordSize)
 	}
+
 	v := binary.BigEndian.AppendUint64(make([]byte, 0, versionSize+len(value)), n.nextVersion())
-	err = n.kad.PutValue(ctx, k, append(v, value...))
+	v = append(v, value...)
+	if _, err := (recordValidator{n.cfg.RecordRules}).rank(k, v); err != nil {
+		return fmt.Errorf("dht: node %s: put record: %w", n.cfg.Name, err)
+	}
+	err = n.kad.PutValue(ctx, k, v)
 	if errors.Is(err, kb.ErrLookupFailure) {
 		n.log.Debug("record stored locally only", "key", key)
 		return nil

@@ -76,3 +76,30 @@ func TestFindPeer(t *testing.T) {
 		t.Fatalf("FindPeer(stranger): %v, want ErrNotFound", err)
 	}
 }
+
+// A record rule holds on every node: a value it rejects is refused at the
+// put, and a lower-ranked put after a higher one (an error, where the
+// putting node already holds the higher) replaces it on no node.
+func TestRecordRulesAcrossNodes(t *testing.T) {
+	rule := dht.RecordRule{Prefix: "ranked/", Rank: func(_ string, v []byte) (uint64, error) {
+		if len(v) == 0 || v[0] < '0' || v[0] > '9' {
+			return 0, errors.New("not a ranked value")
+		}
+		return uint64(v[0] - '0'), nil
+	}}
+	nodes := dhttest.StartCluster(t, 3, func(_ int, c *dht.Config) { c.RecordRules = []dht.RecordRule{rule} }, ackHandler)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := nodes[0].PutRecord(ctx, "ranked/s", []byte("x")); !errors.Is(err, dht.ErrRecord) {
+		t.Fatalf("put of a value the rule rejects: %v, want ErrRecord", err)
+	}
+	if err := nodes[0].PutRecord(ctx, "ranked/s", []byte("5 high")); err != nil {
+		t.Fatal(err)
+	}
+	_ = nodes[1].PutRecord(ctx, "ranked/s", []byte("2 later but lower"))
+	for i, n := range nodes {
+		if got, err := n.GetRecord(ctx, "ranked/s"); err != nil || string(got) != "5 high" {
+			t.Errorf("node %d: GetRecord = %q, %v; want the higher rank", i, got, err)
+		}
+	}
+}

@@ -62,3 +62,28 @@ func TestRecordValidatorValidate(t *testing.T) {
 		})
 	}
 }
+
+// A rule refuses malformed values of its keys and selects the highest
+// rank, whatever the versions; keys without a rule keep the newest value.
+func TestRecordRules(t *testing.T) {
+	rv := recordValidator{rules: []RecordRule{{Prefix: "ranked/", Rank: func(_ string, v []byte) (uint64, error) {
+		if len(v) == 0 || v[0] != '#' {
+			return 0, errors.New("not a ranked value")
+		}
+		return uint64(len(v)), nil
+	}}}}
+	key := "/shufflenode/ranked/s1"
+	if err := rv.Validate(key, versioned(1, "plain")); !errors.Is(err, ErrRecord) {
+		t.Fatalf("malformed value: %v, want ErrRecord", err)
+	}
+	if err := rv.Validate("/shufflenode/other/s1", versioned(1, "plain")); err != nil {
+		t.Fatalf("key without a rule: %v", err)
+	}
+	values := [][]byte{versioned(9, "#a"), versioned(1, "#abc"), versioned(5, "bad"), versioned(2, "#ab")}
+	if got, err := rv.Select(key, values); err != nil || got != 1 {
+		t.Fatalf("Select = %d, %v; want 1 (highest rank, oldest version)", got, err)
+	}
+	if _, err := rv.Select(key, [][]byte{versioned(5, "bad")}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Select of only invalid values: %v", err)
+	}
+}

@@ -2,20 +2,30 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // coordOf returns sh's coordinator part, or an error if this node is not
-// its coordinator.
+// its coordinator (yet: it may be taking over, or the sender may follow a
+// newer term than this node): ErrUnavailable, refused so that the sender
+// asks again, or runs its task again.
 func (s *Service) coordOf(sh *entry) (*coordinator.Shuffle, error) {
-	if sh.coord == nil {
-		return nil, fmt.Errorf("%w: node %s is not the coordinator of shuffle %s (%s is)", ErrBadInput, s.Name(), sh.ID(), sh.Coordinator)
+	if co := sh.coordPart(); co != nil {
+		return co, nil
 	}
-	return sh.coord, nil
+	rt := sh.Route()
+	why := fmt.Sprintf("%s is, in term %d", rt.Coordinator, rt.Term)
+	if rt.Coordinator == s.Name() {
+		why = fmt.Sprintf("it is taking over in term %d", rt.Term)
+	}
+	return nil, shuffle.Refuse(wire.RefuseClosing, fmt.Errorf("%w: node %s does not coordinate shuffle %s (%s)", ErrUnavailable, s.Name(), sh.ID(), why))
 }
 
 // coordNode is what the coordinator needs of this node.
@@ -44,19 +54,20 @@ type BarrierResult struct {
 // Barrier waits until the shuffle is sealed on every member, or failed, or
 // some task has no done attempt (Replay). Call it once every put has
 // returned: a task still being put also counts as pending. Any member may be
-// asked; it polls the coordinator.
+// asked; it polls the coordinator, and while the coordinator cannot be
+// reached (it was lost and its successor is taking over) it keeps asking,
+// the current coordinator each time, for up to Config.LossWait.
 func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error) {
 	sh, err := s.lookup(id)
 	if err != nil {
 		return BarrierResult{}, err
 	}
 	sh.Touch()
+	var lostSince time.Time
 	for {
-		var r control.Reply
-		if sh.coord != nil {
-			r, err = s.coord.Status(sh.coord)
-		} else {
-			r, err = s.request(ctx, sh.Coordinator, control.Msg{Op: control.OpBarrier, Shuffle: sh.ID()})
+		r, err := s.barrierPoll(ctx, sh)
+		if s.awaitSuccessor(ctx, sh, err, &lostSince) {
+			r, err = control.Reply{}, nil // ask again: the coordinator is being replaced
 		}
 		if err != nil || r.Status == control.StatusSealed || len(r.Replay) > 0 {
 			return BarrierResult{Sealed: r.Status == control.StatusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
@@ -67,6 +78,34 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 			return BarrierResult{}, ctx.Err()
 		}
 	}
+}
+
+// barrierPoll asks sh's current coordinator for the barrier's state.
+func (s *Service) barrierPoll(ctx context.Context, sh *entry) (control.Reply, error) {
+	if co := sh.coordPart(); co != nil {
+		return s.coord.Status(co)
+	}
+	return s.request(ctx, sh.Coordinator(), control.Msg{Op: control.OpBarrier, Shuffle: sh.ID()})
+}
+
+// awaitSuccessor reports whether a barrier poll that failed with err should
+// be asked again: the coordinator was unreachable (since *since, which it
+// sets and resets) for less than Config.LossWait.
+func (s *Service) awaitSuccessor(ctx context.Context, sh *entry, err error, since *time.Time) bool {
+	if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil || sh.failed() {
+		*since = time.Time{}
+		return false
+	}
+	if since.IsZero() {
+		*since = time.Now()
+	}
+	return time.Since(*since) < s.cfg.LossWait
+}
+
+// failed reports whether the shuffle failed on this node.
+func (sh *entry) failed() bool {
+	ph, _ := sh.Status()
+	return ph == Failed
 }
 
 // Progress is the coordinator's view of a shuffle: the tracker's counters

@@ -37,6 +37,9 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control.Msg{Op: control.OpClose, Shuffle: sp.ID})
 		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
 	}
+	if sh, err := s.lookup(sp.ID); err == nil {
+		s.publish(sh)
+	}
 	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions,
 		"members", len(pin.live), "epoch", len(pin.lost), "co_partition", sp.CoPartition)
 	return nil
@@ -142,9 +145,11 @@ func (s *Service) install(c *control.Msg) error {
 		return fmt.Errorf("%w: create %s on node %s: %w", ErrBadInput, c.Shuffle, s.Name(), err)
 	}
 	if c.Coordinator == s.Name() {
-		if sh.coord, err = coordinator.NewShuffle(sh.State); err != nil {
+		co, err := coordinator.NewShuffle(sh.State)
+		if err != nil {
 			return err
 		}
+		sh.coord.Store(co)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

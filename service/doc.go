@@ -31,7 +31,12 @@
 //
 // Node loss: the coordinator moves the shuffle to a new epoch without the
 // lost node and tells the survivors; the barrier hands the replay set to the
-// client (see package coordinator).
+// client (see package coordinator). A lost coordinator is replaced by the
+// first live coordinator candidate, which moves the shuffle to the epoch
+// without it and rebuilds the barrier from the members' facts (failover.go).
+// Where the network keeps records (kad-dht), the coordinator also writes the
+// shuffle's spec, lost list and term as a record, and a member that missed
+// the create installs the shuffle from it (records.go).
 //
 // # Concurrency
 //

@@ -32,6 +32,9 @@ var (
 	// ErrStaleEpoch: the shuffle's ownership changed (a node was lost)
 	// while the attempt ran; run the task again with a new attempt.
 	ErrStaleEpoch = shuffle.ErrStaleEpoch
+	// ErrStaleTerm: a coordinator decision came from a coordinator that
+	// was replaced (its term is older than this node's).
+	ErrStaleTerm = shuffle.ErrStaleTerm
 	// ErrUnavailable: a peer could not be reached.
 	ErrUnavailable = errors.New("service: peer unavailable")
 	// ErrLimit: a create asks more than this node allows (Config.MaxShuffles,

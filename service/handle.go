@@ -72,6 +72,9 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 		return nil, s.drop(c.Shuffle)
 	}
 	sh, err := s.lookup(c.Shuffle)
+	if errors.Is(err, ErrUnknownShuffle) {
+		sh, err = s.adopt(ctx, c)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +97,18 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		return s.toCoordinator(co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
+	case control.OpTakeover:
+		return s.applyTakeover(sh, c)
 	case control.OpSeal:
+		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
+			return control.Reply{}, err
+		}
 		sh.Finish(Sealed, nil)
 		return control.Reply{}, nil
 	case control.OpFail:
+		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
+			return control.Reply{}, err
+		}
 		sh.Finish(Failed, errors.New(c.Reason))
 		s.split.Forget(sh.ID())
 		return control.Reply{}, nil

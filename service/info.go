@@ -31,10 +31,10 @@ func (s *Service) Info(id string) (Info, error) {
 		return Info{}, err
 	}
 	ph, ferr := sh.Status()
-	in := Info{Phase: ph, Err: ferr, Coordinator: sh.Coordinator, Members: sh.Members,
+	in := Info{Phase: ph, Err: ferr, Coordinator: sh.Coordinator(), Members: sh.Members,
 		Tasks: sh.Spec.Tasks, Partitions: sh.Spec.Partitions, Spec: sh.Spec}
-	if sh.coord != nil {
-		in.TasksDone = s.coord.TasksDone(sh.coord)
+	if co := sh.coordPart(); co != nil {
+		in.TasksDone = s.coord.TasksDone(co)
 	}
 	return in, nil
 }

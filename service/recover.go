@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/shufflenode/shufflenode/member"
@@ -19,9 +18,7 @@ func (s *Service) watch(events <-chan member.Event, stop func()) {
 				if !ok {
 					return
 				}
-				if e.Kind == member.Failed || e.Kind == member.Left {
-					s.memberLost(ctx, e.Member.Name)
-				}
+				s.memberEvent(ctx, e)
 			case <-ctx.Done():
 				return
 			}
@@ -29,9 +26,32 @@ func (s *Service) watch(events <-chan member.Event, stop func()) {
 	})
 }
 
-// memberLost handles the loss of node in every open shuffle: shuffles it
-// coordinated fail (there is no coordinator failover yet); shuffles this
-// node coordinates move to a new epoch without it.
+// memberEvent keeps the set of members seen down and reacts to a loss.
+func (s *Service) memberEvent(ctx context.Context, e member.Event) {
+	s.mu.Lock()
+	if s.down == nil {
+		s.down = map[string]bool{}
+	}
+	lost := e.Kind == member.Failed || e.Kind == member.Left
+	s.down[e.Member.Name] = lost
+	s.mu.Unlock()
+	if lost {
+		s.memberLost(ctx, e.Member.Name)
+	}
+}
+
+// isDown reports whether node was seen failed or gone (and not back since).
+func (s *Service) isDown(node string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.down[node]
+}
+
+// memberLost handles the loss of node in every open shuffle it belongs to:
+// a shuffle this node coordinates moves to a new epoch without it; a
+// shuffle whose coordinator is down is taken over by this node if it is the
+// first live candidate (see failover.go); others wait for their
+// coordinator's word.
 func (s *Service) memberLost(ctx context.Context, node string) {
 	s.log.Warn("member lost", "peer", node)
 	s.mu.RLock()
@@ -41,13 +61,36 @@ func (s *Service) memberLost(ctx context.Context, node string) {
 	}
 	s.mu.RUnlock()
 	for _, sh := range shuffles {
-		switch {
-		case sh.Coordinator == node:
-			err := fmt.Errorf("coordinator %s was lost (coordinator failover is not implemented: run the shuffle again)", node)
-			sh.Finish(Failed, err)
-			s.split.Forget(sh.ID())
-		case sh.coord != nil && slices.Contains(sh.Route().Live, node):
-			s.coord.Lose(ctx, sh.coord, node)
+		if ph, _ := sh.Status(); ph != Failed {
+			s.failover(ctx, sh)
+		}
+	}
+}
+
+// failover brings sh up to date with the members seen down: as the
+// successor of a coordinator that is down, take over; as its coordinator,
+// lose each of them (those seen down during a takeover too).
+func (s *Service) failover(ctx context.Context, sh *entry) {
+	sh.failover.Lock()
+	defer sh.failover.Unlock()
+	before := sh.Route().Epoch
+	defer func() {
+		if sh.coordPart() != nil && sh.Route().Epoch != before {
+			s.publish(sh)
+		}
+	}()
+	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
+		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() {
+			s.takeOver(ctx, sh, lost)
+		}
+	}
+	co := sh.coordPart()
+	if co == nil {
+		return
+	}
+	for _, n := range slices.Clone(sh.Route().Live) {
+		if s.isDown(n) && n != s.Name() {
+			s.coord.Lose(ctx, co, n)
 		}
 	}
 }

@@ -54,7 +54,8 @@ type Service struct {
 
 	mu       sync.RWMutex
 	shuffles map[string]*entry
-	gone     tombstones // why recently dropped shuffles are gone
+	gone     tombstones      // why recently dropped shuffles are gone
+	down     map[string]bool // members seen failed or gone, and not back
 	closed   bool
 }
 
@@ -171,8 +172,15 @@ func (s *Service) broadcast(ctx context.Context, nodes []string, c control.Msg) 
 	return errors.Join(errs...)
 }
 
-// background runs fn on a goroutine that Close waits for.
+// background runs fn on a goroutine that Close waits for; once Close has
+// begun, it runs nothing (the work would only see a cancelled context), so
+// that no goroutine is added while Close waits.
 func (s *Service) background(fn func(ctx context.Context)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return
+	}
 	s.bg.Go(func() { fn(s.ctx) })
 }
 

@@ -1,6 +1,11 @@
 package service
 
 import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -22,15 +27,44 @@ const (
 type entry struct {
 	*shuffle.State
 	recv  *receiver.Shuffle
-	puts  map[shuffle.AttemptKey]bool // local puts: false running, true finished
-	coord *coordinator.Shuffle        // only on the coordinator
+	puts  map[shuffle.AttemptKey]bool         // local puts: false running, true finished
+	coord atomic.Pointer[coordinator.Shuffle] // only on the coordinator, once it coordinates
+	// facts: what this node finished as a sender and committed as a
+	// receiver, for a coordinator that takes over (guarded by the lock).
+	facts control.Facts
+	// failover serialises this node's reactions to losses of the shuffle's
+	// members: epoch moves it coordinates and takeovers.
+	failover sync.Mutex
+}
+
+// coordPart returns sh's coordinator part, nil unless this node coordinates it.
+func (sh *entry) coordPart() *coordinator.Shuffle { return sh.coord.Load() }
+
+// finished records an attempt this node finished as a sender (its end
+// markers acknowledged by every receiver), reported to the coordinator as c.
+func (sh *entry) finished(c *control.Msg) {
+	sh.Lock()
+	defer sh.Unlock()
+	sh.facts.Sent = append(sh.facts.Sent, control.Finished{Task: c.Task, Attempt: c.Attempt, Epoch: c.Epoch, Sent: c.Sent})
+}
+
+// committed records an attempt this node committed as a receiver.
+func (sh *entry) committed(c control.Committed) {
+	sh.Lock()
+	defer sh.Unlock()
+	sh.facts.Held = append(sh.facts.Held, c)
+}
+
+// factsLocked is a copy of this node's facts. Called with the lock held.
+func (sh *entry) factsLocked() *control.Facts {
+	return &control.Facts{Sent: slices.Clone(sh.facts.Sent), Held: slices.Clone(sh.facts.Held)}
 }
 
 // newEntry builds a shuffle's state from its spec and pinned members. lost
 // are the members already lost, in order (a shuffle co-partitioned with an
 // older one starts in that one's epoch: len(lost)); usually none.
-func newEntry(sp *spec.Spec, coordinator string, members, lost []string, self string) (*entry, error) {
-	st, err := shuffle.New(sp, coordinator, members, lost, self)
+func newEntry(sp *spec.Spec, creator string, members, lost []string, self string) (*entry, error) {
+	st, err := shuffle.New(sp, creator, members, lost, self)
 	if err != nil {
 		return nil, err
 	}

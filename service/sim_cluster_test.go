@@ -23,7 +23,7 @@ var _ service.Network = (*simnet.Node)(nil)
 
 // simCluster is n services joined by a simnet.Network in this process.
 // Node i is named "node-i"; node 0 creates every shuffle, so it is the
-// coordinator. The driver methods do what the Go client does (client.Run),
+// first coordinator. The driver methods do what the Go client does (client.Run),
 // with Service calls instead of Flight.
 type simCluster struct {
 	t     testing.TB
@@ -35,6 +35,7 @@ type simCluster struct {
 	dead    map[int]bool
 	strict  bool                         // see retryable
 	eager   bool                         // replay without the Go client's pause (see TestSimReplayRacesReopen)
+	asker   int                          // the barrier and locations are asked of the first live node from this one
 	attempt map[string]map[uint64]uint32 // shuffle -> task -> next attempt
 }
 
@@ -161,7 +162,7 @@ func (c *simCluster) settle(ctx context.Context, sp *spec.Spec, in input, tasks 
 	c.t.Helper()
 	for round := 0; ; round++ {
 		c.putAll(ctx, sp, in, tasks)
-		b, err := c.svcs[0].Barrier(ctx, sp.ID)
+		b, err := c.svcs[c.liveNode(c.asker)].Barrier(ctx, sp.ID)
 		if err != nil {
 			c.t.Fatalf("barrier of %s (round %d): %v", sp.ID, round, err)
 		}
@@ -273,7 +274,7 @@ func (c *simCluster) retryable(ctx context.Context, err error) bool {
 // owner returns the service that owns partition p of id, as node 0 sees it.
 func (c *simCluster) owner(id string, p int) *service.Service {
 	c.t.Helper()
-	locs, err := c.svcs[0].Locations(id)
+	locs, err := c.svcs[c.liveNode(c.asker)].Locations(id)
 	if err != nil {
 		c.t.Fatalf("locations of %s: %v", id, err)
 	}

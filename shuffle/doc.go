@@ -1,10 +1,10 @@
 // Package shuffle is one shuffle as one node holds it, the state every role
 // on the node shares: the spec and what it implies (schema, codec,
-// partitioner or array plan), the pinned members and the coordinator's name,
-// the current epoch's routing (Route: who owns and backs up each output
-// partition, who is live), and the shuffle's Phase on this node. It also
-// holds the errors the roles (put, receiver, coordinator) return to peers
-// and clients.
+// partitioner or array plan), the pinned members and the coordinator
+// candidates, the current epoch's routing (Route: who owns and backs up each
+// output partition, who is live, who coordinates in which term), and the
+// shuffle's Phase on this node. It also holds the errors the roles (put,
+// receiver, coordinator) return to peers and clients.
 //
 // The caller's duties:
 //

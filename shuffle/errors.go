@@ -26,6 +26,10 @@ var (
 	// ErrStaleEpoch: the shuffle's ownership changed (a node was lost)
 	// while the attempt ran; run the task again with a new attempt.
 	ErrStaleEpoch = errors.New("service: stale epoch")
+	// ErrStaleTerm: a coordinator decision (seal, fail, epoch move) came
+	// from a coordinator that was replaced: its term is older than the
+	// node's.
+	ErrStaleTerm = errors.New("service: stale coordinator term")
 )
 
 // Busy is an error that the node's handler turns into a TypeBusy reply:

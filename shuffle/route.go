@@ -20,6 +20,10 @@ type Route struct {
 	Owned    *dedup.Bitset // partitions this node owns
 	Held     *dedup.Bitset // partitions this node owns or backs up: what it accepts and commits
 	Live     []string      // members not lost, sorted
+	// Coordinator is the node that coordinates this epoch and Term its term:
+	// both follow from Lost (see coord.go).
+	Coordinator string
+	Term        uint64
 }
 
 // RouteFor computes the routing of the epoch in which lost (in order) are
@@ -51,6 +55,7 @@ func (st *State) layout(epoch uint64, lost []string, owners *ownership.Map) *Rou
 			r.Live = append(r.Live, m)
 		}
 	}
+	r.Coordinator, r.Term, _ = st.coordinatorFor(lost)
 	if st.Spec.Replicated() {
 		r.BackupOf = make([]int, n)
 	}
@@ -100,4 +105,15 @@ func (r *Route) mark(p int, owns, backs bool) {
 // as its owner or its backup.
 func (r *Route) Holds(part, m int) bool {
 	return r.GroupOf[part] == m || (r.BackupOf != nil && r.BackupOf[part] == m)
+}
+
+// HoldsAny reports whether member index m holds (owns or backs up) any
+// output partition in this route.
+func (r *Route) HoldsAny(m int) bool {
+	for p := range r.GroupOf {
+		if r.Holds(p, m) {
+			return true
+		}
+	}
+	return false
 }

@@ -47,18 +47,20 @@ type ArrayKind struct {
 // State is one shuffle's state on one node. The exported fields are set by
 // New and never change.
 type State struct {
-	Spec        *spec.Spec
-	Schema      *arrow.Schema
-	Codec       *table.Codec       // dataframes
-	Part        *table.Partitioner // dataframes
-	Array       *ArrayKind         // arrays
-	Coordinator string
-	Members     []string  // pinned at create, sorted
-	Self        string    // this node's name
-	Created     time.Time // when this node installed it
+	Spec    *spec.Spec
+	Schema  *arrow.Schema
+	Codec   *table.Codec       // dataframes
+	Part    *table.Partitioner // dataframes
+	Array   *ArrayKind         // arrays
+	Creator string             // the node that took the create: the first coordinator candidate
+	Members []string           // pinned at create, sorted
+	Self    string             // this node's name
+	Created time.Time          // when this node installed it
 
-	owners0 *ownership.Map // epoch 0's ownership
-	active  atomic.Int64   // unix nanoseconds of the last activity
+	owners0    *ownership.Map // epoch 0's ownership
+	candidates []string       // coordinator candidates, in order (see coord.go)
+	start      uint64         // the epoch the shuffle started in
+	active     atomic.Int64   // unix nanoseconds of the last activity
 
 	mu    sync.Mutex
 	route *Route // the current epoch's routing; replaced, never mutated
@@ -67,16 +69,21 @@ type State struct {
 	done  chan struct{} // closed when sealed or failed
 }
 
-// New builds a shuffle's state from its spec and pinned members. lost are
+// New builds a shuffle's state from its spec, the node that took its create
+// (its first coordinator) and its pinned members. lost are
 // the members already lost, in order (a shuffle co-partitioned with an older
 // one starts in that one's epoch: len(lost)); usually none.
-func New(sp *spec.Spec, coordinator string, members, lost []string, self string) (*State, error) {
+func New(sp *spec.Spec, creator string, members, lost []string, self string) (*State, error) {
 	schema, err := sp.Validate()
 	if err != nil {
 		return nil, err
 	}
-	st := &State{Spec: sp, Schema: schema, Coordinator: coordinator, Members: slices.Sorted(slices.Values(members)),
-		Self: self, Created: time.Now(), done: make(chan struct{})}
+	st := &State{Spec: sp, Schema: schema, Creator: creator, Members: slices.Sorted(slices.Values(members)),
+		Self: self, Created: time.Now(), done: make(chan struct{}), start: uint64(len(lost))}
+	if !slices.Contains(st.Members, creator) {
+		return nil, fmt.Errorf("service: shuffle %s: creator %s is not a pinned member", sp.ID, creator)
+	}
+	st.candidates = candidates(sp.ID, creator, st.Members)
 	if err := st.setupKind(); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,10 @@ type Config struct {
 	// Faulty, if set, limits the drawn faults (drops and duplicates, not
 	// delays) to the requests it returns true for, e.g. only shard frames.
 	Faulty func(from, to string, t wire.Type) bool
+	// RecordRank, if set, is the rule of every record key (as a
+	// dht.RecordRule's Rank): values it rejects are refused, and of two
+	// values of one key the higher rank stays (ties: the later put).
+	RecordRank func(key string, value []byte) (uint64, error)
 }
 
 // DefaultConfig returns the configuration with every default filled in.

@@ -16,4 +16,6 @@ var (
 	// link, the destination lost meanwhile, or the caller's ctx ended). The
 	// handler may or may not have run.
 	ErrTransport = errors.New("simnet: transport error")
+	// ErrNotFound: no record under that key.
+	ErrNotFound = errors.New("simnet: record not found")
 )

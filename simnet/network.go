@@ -25,10 +25,11 @@ type Network struct {
 	wg    sync.WaitGroup // delivery goroutines and subscriber pumps
 
 	mu       sync.Mutex
-	rng      *rand.Rand       // cfg.Rand, drawn from under mu
-	nodes    map[string]*Node // every node added; lost ones stay until re-added
-	cut      map[link]bool    // links cut by Cut
-	isolated map[string]bool  // nodes cut off from all others by Isolate
+	rng      *rand.Rand        // cfg.Rand, drawn from under mu
+	nodes    map[string]*Node  // every node added; lost ones stay until re-added
+	cut      map[link]bool     // links cut by Cut
+	isolated map[string]bool   // nodes cut off from all others by Isolate
+	records  map[string]record // the shared record store (records.go)
 	closed   bool
 }
 

@@ -1,0 +1,159 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/coordinator"
+)
+
+// Coordinator failover. Who coordinates a shuffle follows from its lost
+// list (package shuffle, coord.go): when the coordinator is seen down, the
+// first coordinator candidate not down takes over. It sends
+// control.OpTakeover (its term, the new epoch and lost list: the old one
+// with every member seen down, the coordinator first among them) to every
+// live member, itself first. Each member moves to that epoch, as for an
+// epoch move, and replies with its facts: what it finished as a sender and
+// committed as a receiver. The successor rebuilds the barrier from them
+// (coordinator.Rebuild) and coordinates from then on; members send their
+// coordinator traffic to the coordinator of their current epoch, so they
+// follow it as soon as they moved. Until the successor has rebuilt, it
+// refuses coordinator requests as unavailable: puts run again, barrier
+// polls ask again.
+
+// takeoverTries is how often the successor asks one member for its facts
+// (backing off from 20 ms: ~2.5 s in all); a member that never answers is
+// probably dying: its facts are missing, and the tasks that needed them
+// replay.
+const takeoverTries = 8
+
+// takeOver makes this node the coordinator of sh, lost being the lost list
+// of the new epoch. Called with sh.failover held.
+func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
+	rt, err := sh.RouteFor(lost)
+	if err != nil {
+		s.log.Error("cannot take over", "shuffle", sh.ID(), "err", err)
+		return
+	}
+	start := time.Now()
+	c := control.Msg{Op: control.OpTakeover, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Node: s.Name(), Term: rt.Term}
+	s.log.Warn("coordinator lost: taking over", "shuffle", sh.ID(), "term", rt.Term, "epoch", rt.Epoch, "lost", lost)
+	if _, err := s.applyTakeover(sh, &c); err != nil {
+		s.log.Error("cannot take over", "shuffle", sh.ID(), "err", err)
+		return
+	}
+	facts := s.gatherFacts(ctx, rt.Live, c)
+	co, d, err := coordinator.Rebuild(sh.State, facts)
+	if err != nil {
+		s.failEverywhere(ctx, sh, fmt.Errorf("shuffle %s: node %s could not take over as coordinator in term %d: %w", sh.ID(), s.Name(), rt.Term, err))
+		return
+	}
+	sh.coord.Store(co)
+	s.coord.Resume(co, d)
+	s.log.Info("takeover done", "shuffle", sh.ID(), "term", rt.Term, "members", len(facts), "took", time.Since(start))
+}
+
+// gatherFacts sends c to every member of live but this node, in parallel,
+// and returns their facts and this node's, by node.
+func (s *Service) gatherFacts(ctx context.Context, live []string, c control.Msg) map[string]*control.Facts {
+	var mu sync.Mutex
+	facts := map[string]*control.Facts{}
+	var wg sync.WaitGroup
+	for _, n := range otherThan(live, s.Name()) {
+		wg.Go(func() {
+			if f := s.askFacts(ctx, n, c); f != nil {
+				mu.Lock()
+				facts[n] = f
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if sh, err := s.lookup(c.Shuffle); err == nil {
+		sh.Lock()
+		facts[s.Name()] = sh.factsLocked()
+		sh.Unlock()
+	}
+	return facts
+}
+
+// askFacts sends c to member n, with retries, and returns its facts; nil if
+// it never answered (it is probably dying: the tasks that needed its facts
+// run again).
+func (s *Service) askFacts(ctx context.Context, n string, c control.Msg) *control.Facts {
+	var r control.Reply
+	err := control.Retry(ctx, takeoverTries, func() error {
+		var err error
+		r, err = s.request(ctx, n, c)
+		return err
+	})
+	if err != nil || r.Facts == nil {
+		s.log.Warn("member did not answer the takeover", "shuffle", c.Shuffle, "peer", n, "err", err)
+		return nil
+	}
+	return r.Facts
+}
+
+// applyTakeover handles control.OpTakeover on a member: move to the
+// successor's epoch and reply with this node's facts, taken under the
+// shuffle's lock with the move, so that no commit of an older epoch can
+// follow them. A sealed shuffle reopens (reads wait): what the lost
+// coordinator knew is rebuilt, and the successor seals again once nothing
+// needs to run again, at once if nothing does.
+func (s *Service) applyTakeover(sh *entry, c *control.Msg) (control.Reply, error) {
+	if err := sh.CheckMove(c.Op, c.Node, c.Term, c.Lost, c.Epoch); err != nil {
+		return control.Reply{}, err
+	}
+	sh.Lock()
+	moved := false
+	var err error
+	if c.Epoch > sh.RouteLocked().Epoch {
+		moved, err = true, sh.moveLocked(c.Lost)
+	}
+	facts := sh.factsLocked()
+	sh.Unlock()
+	if err != nil {
+		return control.Reply{}, err
+	}
+	if moved {
+		s.split.ForgetBefore(sh.ID(), c.Epoch)
+		s.log.Info("new coordinator", "shuffle", sh.ID(), "peer", c.Node, "term", c.Term, "epoch", c.Epoch)
+	}
+	return control.Reply{Facts: facts}, nil
+}
+
+// moveLocked makes the epoch where lost are gone the current one, and
+// reopens the shuffle. Called with the lock held.
+func (sh *entry) moveLocked(lost []string) error {
+	rt, err := sh.RouteFor(lost)
+	if err != nil {
+		return err
+	}
+	sh.SetRouteLocked(rt)
+	sh.ReopenLocked()
+	return nil
+}
+
+// failEverywhere fails sh on every live member and here.
+func (s *Service) failEverywhere(ctx context.Context, sh *entry, err error) {
+	s.log.Error("shuffle failed", "shuffle", sh.ID(), "err", err)
+	rt := sh.Route()
+	c := control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Node: s.Name(), Term: rt.Term, Reason: err.Error()}
+	_ = s.broadcast(ctx, otherThan(rt.Live, s.Name()), c)
+	sh.Finish(Failed, err)
+	s.split.Forget(sh.ID())
+}
+
+// otherThan is nodes without self.
+func otherThan(nodes []string, self string) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if n != self {
+			out = append(out, n)
+		}
+	}
+	return out
+}

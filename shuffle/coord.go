@@ -1,0 +1,137 @@
+package shuffle
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"encoding/binary"
+	"github.com/shufflenode/shufflenode/wire"
+	"hash/fnv"
+	"slices"
+)
+
+// Who coordinates a shuffle is a function of its lost list, so every member
+// agrees without talking: the candidates are the node that took the create,
+// then the other pinned members in an order drawn from the shuffle ID; the
+// coordinator of an epoch is the first candidate not lost, and its term is
+// its place in the list. Members are only ever added to the lost list, so
+// the term only grows, and one term has exactly one coordinator.
+
+// candidates orders the pinned members for the coordinator role: creator
+// first, the others by a hash of (shuffle ID, member), ties by name.
+func candidates(id, creator string, members []string) []string {
+	rest := slices.DeleteFunc(slices.Clone(members), func(m string) bool { return m == creator })
+	slices.SortFunc(rest, func(a, b string) int {
+		ha, hb := candidateHash(id, a), candidateHash(id, b)
+		return cmp.Or(cmp.Compare(ha, hb), cmp.Compare(a, b))
+	})
+	return append([]string{creator}, rest...)
+}
+
+// candidateHash is FNV-1a of the shuffle ID and the member, length-prefixed.
+func candidateHash(id, member string) uint64 {
+	h := fnv.New64a()
+	var n [8]byte
+	for _, s := range []string{id, member} {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	return h.Sum64()
+}
+
+// coordinatorFor returns the coordinator and term of the epoch in which
+// lost are gone: the first candidate not lost and its index. ok is false
+// when every candidate is lost.
+func (st *State) coordinatorFor(lost []string) (node string, term uint64, ok bool) {
+	return firstLive(st.candidates, lost)
+}
+
+// CoordinatorOf is who coordinates shuffle id, created by creator over
+// members, in the epoch where lost are gone, and in which term, as every
+// member computes it; ok is false when every member is lost.
+func CoordinatorOf(id, creator string, members, lost []string) (node string, term uint64, ok bool) {
+	return firstLive(candidates(id, creator, members), lost)
+}
+
+// firstLive returns the first of cand not in lost and its index.
+func firstLive(cand, lost []string) (string, uint64, bool) {
+	for i, c := range cand {
+		if !slices.Contains(lost, c) {
+			return c, uint64(i), true
+		}
+	}
+	return "", 0, false
+}
+
+// Candidates returns the coordinator candidates in order (do not modify).
+func (st *State) Candidates() []string { return st.candidates }
+
+// Successor returns who coordinates once down (members seen failed or gone,
+// in any order) join the current lost list: the first candidate in neither,
+// and the lost list of that epoch (the current one, then the live members
+// of down in candidate order). ok is false when every candidate is down.
+func (st *State) Successor(down func(string) bool) (node string, lost []string, ok bool) {
+	rt := st.Route()
+	lost = slices.Clone(rt.Lost)
+	for _, c := range st.candidates {
+		if down(c) && slices.Contains(rt.Live, c) {
+			lost = append(lost, c)
+		}
+	}
+	node, _, ok = st.coordinatorFor(lost)
+	return node, lost, ok
+}
+
+// Coordinator returns the coordinator of the current epoch.
+func (st *State) Coordinator() string { return st.Route().Coordinator }
+
+// Term returns the coordinator's term in the current epoch.
+func (st *State) Term() uint64 { return st.Route().Term }
+
+// StartEpoch is the epoch the shuffle started in on this node (the lost
+// list it was created with: a co-partitioned shuffle starts where the other
+// one is).
+func (st *State) StartEpoch() uint64 { return st.start }
+
+// CheckDecision checks a seal or fail of the coordinator from, in term,
+// against this node's term: one of an older term is refused (ErrStaleTerm:
+// from was replaced); one of a newer term asks the sender to retry (this
+// node has not taken the takeover yet).
+func (st *State) CheckDecision(op, from string, term uint64) error {
+	rt := st.Route()
+	switch {
+	case term < rt.Term:
+		return Refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s: %s of term %d from node %s refused: node %s follows coordinator %s of term %d",
+			ErrStaleTerm, st.ID(), op, term, from, st.Self, rt.Coordinator, rt.Term))
+	case term > rt.Term:
+		return &Busy{After: 20 * time.Millisecond, Err: fmt.Errorf("shuffle %s: %s of term %d from node %s: node %s is still at term %d",
+			st.ID(), op, term, from, st.Self, rt.Term)}
+	}
+	return nil
+}
+
+// CheckMove checks an epoch move (control.OpEpoch or OpTakeover) from node
+// from, in term, to the epoch where lost are gone: well-formed, not of an
+// older term than this node's, and sent by that epoch's coordinator. A move
+// that declares this node lost fails the shuffle here.
+func (st *State) CheckMove(op, from string, term uint64, lost []string, epoch uint64) error {
+	if uint64(len(lost)) != epoch {
+		return fmt.Errorf("%w: shuffle %s: %s: epoch %d with %d lost nodes", ErrBadInput, st.ID(), op, epoch, len(lost))
+	}
+	if err := st.CheckDecision(op, from, min(term, st.Term())); err != nil {
+		return err
+	}
+	if slices.Contains(lost, st.Self) {
+		err := fmt.Errorf("this node was declared lost in epoch %d by %s of term %d", epoch, from, term)
+		st.Finish(Failed, err)
+		return err
+	}
+	node, want, ok := st.coordinatorFor(lost)
+	if !ok || want != term || (from != "" && from != node) {
+		return fmt.Errorf("%w: shuffle %s: %s of epoch %d from %s in term %d: that epoch's coordinator is %s of term %d",
+			ErrBadInput, st.ID(), op, epoch, from, term, node, want)
+	}
+	return nil
+}

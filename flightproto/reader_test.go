@@ -53,13 +53,25 @@ func (w *codecWire) Recv() (*flight.FlightData, error) {
 	return fd, err
 }
 
-// TestReaderZeroCopy writes batches and reads them back with Reader: the
-// same values, the descriptor and app metadata, and every batch's values
-// inside the received body, which the codec placed 8-byte aligned.
+// TestReaderZeroCopy writes batches (with the copying and the sharing
+// writer) and reads them back with Reader: the same values, the descriptor
+// and app metadata, and every batch's values inside the received body,
+// which the codec placed 8-byte aligned.
 func TestReaderZeroCopy(t *testing.T) {
-	sizes := []int64{3, 1000, 0, 50000, 7}
-	w := &codecWire{c: newCodec(new(bufferPool))}
-	writeInts(t, w, sizes)
+	writers := map[string]func(flight.DataStreamWriter, ...ipc.Option) *Writer{"copying": NewWriter, "sharing": NewSharingWriter}
+	for name, newWriter := range writers {
+		t.Run(name, func(t *testing.T) {
+			sizes := []int64{3, 1000, 0, 50000, 7}
+			w := &codecWire{c: newCodec(new(bufferPool))}
+			writeIntsWith(t, newWriter, memory.DefaultAllocator, w, sizes, 1)
+			checkReadBack(t, w, sizes)
+		})
+	}
+}
+
+// checkReadBack reads w's stream with a Reader and checks it against
+// writeIntsWith's batches of sizes.
+func checkReadBack(t *testing.T, w *codecWire, sizes []int64) {
 	rdr, err := NewReader(w, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
@@ -142,50 +154,23 @@ func TestReaderCorrupt(t *testing.T) {
 	}
 }
 
-// TestSharingWriter sends batches by reference through the codec and reads
-// them back: the same values, descriptor and app metadata as NewWriter's.
-func TestSharingWriter(t *testing.T) {
-	sizes := []int64{3, 1000, 0, 50000, 7}
-	w := &codecWire{c: newCodec(new(bufferPool))}
-	writeIntsWith(t, NewSharingWriter, w, sizes)
-	rdr, err := NewReader(w, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	if d := rdr.LatestFlightDescriptor(); d == nil || string(d.Cmd) != "cmd" {
-		t.Fatalf("descriptor %v, want cmd", d)
-	}
-	var at int64
-	for i := 0; rdr.Next(); i++ {
-		if rdr.Record().NumRows() != sizes[i] {
-			t.Fatalf("batch %d: %d rows, want %d", i, rdr.Record().NumRows(), sizes[i])
-		}
-		checkInts(t, rdr.Record(), at)
-		if i == 1 && string(rdr.LatestAppMetadata()) != "md" {
-			t.Fatalf("batch 1: app metadata %q, want md", rdr.LatestAppMetadata())
-		}
-		at += sizes[i]
-	}
-	if err := rdr.Err(); err != nil || at != 51010 {
-		t.Fatalf("read %d rows, err %v", at, err)
-	}
-}
-
 func writeInts(t *testing.T, w flight.DataStreamWriter, sizes []int64) {
 	t.Helper()
-	writeIntsWith(t, NewWriter, w, sizes)
+	writeIntsWith(t, NewWriter, memory.DefaultAllocator, w, sizes, 1)
 }
 
-func writeIntsWith(t *testing.T, newWriter func(flight.DataStreamWriter, ...ipc.Option) *Writer, w flight.DataStreamWriter, sizes []int64) {
+// writeIntsWith writes batches of sizes rows of consecutive ints with a
+// writer of newWriter, a descriptor on the first and app metadata "md" on
+// batch mdAt, and closes the stream.
+func writeIntsWith(t *testing.T, newWriter func(flight.DataStreamWriter, ...ipc.Option) *Writer, mem memory.Allocator, w flight.DataStreamWriter, sizes []int64, mdAt int) {
 	t.Helper()
-	fw := newWriter(w, ipc.WithSchema(intRecord(memory.DefaultAllocator, 0, 0).Schema()))
+	fw := newWriter(w, ipc.WithSchema(intRecord(mem, 0, 0).Schema()))
 	fw.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("cmd")})
 	var at int64
 	for i, n := range sizes {
-		rec := intRecord(memory.DefaultAllocator, at, n)
+		rec := intRecord(mem, at, n)
 		var err error
-		if i == 1 {
+		if i == mdAt {
 			err = fw.WriteWithAppMetadata(rec, []byte("md"))
 		} else {
 			err = fw.Write(rec)

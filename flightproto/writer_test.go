@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/flight"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"google.golang.org/protobuf/proto"
 )
@@ -52,26 +51,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	sizes := []int64{3, 1000, 10, 50000, 0, 7}
 	var w wire
-	fw := NewWriter(&w, ipc.WithSchema(intRecord(mem, 0, 0).Schema()))
-	fw.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("cmd")})
-	var at int64
-	for i, n := range sizes {
-		rec := intRecord(mem, at, n)
-		var err error
-		if i == 2 {
-			err = fw.WriteWithAppMetadata(rec, []byte("md"))
-		} else {
-			err = fw.Write(rec)
-		}
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		at += n
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeIntsWith(t, NewWriter, mem, &w, sizes, 2)
 	checkStream(t, &w, sizes)
 }
 

@@ -170,7 +170,7 @@ func (p *RedistributePlan) run(ctx context.Context, prog Progress, cross *int64)
 	defer cl.Close()
 	before := cl.CrossBytes()
 	defer func() { *cross = cl.CrossBytes() - before }()
-	res, err := client.Run(ctx, client.Job{Spec: p.spec, Nodes: cl.Addrs, Parallel: p.cfg.Parallel, Progress: progress(prog, "put"),
+	res, err := client.Run(ctx, client.Job{Spec: p.spec, Nodes: cl.Addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth, Progress: progress(prog, "put"),
 		Input: func(t int) ([]arrow.Record, error) {
 			c, err := npy.ReadFile(procPath(p.cfg.Input, t, "npy"))
 			if err != nil {

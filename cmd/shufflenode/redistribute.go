@@ -16,6 +16,7 @@ type redistributeFlags struct {
 	cfg        job.RedistributeConfig
 	logLevel   string
 	cpuProfile string
+	auth       clientAuthFlags
 }
 
 func (f *redistributeFlags) register(fs *flag.FlagSet) {
@@ -31,6 +32,7 @@ func (f *redistributeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.Cluster.DataDir, "data-dir", "", "in-process nodes' data directory (default: temporary)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with an in-process cluster: every node) to this file")
+	f.auth.register(fs)
 }
 
 // cmdRedistribute redistributes a DAP distributed array (job.PlanRedistribute).
@@ -40,6 +42,10 @@ func cmdRedistribute(args []string, stdout, stderr io.Writer) int {
 	f.register(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if err := f.auth.resolve(&f.cfg.Cluster); err != nil {
+		fmt.Fprintf(stderr, "shufflenode redistribute: %v\n", err)
+		return 2
 	}
 	f.cfg.Cluster = clusterConfig(f.cfg.Cluster, f.logLevel, os.Stderr)
 	f.cfg.Progress = job.NewProgress(stderr)

@@ -17,9 +17,9 @@ import (
 // instead of keeping the piece and gathering it later from cold memory
 // (ConcatRanges). The result is the same as ConcatRanges of the same ranges.
 //
-// The buffers are Go memory, or come from the function given to
-// NewAppenderAlloc; they grow by amortised doubling (a quarter at a time
-// once large). An Appender is not safe for concurrent use, but a Record it
+// The buffers are Go memory, or, as far as Presize sized them, come from the
+// function given to NewAppenderAlloc; they grow by amortised doubling (a
+// quarter at a time once large). An Appender is not safe for concurrent use, but a Record it
 // returned may be read by other goroutines while Appends go on.
 type Appender struct {
 	schema *arrow.Schema
@@ -53,10 +53,12 @@ func NewAppender(schema *arrow.Schema) (*Appender, error) {
 // a capacity of at least n.
 type Alloc func(n int) []byte
 
-// NewAppenderAlloc is NewAppender whose column buffers come from alloc
-// (nil: Go memory), for example memory outside the Go heap
+// NewAppenderAlloc is NewAppender whose presized column buffers (Presize)
+// come from alloc (nil: Go memory), for example memory outside the Go heap
 // (offheap.Arena): the caller keeps that memory valid while the Appender
-// or any Record it returned is in use.
+// or any Record it returned is in use. Growth past a presize is Go memory,
+// which the collector reclaims as buffers move: an arena that never frees
+// would keep every outgrown buffer.
 func NewAppenderAlloc(schema *arrow.Schema, alloc Alloc) (*Appender, error) {
 	if err := checkSupported(schema); err != nil {
 		return nil, err
@@ -212,15 +214,15 @@ func (c *appendCol) append(v *ColumnView, at, off, rows int64) {
 	c.appendValidity(v, at, off, rows)
 	switch c.ct.class {
 	case classBool:
-		c.values = growBits(c.alloc, c.values, at+rows)
+		c.values = growBits(nil, c.values, at+rows)
 		bitutil.CopyBitmap(v.Bits, v.BitOff+int(off), int(rows), c.values, int(at))
 	case classVar32:
-		c.offs32, c.data = appendVar(c.alloc, c.offs32, c.data, v.Offs32, v.Data, off, rows)
+		c.offs32, c.data = appendVar(nil, c.offs32, c.data, v.Offs32, v.Data, off, rows)
 	case classVar64:
-		c.offs64, c.data = appendVar(c.alloc, c.offs64, c.data, v.Offs64, v.Data, off, rows)
+		c.offs64, c.data = appendVar(nil, c.offs64, c.data, v.Offs64, v.Data, off, rows)
 	default:
 		w := int64(c.ct.width)
-		c.values = appendSlice(c.alloc, c.values, v.Fixed[off*w:(off+rows)*w])
+		c.values = appendSlice(nil, c.values, v.Fixed[off*w:(off+rows)*w])
 	}
 }
 
@@ -231,7 +233,7 @@ func (c *appendCol) appendValidity(v *ColumnView, at, off, rows int64) {
 		return
 	}
 	fresh := c.valid == nil
-	c.valid = growBits(c.alloc, c.valid, at+rows)
+	c.valid = growBits(nil, c.valid, at+rows)
 	if fresh {
 		bitutil.SetBitsTo(c.valid, 0, at, true)
 	}

@@ -78,6 +78,9 @@ func TestAppenderMatchesConcatRanges(t *testing.T) {
 			for range 1 + rng.IntN(6) {
 				for range rng.IntN(5) {
 					r := randomRowRange(recs, rng)
+					if alloc != nil && app.Rows() == 0 && r.Rows > 0 {
+						app.Presize(int64(rng.IntN(200)), r.Cols, r.Off, r.Rows) // from the arena
+					}
 					app.Append(r.Cols, r.Off, r.Rows)
 					ranges = append(ranges, r)
 				}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/service"
 )
 
@@ -41,6 +42,7 @@ var metricHelp = map[string]string{
 	"spill_disk_live_bytes":           "Spilled bytes of live shuffles.",
 	"spill_errors_total":              "Failed spill batches (disk errors).",
 	"service_shuffles":                "Shuffles held by this node.",
+	"offheap_mapped_bytes":            "Bytes mapped outside the Go heap for accumulated output partitions (process-wide; falls after a closed shuffle's next garbage collection).",
 	"dht_members":                     "Live cluster members seen by this node.",
 	"dht_routing_table_peers":         "Peers in the kad-dht routing table.",
 	"dht_requests_sent_total":         "Peer requests that got a reply.",
@@ -116,6 +118,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		"splitter_limit_bytes": float64(st.Send.LimitBytes), "spill_memory_bytes": float64(st.Store.MemoryBytes),
 		"spill_memory_pieces": float64(st.Store.MemoryPieces), "spill_memory_limit_bytes": float64(st.Store.MemoryLimit),
 		"spill_disk_live_bytes": float64(st.Store.DiskBytesLive), "service_shuffles": float64(st.Shuffles),
+		"offheap_mapped_bytes": float64(offheap.Live()),
 	} {
 		c.gauge(ch, name, v)
 	}

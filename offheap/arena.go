@@ -24,6 +24,15 @@ type Arena struct {
 	mapped atomic.Int64
 }
 
+// live counts the bytes mapped by every Arena of the process and not yet
+// unmapped.
+var live atomic.Int64
+
+// Live returns the bytes that the process's Arenas hold mapped: it falls
+// back once an Arena that became unreachable has been cleaned up (after a
+// garbage collection). Metrics and leak tests read it.
+func Live() int64 { return live.Load() }
+
 // mappings are an Arena's regions, unmapped by its cleanup.
 type mappings struct {
 	mu   sync.Mutex
@@ -79,6 +88,7 @@ func (a *Arena) mapRegion(n int) ([]byte, bool) {
 	a.maps.regs = append(a.maps.regs, reg)
 	a.maps.mu.Unlock()
 	a.mapped.Add(int64(len(reg)))
+	live.Add(int64(len(reg)))
 	return reg, true
 }
 
@@ -93,6 +103,7 @@ func (m *mappings) unmapAll() {
 	defer m.mu.Unlock()
 	for _, r := range m.regs {
 		unmapBytes(r)
+		live.Add(-int64(len(r)))
 	}
 	m.regs = nil
 }

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
 	"github.com/shufflenode/shufflenode/spec"
@@ -238,4 +240,40 @@ func TestSimMetamorphic(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestSimArenaFreed: a closed shuffle's accumulated rows, held outside the
+// Go heap (offheap), are unmapped once the shuffle is gone: nothing keeps a
+// dropped shuffle's receive state reachable.
+func TestSimArenaFreed(t *testing.T) {
+	before := settledArenas()
+	c := startSim(t, 3, service.Config{MemoryLimit: 64 << 20}, simnet.Config{})
+	f := newFrame("arena", 8, 11, 20_000, 3)
+	ctx := testCtx(t)
+	c.run(ctx, f.spec(), f.input())
+	if offheap.Live() <= before {
+		t.Fatalf("arenas hold %d bytes during the shuffle, %d before: the rows were not accumulated off the heap", offheap.Live(), before)
+	}
+	if err := c.svcs[0].CloseShuffle(ctx, f.id); err != nil {
+		t.Fatal(err)
+	}
+	if after := settledArenas(); after > before {
+		t.Fatalf("arenas hold %d bytes after the close, %d before", after, before)
+	}
+}
+
+// settledArenas collects garbage until the arenas' mapped bytes stop
+// falling (cleanups run after a collection, on their own goroutine).
+func settledArenas() int64 {
+	last := offheap.Live()
+	for range 50 {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+		n := offheap.Live()
+		if n == last && n == offheap.Live() {
+			return n
+		}
+		last = n
+	}
+	return last
 }

@@ -10,8 +10,10 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/offheap"
 )
 
 // byteSize is a flag value like 512MiB, 2GiB, 1e9 or 1048576.
@@ -106,9 +108,26 @@ func writeHeapProfile(path string, stderr io.Writer) {
 // (bytes of shard data, which the splitter and the spill store keep to) plus overhead (the
 // runtime, Arrow, gRPC, libp2p, badger and what a spill or a read holds for a moment), so
 // the heap stays near the budget instead of growing to twice what is live. GOMEMLIMIT, when
-// set, wins.
+// set, wins. Rows accumulated outside the Go heap (offheap) are part of the budget but not
+// of the heap: the limit falls by what the arenas hold, so that heap and arenas together stay
+// within budget + overhead.
 func softMemoryLimit(budget, overhead int64) {
 	if os.Getenv("GOMEMLIMIT") == "" && budget > 0 {
 		debug.SetMemoryLimit(budget + overhead)
+		go followOffheap(budget + overhead)
+	}
+}
+
+// followOffheap sets the soft limit to limit less the arenas' bytes, every
+// 100 ms, for the life of the process (never below a quarter of limit).
+func followOffheap(limit int64) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	last := int64(0)
+	for range t.C {
+		if off := offheap.Live(); off != last {
+			debug.SetMemoryLimit(max(limit-off, limit/4))
+			last = off
+		}
 	}
 }

@@ -2,6 +2,7 @@ package dht
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -77,7 +78,7 @@ func openEnvelope(user string, v []byte) (envelope, error) {
 // the rest.
 func lengthPrefixed(b []byte) (field, rest []byte, err error) {
 	if len(b) < 2 {
-		return nil, nil, fmt.Errorf("truncated")
+		return nil, nil, errors.New("truncated")
 	}
 	n := int(binary.BigEndian.Uint16(b))
 	if n == 0 || n > maxSignedField || len(b) < 2+n {

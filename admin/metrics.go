@@ -43,6 +43,8 @@ var metricHelp = map[string]string{
 	"spill_errors_total":              "Failed spill batches (disk errors).",
 	"service_shuffles":                "Shuffles held by this node.",
 	"offheap_mapped_bytes":            "Bytes mapped outside the Go heap for accumulated output partitions (process-wide; falls after a closed shuffle's next garbage collection).",
+	"service_takeovers_total":         "Shuffles this node took over as the successor of a lost coordinator.",
+	"service_last_takeover_seconds":   "Seconds the last takeover took, from its start to the barrier rebuilt (0 if none).",
 	"dht_members":                     "Live cluster members seen by this node.",
 	"dht_routing_table_peers":         "Peers in the kad-dht routing table.",
 	"dht_requests_sent_total":         "Peer requests that got a reply.",
@@ -118,7 +120,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		"splitter_limit_bytes": float64(st.Send.LimitBytes), "spill_memory_bytes": float64(st.Store.MemoryBytes),
 		"spill_memory_pieces": float64(st.Store.MemoryPieces), "spill_memory_limit_bytes": float64(st.Store.MemoryLimit),
 		"spill_disk_live_bytes": float64(st.Store.DiskBytesLive), "service_shuffles": float64(st.Shuffles),
-		"offheap_mapped_bytes": float64(offheap.Live()),
+		"offheap_mapped_bytes":          float64(offheap.Live()),
+		"service_last_takeover_seconds": st.LastTakeoverTook.Seconds(),
 	} {
 		c.gauge(ch, name, v)
 	}
@@ -127,7 +130,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		"splitter_sent_bytes_total": float64(st.Send.BytesSent), "splitter_retries_total": float64(st.Send.Retries),
 		"splitter_failures_total": float64(st.Send.Failures), "spill_spilled_bytes_total": float64(st.Store.SpilledBytes),
 		"spill_spilled_pieces_total": float64(st.Store.SpilledPieces), "spill_spills_total": float64(st.Store.Spills),
-		"spill_errors_total": float64(st.Store.SpillErrors),
+		"spill_errors_total": float64(st.Store.SpillErrors), "service_takeovers_total": float64(st.Takeovers),
 	} {
 		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, v)
 	}

@@ -45,8 +45,11 @@
 // "/shufflenode/<key>"; the newest put wins (see PutRecord), except under
 // a key prefix with a Config.RecordRules rule: every node then refuses the
 // values the rule rejects and keeps the one of the highest rank (shuffle
-// records: the highest coordinator term, then epoch). With an empty
-// routing table they work on the local store only.
+// records: the highest coordinator term, then epoch). A rule marked Signed
+// also takes only values signed by a member (a peer this node lists or
+// listed since it started) with its libp2p key, over the key, version and
+// value (see signed.go). With an empty routing table they work on the
+// local store only.
 //
 // # The caller's duties
 //

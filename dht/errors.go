@@ -29,6 +29,9 @@ var (
 	ErrMeta = errors.New("dht: bad member metadata")
 	// ErrRecord: a record key is empty or a value is over MaxRecordSize.
 	ErrRecord = errors.New("dht: invalid record")
+	// ErrRecordSignature: a value of a signed record rule was not written
+	// by a member, or its signature does not verify.
+	ErrRecordSignature = errors.New("dht: record not signed by a member")
 	// ErrTransport: a request could not be delivered or its reply not read
 	// (dial, stream, frame or deadline error). The request may or may not
 	// have been handled by the peer.

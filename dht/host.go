@@ -98,12 +98,12 @@ func resourceLimits(cfg Config) rcmgr.ConcreteLimitConfig {
 
 // newKad starts kad-dht in server mode under the private prefix, with no
 // bootstrap peers (members are connected as memberlist reports them), no
-// provider records, and our record validator with rules.
-func newKad(h host.Host, rules []RecordRule) (*kaddht.IpfsDHT, error) {
+// provider records, and our record validator rv.
+func newKad(h host.Host, rv recordValidator) (*kaddht.IpfsDHT, error) {
 	return kaddht.New(h,
 		kaddht.Mode(kaddht.ModeServer),
 		kaddht.ProtocolPrefix(dhtPrefix),
-		kaddht.Validator(record.NamespacedValidator{recordNamespace: recordValidator{rules}}),
+		kaddht.Validator(record.NamespacedValidator{recordNamespace: rv}),
 		kaddht.DisableProviders(),
 	)
 }

@@ -156,6 +156,7 @@ func (n *Node) setAddrs(old, e memberEntry) {
 func (n *Node) addLocked(e memberEntry) {
 	n.members[e.member.Name] = e
 	n.byPeer[e.peer] = e.member.Name
+	n.signers[e.peer] = struct{}{}
 	n.gate.admit(e.peer)
 	n.host.ConnManager().Protect(e.peer, protectTag)
 	n.publishLocked(Event{Kind: MemberJoin, Member: e.member.Clone()})

@@ -63,6 +63,7 @@ type Node struct {
 	closed  bool
 	members map[string]memberEntry // by name, excluding self
 	byPeer  map[peer.ID]string
+	signers map[peer.ID]struct{} // every member's peer ID listed since start (signed records)
 	subs    map[*member.Queue]struct{}
 	wg      sync.WaitGroup // stream handlers, dials, subscriber pumps
 
@@ -87,7 +88,7 @@ func New(ctx context.Context, cfg Config, h Handler) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg.withDefaults(), handler: h, boot: randomUint64(),
-		members: map[string]memberEntry{}, byPeer: map[peer.ID]string{}, subs: map[*member.Queue]struct{}{},
+		members: map[string]memberEntry{}, byPeer: map[peer.ID]string{}, signers: map[peer.ID]struct{}{}, subs: map[*member.Queue]struct{}{},
 		gate: newGate(),
 	}
 	n.inbound = semaphore.NewWeighted(n.cfg.MaxInboundBytes)
@@ -108,7 +109,7 @@ func (n *Node) start(ctx context.Context) error {
 	if n.host, err = newHost(n.cfg, key, n.gate); err != nil {
 		return err
 	}
-	if n.kad, err = newKad(n.host, n.cfg.RecordRules); err != nil {
+	if n.kad, err = newKad(n.host, recordValidator{rules: n.cfg.RecordRules, isMember: n.isSigner}); err != nil {
 		return fmt.Errorf("dht: node %s: kad-dht: %w", n.cfg.Name, err)
 	}
 	n.host.SetStreamHandler(PeerProtocol, n.serveStream)

@@ -30,21 +30,38 @@ type RecordRule struct {
 	// PutRecord key) and ranks it. It must not block; any node calls it on
 	// any value it is sent.
 	Rank func(key string, value []byte) (uint64, error)
+	// Signed values carry the writer's peer ID and its signature (see
+	// signed.go); a node refuses a value not signed by a member, before
+	// Rank sees it.
+	Signed bool
 }
 
 // recordValidator accepts any value of our namespace that carries a version
 // prefix, is not too large and passes the rule of its key, if any, and
 // selects the value of the highest rank, then version (ties: the greatest
-// bytes), so every node picks the same one.
-type recordValidator struct{ rules []RecordRule }
+// bytes), so every node picks the same one. isMember says who may sign the
+// values of signed rules (nil: nobody).
+type recordValidator struct {
+	rules    []RecordRule
+	isMember func(peer.ID) bool
+}
 
 // Validate checks a stored value's size, version prefix and rule.
 func (rv recordValidator) Validate(key string, value []byte) error {
-	if len(value) < versionSize || len(value) > versionSize+MaxRecordSize {
+	if len(value) < versionSize || len(value) > versionSize+rv.envelopeSize(key)+MaxRecordSize {
 		return fmt.Errorf("%w: record %s has %d bytes", ErrRecord, key, len(value))
 	}
 	_, err := rv.rank(key, value)
 	return err
+}
+
+// envelopeSize is the most a signature envelope adds to a value of key (a
+// kad-dht key): maxEnvelope if its rule is signed, else 0.
+func (rv recordValidator) envelopeSize(key string) int {
+	if r, ok := rv.rule(strings.TrimPrefix(key, "/"+recordNamespace+"/")); ok && r.Signed {
+		return maxEnvelope
+	}
+	return 0
 }
 
 // Select returns the index of the value of the highest rank, then the
@@ -67,19 +84,45 @@ func (rv recordValidator) Select(key string, values [][]byte) (int, error) {
 // key without a rule.
 func (rv recordValidator) rank(key string, value []byte) (uint64, error) {
 	user := strings.TrimPrefix(key, "/"+recordNamespace+"/")
+	r, ok := rv.rule(user)
+	if !ok {
+		return 0, nil
+	}
+	payload, err := rv.payload(r, user, value)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.Rank(user, payload)
+	if err != nil {
+		return 0, fmt.Errorf("%w: record %s: %w", ErrRecord, user, err)
+	}
+	return n, nil
+}
+
+// rule returns the rule of user key, if any.
+func (rv recordValidator) rule(user string) (RecordRule, bool) {
 	for _, r := range rv.rules {
 		if strings.HasPrefix(user, r.Prefix) {
-			if len(value) < versionSize {
-				return 0, fmt.Errorf("%w: record %s has no version", ErrRecord, user)
-			}
-			n, err := r.Rank(user, value[versionSize:])
-			if err != nil {
-				return 0, fmt.Errorf("%w: record %s: %w", ErrRecord, user, err)
-			}
-			return n, nil
+			return r, true
 		}
 	}
-	return 0, nil
+	return RecordRule{}, false
+}
+
+// payload returns the value a stored value of rule r carries, after
+// checking its version prefix and, for a signed rule, its signature.
+func (rv recordValidator) payload(r RecordRule, user string, value []byte) ([]byte, error) {
+	if len(value) < versionSize {
+		return nil, fmt.Errorf("%w: record %s has no version", ErrRecord, user)
+	}
+	if !r.Signed {
+		return value[versionSize:], nil
+	}
+	e, err := openEnvelope(user, value)
+	if err == nil {
+		err = e.verify(user, recordVersion(value), rv.isMember)
+	}
+	return e.payload, err
 }
 
 // newer reports whether stored value a beats b.
@@ -125,9 +168,11 @@ func (n *Node) PutRecord(ctx context.Context, key string, value []byte) error {
 		return fmt.Errorf("%w: record %s has %d bytes, limit %d", ErrRecord, key, len(value), MaxRecordSize)
 	}
 
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, versionSize+len(value)), n.nextVersion())
-	v = append(v, value...)
-	if _, err := (recordValidator{n.cfg.RecordRules}).rank(k, v); err != nil {
+	v, err := n.storedValue(key, value)
+	if err != nil {
+		return err
+	}
+	if _, err := n.validator().rank(k, v); err != nil {
 		return fmt.Errorf("dht: node %s: put record: %w", n.cfg.Name, err)
 	}
 	err = n.kad.PutValue(ctx, k, v)
@@ -139,6 +184,22 @@ func (n *Node) PutRecord(ctx context.Context, key string, value []byte) error {
 		return fmt.Errorf("dht: node %s: put record %s: %w", n.cfg.Name, key, err)
 	}
 	return nil
+}
+
+// validator is this node's record validator.
+func (n *Node) validator() recordValidator {
+	return recordValidator{rules: n.cfg.RecordRules, isMember: n.isSigner}
+}
+
+// storedValue is what PutRecord stores for value under user key: a new
+// version, then the value, signed by this node if its key's rule says so.
+func (n *Node) storedValue(key string, value []byte) ([]byte, error) {
+	version := n.nextVersion()
+	if r, ok := n.validator().rule(key); ok && r.Signed {
+		return sealRecord(n.host.Peerstore().PrivKey(n.host.ID()), n.host.ID(), key, version, value)
+	}
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, versionSize+len(value)), version)
+	return append(v, value...), nil
 }
 
 // nextVersion returns max(now, last+1) in Unix nanoseconds.
@@ -168,7 +229,21 @@ func (n *Node) GetRecord(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dht: node %s: get record %s: %w", n.cfg.Name, key, err)
 	}
-	return v[versionSize:], nil
+	return n.payloadOf(key, v)
+}
+
+// payloadOf is the value a stored value under user key carries.
+func (n *Node) payloadOf(key string, v []byte) ([]byte, error) {
+	rv := n.validator()
+	r, ok := rv.rule(key)
+	if !ok {
+		return v[versionSize:], nil
+	}
+	p, err := rv.payload(r, key, v)
+	if err != nil {
+		return nil, fmt.Errorf("dht: node %s: get record %s: %w", n.cfg.Name, key, err)
+	}
+	return p, nil
 }
 
 // FindPeer returns the libp2p addresses of a peer ID: from the member list

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -77,11 +78,17 @@ func TestFindPeer(t *testing.T) {
 	}
 }
 
-// A record rule holds on every node: a value it rejects is refused at the
-// put, and a lower-ranked put after a higher one (an error, where the
-// putting node already holds the higher) replaces it on no node.
+// A record rule holds on every node, signed or not: a value it rejects is
+// refused at the put, and a lower-ranked put after a higher one (an error,
+// where the putting node already holds the higher) replaces it on no node.
 func TestRecordRulesAcrossNodes(t *testing.T) {
-	rule := dht.RecordRule{Prefix: "ranked/", Rank: func(_ string, v []byte) (uint64, error) {
+	for _, signed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("signed %v", signed), func(t *testing.T) { recordRulesAcrossNodes(t, signed) })
+	}
+}
+
+func recordRulesAcrossNodes(t *testing.T, signed bool) {
+	rule := dht.RecordRule{Prefix: "ranked/", Signed: signed, Rank: func(_ string, v []byte) (uint64, error) {
 		if len(v) == 0 || v[0] < '0' || v[0] > '9' {
 			return 0, errors.New("not a ranked value")
 		}

@@ -256,10 +256,11 @@ func waitGone(observer, victim *proc, limit time.Duration) bool {
 // TestProcessKillCoordinator SIGKILLs the coordinator (whichever process
 // took the create) at seeded moments of the puts: its successor takes over,
 // and the shuffle finishes with every row exactly once, one epoch later,
-// having replayed at most the tasks done before the kill.
+// having replayed at most the tasks done before the kill. SHUFFLENODE_SOAK=N
+// runs N seeds.
 func TestProcessKillCoordinator(t *testing.T) {
 	t.Parallel()
-	for seed := range 3 {
+	for seed := range soakSeeds(3) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			c := startProcs(t, 4)
 			at := rand.New(rand.NewPCG(uint64(seed), 10)).IntN(procTasks)

@@ -43,50 +43,140 @@ func BenchShuffle(ctx context.Context, w io.Writer, cc ClusterConfig, c DemoConf
 	return nil
 }
 
-// BenchRecovery runs the demo c four times on fresh in-process clusters:
-// without failure and with one node (not the coordinator) crashed halfway
-// through the puts, each with replication 1 and 2 (bench recovery).
+// BenchRecovery runs the demo c six times on fresh in-process clusters:
+// without failure, with one node (not the coordinator) crashed halfway
+// through the puts, and with the shuffle's coordinator crashed halfway,
+// each with replication 1 and 2 (bench recovery). For a coordinator crash
+// it also prints the seconds from the crash to the successor's takeover
+// being done (the failure detection time plus the rebuild), and the
+// rebuild's own seconds (from the takeover's start).
 func BenchRecovery(ctx context.Context, w io.Writer, cc ClusterConfig, c DemoConfig) error {
-	fmt.Fprintf(w, "%-34s %8s %8s %9s %7s %9s\n", "case", "seconds", "MB/s", "puts", "replay", "peak RSS")
-	for _, k := range []struct {
-		name        string
-		replication int
-		kill        bool
-	}{{"no failure", 1, false}, {"one node killed halfway", 1, true},
-		{"replication 2, no failure", 2, false}, {"replication 2, one killed halfway", 2, true}} {
+	fmt.Fprintf(w, "%-42s %8s %8s %7s %7s %9s %8s %9s\n", "case", "seconds", "MB/s", "puts", "replay", "takeover", "rebuild", "peak RSS")
+	for _, k := range recoveryCases() {
 		ResetPeakRSS()
-		rep, err := recoveryRun(ctx, cc, c, k.replication, k.kill)
+		rep, to, err := recoveryRun(ctx, cc, c, k.replication, k.victim)
 		if err != nil {
 			return fmt.Errorf("bench recovery %s: %w", k.name, err)
 		}
-		fmt.Fprintf(w, "%-34s %8.2f %8.1f %9d %7d %9s\n", k.name, rep.TotalSeconds, rep.MBps(),
-			rep.Attempts, rep.ReplaySet, FormatBytes(PeakRSS()))
+		fmt.Fprintf(w, "%-42s %8.2f %8.1f %7d %7d %9s %8s %9s\n", k.name, rep.TotalSeconds, rep.MBps(),
+			rep.Attempts, rep.ReplaySet, formatTakeover(to.fromKill), formatTakeover(to.took), FormatBytes(PeakRSS()))
 	}
 	return nil
 }
 
-// recoveryRun runs one case; the victim is node 1 (node 0 coordinates).
-func recoveryRun(ctx context.Context, cc ClusterConfig, c DemoConfig, replication int, kill bool) (Report, error) {
+// victim is which node a recovery case crashes halfway through the puts.
+type victim int
+
+const (
+	noVictim    victim = iota
+	dataNode           // a node that does not coordinate the shuffle
+	coordinator        // the shuffle's coordinator
+)
+
+// recoveryCase is one row of bench recovery.
+type recoveryCase struct {
+	name        string
+	replication int
+	victim      victim
+}
+
+// recoveryCases are the rows of bench recovery.
+func recoveryCases() []recoveryCase {
+	return []recoveryCase{{"no failure", 1, noVictim}, {"one node killed halfway", 1, dataNode},
+		{"coordinator killed halfway", 1, coordinator},
+		{"replication 2, no failure", 2, noVictim}, {"replication 2, one killed halfway", 2, dataNode},
+		{"replication 2, coordinator killed halfway", 2, coordinator}}
+}
+
+// formatTakeover prints a crash-to-takeover time in seconds, "-" if none.
+func formatTakeover(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", d.Seconds())
+}
+
+// takeoverTimes are a takeover's seconds from the crash and its own.
+type takeoverTimes struct{ fromKill, took time.Duration }
+
+// recoveryRun runs one case and returns, if the coordinator was crashed,
+// the times of the successor's takeover.
+func recoveryRun(ctx context.Context, cc ClusterConfig, c DemoConfig, replication int, v victim) (Report, takeoverTimes, error) {
 	dir, err := os.MkdirTemp("", "shufflenode-bench-")
 	if err != nil {
-		return Report{}, err
+		return Report{}, takeoverTimes{}, err
 	}
 	defer os.RemoveAll(dir)
 	nodes, err := node.StartLocal(ctx, cc.Nodes, node.Config{
 		Cluster: dht.Config{DataDir: dir, Profile: "local", Logger: cc.Logger},
 		Service: service.Config{MemoryLimit: cc.MemoryLimit, Logger: cc.Logger}, Logger: cc.Logger})
 	if err != nil {
-		return Report{}, err
+		return Report{}, takeoverTimes{}, err
 	}
 	defer node.CloseAll(nodes)
-	var once sync.Once
 	c.ID, c.Replication, c.Rule, c.Progress = fmt.Sprintf("bench-%d", time.Now().UnixNano()), replication, "", nil
-	if kill && len(nodes) > 1 {
+	var k killer
+	if v != noVictim && len(nodes) > 1 {
 		c.BeforeInput = func(t int) {
 			if t == c.Tasks/2 {
-				once.Do(func() { go nodes[1].Close() })
+				k.kill(nodes, c.ID, v)
 			}
 		}
 	}
-	return RunDemo(ctx, APIAddrs(nodes), c)
+	rep, err := RunDemo(ctx, APIAddrs(nodes), c)
+	return rep, k.takeover(nodes), err
+}
+
+// killer crashes one node of a cluster, once, and remembers when.
+type killer struct {
+	mu  sync.Mutex
+	at  time.Time
+	who int
+}
+
+// kill crashes (in the background) the node of nodes that v names for
+// shuffle id, unless a node was crashed already.
+func (k *killer) kill(nodes []*node.Node, id string, v victim) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.at.IsZero() {
+		return
+	}
+	k.who, k.at = pickVictim(nodes, id, v), time.Now()
+	go nodes[k.who].Close()
+}
+
+// pickVictim is the index of the coordinator of shuffle id (v ==
+// coordinator) or of the first node that does not coordinate it.
+func pickVictim(nodes []*node.Node, id string, v victim) int {
+	coord := ""
+	for _, n := range nodes {
+		if in, err := n.Service.Info(id); err == nil {
+			coord = in.Coordinator
+			break
+		}
+	}
+	for i, n := range nodes {
+		if (n.Name() == coord) == (v == coordinator) {
+			return i
+		}
+	}
+	return 0
+}
+
+// takeover is the time from the crash to the end of the last takeover a
+// surviving node did after it, and that takeover's own; zero if none.
+func (k *killer) takeover(nodes []*node.Node) takeoverTimes {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var last service.Stats
+	for i, n := range nodes {
+		if st := n.Service.Stats(); i != k.who && st.LastTakeover.After(last.LastTakeover) {
+			last = st
+		}
+	}
+	if k.at.IsZero() || !last.LastTakeover.After(k.at) {
+		return takeoverTimes{}
+	}
+	return takeoverTimes{last.LastTakeover.Sub(k.at), last.LastTakeoverTook}
 }

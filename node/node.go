@@ -96,7 +96,7 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 		}
 		ccs[i] = c.Cluster
 		ccs[i].APIAddr = c.advertisedAPI(nodes[i].API.Addr())
-		ccs[i].RecordRules = append(slices.Clone(ccs[i].RecordRules), dht.RecordRule{Prefix: service.RecordPrefix, Rank: service.RecordRank})
+		ccs[i].RecordRules = append(slices.Clone(ccs[i].RecordRules), dht.RecordRule{Prefix: service.RecordPrefix, Rank: service.RecordRank, Signed: true})
 		if ccs[i].MaxInboundBytes == 0 {
 			ccs[i].MaxInboundBytes = c.Service.InboundBytes()
 		}

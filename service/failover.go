@@ -53,7 +53,9 @@ func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
 	}
 	sh.coord.Store(co)
 	s.coord.Resume(co, d)
-	s.log.Info("takeover done", "shuffle", sh.ID(), "term", rt.Term, "members", len(facts), "took", time.Since(start))
+	took := time.Since(start)
+	s.takeovers.done(start.Add(took), took)
+	s.log.Info("takeover done", "shuffle", sh.ID(), "term", rt.Term, "members", len(facts), "took", took)
 }
 
 // gatherFacts sends c to every member of live but this node, in parallel,
@@ -145,6 +147,28 @@ func (s *Service) failEverywhere(ctx context.Context, sh *entry, err error) {
 	_ = s.broadcast(ctx, otherThan(rt.Live, s.Name()), c)
 	sh.Finish(Failed, err)
 	s.split.Forget(sh.ID())
+}
+
+// takeoverStats counts this node's finished takeovers (Stats).
+type takeoverStats struct {
+	mu   sync.Mutex
+	n    int64
+	last time.Time
+	took time.Duration
+}
+
+// done records a takeover that finished at end after took.
+func (t *takeoverStats) done(end time.Time, took time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n, t.last, t.took = t.n+1, end, took
+}
+
+// snapshot returns the count, end and duration of the last takeover.
+func (t *takeoverStats) snapshot() (int64, time.Time, time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n, t.last, t.took
 }
 
 // otherThan is nodes without self.

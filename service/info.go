@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/member"
@@ -80,6 +81,12 @@ type Stats struct {
 	Shuffles int
 	Send     splitter.Stats
 	Store    spill.Stats
+	// Takeovers is how many shuffles this node took over as a successor
+	// coordinator; LastTakeover is when the last one finished rebuilding
+	// (zero if none) and LastTakeoverTook how long it took from its start.
+	Takeovers        int64
+	LastTakeover     time.Time
+	LastTakeoverTook time.Duration
 }
 
 // Stats returns a snapshot of the node's counters.
@@ -87,5 +94,7 @@ func (s *Service) Stats() Stats {
 	s.mu.RLock()
 	n := len(s.shuffles)
 	s.mu.RUnlock()
-	return Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats()}
+	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats()}
+	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.takeovers.snapshot()
+	return st
 }

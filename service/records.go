@@ -47,13 +47,24 @@ type Record struct {
 	Term        uint64     `json:"term"`
 }
 
+// MaxRecordBytes bounds an encoded shuffle record (the same as the DHT's
+// bound on any record): RecordRank refuses a larger value before decoding
+// it, and a shuffle whose record would be larger (a spec listing very many
+// old locations) is not written to the records.
+const MaxRecordBytes = 1 << 20
+
 // maxRecordEpoch bounds a record's epoch and term (each is 32 bits of its rank).
 const maxRecordEpoch = 1<<32 - 1
 
 // RecordRank is the rule of shuffle records (a dht.RecordRule's Rank for
 // RecordPrefix): the value must decode strictly and be consistent (see
-// check); its rank orders by term, then epoch.
+// check) and at most MaxRecordBytes; its rank orders by term, then epoch.
+// Where the records are kad-dht's, the rule is also signed
+// (dht.RecordRule.Signed): a value not signed by a member never reaches it.
 func RecordRank(key string, value []byte) (uint64, error) {
+	if len(value) > MaxRecordBytes {
+		return 0, fmt.Errorf("%w: shuffle record %s has %d bytes, limit %d", ErrBadInput, strings.TrimPrefix(key, RecordPrefix), len(value), MaxRecordBytes)
+	}
 	r, err := decodeRecord(value)
 	if err != nil {
 		return 0, err
@@ -127,6 +138,9 @@ func (s *Service) publish(sh *entry) {
 	rec := recordOf(sh)
 	s.background(func(ctx context.Context) {
 		b, err := json.Marshal(rec)
+		if err == nil && len(b) > MaxRecordBytes {
+			err = fmt.Errorf("%w: the record has %d bytes, limit %d", ErrLimit, len(b), MaxRecordBytes)
+		}
 		if err == nil {
 			ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 			err = recs.PutRecord(ctx, RecordPrefix+rec.Spec.ID, b)

@@ -75,3 +75,15 @@ func TestRecordRank(t *testing.T) {
 		t.Fatalf("unknown field: %v", err)
 	}
 }
+
+// A record over MaxRecordBytes is refused before it is decoded.
+func TestRecordRankOversized(t *testing.T) {
+	b, _ := json.Marshal(validRecord(t))
+	big := append(b[:len(b):len(b)], strings.Repeat(" ", service.MaxRecordBytes-len(b)+1)...)
+	if _, err := service.RecordRank(service.RecordPrefix+"rec", big); !errors.Is(err, service.ErrBadInput) || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("oversized record: %v, want ErrBadInput naming the limit", err)
+	}
+	if _, err := service.RecordRank(service.RecordPrefix+"rec", big[:service.MaxRecordBytes]); err != nil {
+		t.Fatalf("record of exactly MaxRecordBytes (trailing spaces): %v", err)
+	}
+}

@@ -57,6 +57,8 @@ type Service struct {
 	gone     tombstones      // why recently dropped shuffles are gone
 	down     map[string]bool // members seen failed or gone, and not back
 	closed   bool
+
+	takeovers takeoverStats
 }
 
 // New opens the spill store and starts the splitter. The service handles no

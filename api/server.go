@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/dap"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
@@ -254,7 +255,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if err := json.Unmarshal(t.Ticket, &tk); err != nil {
 		return status.Error(codes.InvalidArgument, "ticket must be a Ticket as JSON")
 	}
-	schema, err := s.outputSchema(tk.Shuffle)
+	schema, err := s.partitionSchema(tk)
 	if err != nil {
 		return toStatus(err)
 	}
@@ -296,6 +297,30 @@ func (s *Server) outputSchema(id string) (*arrow.Schema, error) {
 		return nil, err
 	}
 	return flightproto.ArraySchema(in.Spec.DType), nil
+}
+
+// partitionSchema is the schema of the DoGet stream of tk's partition: the
+// shuffle's output schema, and for an array partition its DAP description
+// (the dim_data of the process whose local array it is) as metadata. A
+// partition out of range gets none: reading it fails with its own error.
+func (s *Server) partitionSchema(tk flightproto.Ticket) (*arrow.Schema, error) {
+	schema, err := s.outputSchema(tk.Shuffle)
+	if err != nil || !s.isArray(tk.Shuffle) {
+		return schema, err
+	}
+	in, err := s.svc.Info(tk.Shuffle)
+	if err != nil {
+		return nil, err
+	}
+	out := dap.Output(in.Spec)
+	if tk.Partition < 0 || tk.Partition >= out.NumProcs() {
+		return schema, nil
+	}
+	local, err := json.Marshal(out.DimData(tk.Partition))
+	if err != nil {
+		return nil, fmt.Errorf("shuffle %s partition %d: dim_data: %w", tk.Shuffle, tk.Partition, err)
+	}
+	return flightproto.PartitionSchema(in.Spec.DType, local), nil
 }
 
 // putChunk reads the one chunk of an array put and runs it.

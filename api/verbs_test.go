@@ -28,6 +28,18 @@ import (
 // on loopback and returns a Flight client of it; both close with t.
 func startNode(t *testing.T) flight.Client {
 	t.Helper()
+	fc, err := flightproto.Dial(startServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fc.Close() })
+	return fc
+}
+
+// startServer serves the API of a one-node cluster (on an in-memory
+// network) on loopback and returns its address; it closes with t.
+func startServer(t *testing.T) string {
+	t.Helper()
 	nw, err := simnet.New(simnet.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -50,12 +62,7 @@ func startNode(t *testing.T) flight.Client {
 	}
 	srv.Start()
 	t.Cleanup(func() { srv.Close() })
-	fc, err := flightproto.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fc.Close() })
-	return fc
+	return srv.Addr()
 }
 
 // doAction runs an action and returns its results' bodies.

@@ -278,6 +278,13 @@ func (c *Client) Read(ctx context.Context, ep Endpoint, fn func(arrow.Record) er
 
 // ReadChunk reads one new chunk of an array shuffle from its owner.
 func (c *Client) ReadChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, error) {
+	ch, _, err := c.readChunk(ctx, ep)
+	return ch, err
+}
+
+// readChunk reads one new chunk of an array shuffle and the DAP
+// description its stream's schema carries (nil when the node sent none).
+func (c *Client) readChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, []byte, error) {
 	var recs []arrow.Record
 	defer func() {
 		for _, r := range recs {
@@ -290,16 +297,21 @@ func (c *Client) ReadChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, err
 		return nil
 	})
 	if err != nil {
-		return rechunk.Chunk{}, err
+		return rechunk.Chunk{}, nil, err
 	}
 	i := 0
-	return flightproto.ChunkFromRecords(func() (arrow.Record, error) {
+	ch, err := flightproto.ChunkFromRecords(func() (arrow.Record, error) {
 		if i == len(recs) {
 			return nil, io.EOF
 		}
 		i++
 		return recs[i-1], nil
 	})
+	if err != nil {
+		return ch, nil, err
+	}
+	local, _ := flightproto.DimDataOf(recs[0].Schema())
+	return ch, local, nil
 }
 
 // Layout returns an array shuffle's layout (the __partitioned__ form).

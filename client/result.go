@@ -122,13 +122,27 @@ func (r *Result) ReadChunk(ctx context.Context, p int) (rechunk.Chunk, error) {
 // ReadLocal reads output partition p of an array shuffle whose output is
 // a DAP distribution (dap.Spec): process p's local array, padding filled,
 // with its dim_data. For a regular output the dim_data is block on every
-// axis.
+// axis. The dim_data is what the node sends with the partition (checked
+// against the array's shape); from a node that sends none, it is derived
+// from the job's spec.
 func (r *Result) ReadLocal(ctx context.Context, p int) (rechunk.Chunk, dap.Local, error) {
-	c, err := r.ReadChunk(ctx, p)
+	var c rechunk.Chunk
+	var sent []byte
+	err := r.onOwner(ctx, p, func(cl *Client, ep Endpoint) (err error) {
+		c, sent, err = cl.readChunk(ctx, ep)
+		return err
+	})
 	if err != nil {
 		return c, dap.Local{}, err
 	}
-	return c, dap.Output(r.job.Spec).DimData(p), nil
+	if sent == nil {
+		return c, dap.Output(r.job.Spec).DimData(p), nil
+	}
+	l, err := dap.Decode(sent, p, c.Shape)
+	if err != nil {
+		return c, l, fmt.Errorf("client: shuffle %s partition %d: dim_data from the node: %w", r.Shuffle, p, err)
+	}
+	return c, l, nil
 }
 
 // callerError marks an error returned by the caller's function: it ends

@@ -3,16 +3,20 @@ package dap
 import "github.com/shufflenode/shufflenode/splitaxes"
 
 // owned returns the owned range of a 'b' dictionary of rank r of last+1:
-// its buffer less its communication padding (boundary padding is owned).
+// its buffer less its communication padding (boundary padding is owned,
+// but on a periodic axis it is a ghost zone, a copy: not owned).
 func (d DimDict) owned(last int) (lo, hi int64) {
 	p := d.comm(last)
 	return *d.Start + p[0], *d.Stop - p[1]
 }
 
-// comm returns the communication padding: the padding but at the edges of
-// the grid, where it is boundary padding.
+// comm returns the padding that is not owned: the padding but at the edges
+// of the grid, where it is boundary padding, unless the axis is periodic.
 func (d DimDict) comm(last int) [2]int64 {
 	p := d.pad()
+	if d.Periodic {
+		return p
+	}
 	if d.ProcGridRank == 0 {
 		p[0] = 0
 	}
@@ -28,12 +32,15 @@ func (d DimDict) comm(last int) [2]int64 {
 // padding is regular (nil Dist).
 func blockAxis(dicts []DimDict, rep []int, a int) ([]int64, *splitaxes.Dist, error) {
 	last := len(dicts) - 1
+	if err := checkPeriodic(dicts, rep, a); err != nil {
+		return nil, nil, err
+	}
 	if err := tile(dicts, rep, a); err != nil {
 		return nil, nil, err
 	}
 	sizes := make([]int64, len(dicts))
-	dist := &splitaxes.Dist{Type: splitaxes.Block, Size: dicts[0].Size, Starts: make([]int64, len(dicts)), Pad: make([][2]int64, len(dicts))}
-	padded := false
+	dist := &splitaxes.Dist{Type: splitaxes.Block, Size: dicts[0].Size, Starts: make([]int64, len(dicts)), Pad: make([][2]int64, len(dicts)), Periodic: dicts[0].Periodic}
+	padded := dist.Periodic
 	for r, d := range dicts {
 		if err := checkNeighbour(dicts, rep, r, a); err != nil {
 			return nil, nil, err
@@ -47,9 +54,37 @@ func blockAxis(dicts []DimDict, rep []int, a int) ([]int64, *splitaxes.Dist, err
 	return sizes, dist, nil
 }
 
-// tile checks that the owned ranges follow each other from 0 to size.
+// ghostZones returns the ghost zone widths of a periodic axis (rank 0's
+// padding before, the last rank's after); zero if not periodic.
+func ghostZones(dicts []DimDict) [2]int64 {
+	if !dicts[0].Periodic {
+		return [2]int64{}
+	}
+	return [2]int64{dicts[0].pad()[0], dicts[len(dicts)-1].pad()[1]}
+}
+
+// checkPeriodic checks that every rank agrees on periodic and that the
+// period (the indices that are no ghost) is at least as long as each ghost
+// zone, which copies it.
+func checkPeriodic(dicts []DimDict, rep []int, a int) error {
+	for r, d := range dicts {
+		if d.Periodic != dicts[0].Periodic {
+			return keyErr(rep[r], a, "periodic", ErrInconsistent, "%v, rank 0 has %v", d.Periodic, dicts[0].Periodic)
+		}
+	}
+	g := ghostZones(dicts)
+	if period := dicts[0].Size - g[0] - g[1]; period < max(g[0], g[1]) {
+		return keyErr(rep[0], a, "padding", ErrPadding, "periodic ghost zones %v longer than the period of %d indices", g, period)
+	}
+	return nil
+}
+
+// tile checks that the owned ranges follow each other from 0 to size (on a
+// periodic axis, from the end of the ghost zone before to the start of the
+// one after).
 func tile(dicts []DimDict, rep []int, a int) error {
-	last, at := len(dicts)-1, int64(0)
+	g := ghostZones(dicts)
+	last, at := len(dicts)-1, g[0]
 	for r, d := range dicts {
 		lo, hi := d.owned(last)
 		if lo > at {
@@ -60,8 +95,8 @@ func tile(dicts []DimDict, rep []int, a int) error {
 		}
 		at = hi
 	}
-	if size := dicts[0].Size; at != size {
-		return keyErr(rep[last], a, "stop", ErrSize, "owned indices add up to %d, size is %d", at, size)
+	if size := dicts[0].Size; at != size-g[1] {
+		return keyErr(rep[last], a, "stop", ErrSize, "owned indices end at %d, size is %d (ghost zone after %d)", at, size, g[1])
 	}
 	return nil
 }

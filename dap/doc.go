@@ -24,11 +24,22 @@
 // communication padding filled from the neighbours' owned data. Spec builds
 // the array shuffle from an input and an output Distribution.
 //
+// # Periodic axes
+//
+// On a periodic 'b' axis the edge padding (rank 0's before, the last
+// rank's after) lies inside [0, size), as the protocol's start >= 0 and
+// stop <= size require, and is a ghost zone: a copy of the far end of the
+// period, the indices between the two zones, wrapping around
+// (splitaxes.Wrap). An input drops its ghosts like communication padding;
+// an output fills them from the period; a non-periodic side of the same
+// shuffle reads the array that way too (its indices in the ghost zones
+// hold the copies). Both sides periodic must have the same ghost zones.
+// A Target axis with Periodic set makes such an output.
+//
 // # What is not covered
 //
-// Boundary padding counts toward size, as the protocol says, so it is data
-// like any other. A periodic axis is accepted, but its edge padding is
-// boundary padding (it does not wrap around). 'u' is input only, and
+// Boundary padding of a non-periodic axis counts toward size, as the
+// protocol says, so it is data like any other. 'u' is input only, and
 // one_to_one false (an index held twice) is refused.
 //
 // # Concurrency

@@ -65,6 +65,8 @@ func TestBadDimData(t *testing.T) {
 		{"padding wider than neighbour", []proc{{bn(3, 0, 10, 0, 4, `, "padding": [0, 2]`), []int64{4}}, {bn(3, 1, 10, 0, 5, `, "padding": [2, 2]`), []int64{5}},
 			{bn(3, 2, 10, 1, 10, `, "padding": [2, 0]`), []int64{9}}}, ErrPadding, `process 0, axis 0, key "padding"`},
 		{"padding mismatch", []proc{{b1(0, 10, 0, 6, `, "padding": [0, 1]`), []int64{6}}, {b1(1, 10, 3, 10, `, "padding": [2, 0]`), []int64{7}}}, ErrPadding, `process 0, axis 0, key "padding"`},
+		{"periodic on one rank only", []proc{{b1(0, 10, 0, 5, `, "periodic": true`), []int64{5}}, {b1(1, 10, 5, 10, ""), []int64{5}}}, ErrInconsistent, `process 1, axis 0, key "periodic"`},
+		{"periodic ghosts longer than the period", []proc{{bn(1, 0, 4, 0, 4, `, "padding": [2, 1], "periodic": true`), []int64{4}}}, ErrPadding, `process 0, axis 0, key "padding"`},
 		{"padding past buffer", []proc{{b1(0, 10, 0, 2, `, "padding": [0, 3]`), []int64{2}}}, ErrPadding, `key "padding"`},
 		{"cyclic start", []proc{{`{"__version__": "0.10.0", "dim_data": [{"dist_type": "c", "size": 4, "proc_grid_size": 2, "proc_grid_rank": 1, "start": 0}]}`, []int64{2}}}, ErrBadValue, `key "start"`},
 		{"cyclic share", []proc{{`{"__version__": "0.10.0", "dim_data": [{"dist_type": "c", "size": 5, "proc_grid_size": 2, "proc_grid_rank": 0, "start": 0, "block_size": 2}]}`, []int64{2}}}, ErrSize, `key "size"`},

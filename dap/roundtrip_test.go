@@ -58,8 +58,9 @@ func randomDistribution(r *rand.Rand, shape []int64, output bool) Distribution {
 }
 
 // globalsOf maps every buffer position of rank r on axis a to its global
-// index; owned leaves communication padding at -1.
-func globalsOf(t *testing.T, d Distribution, a, r int, owned bool) []int64 {
+// index (a periodic axis's ghost: the index it copies); owned leaves
+// communication padding and ghosts at -1.
+func globalsOf(t *testing.T, d Distribution, a, r int, owned bool, ghosts [][2]int64) []int64 {
 	s, err := splitaxes.SideOf(d.Dists[a], d.Shape[a], d.Chunks[a], owned)
 	if err != nil {
 		t.Fatal(err)
@@ -71,21 +72,30 @@ func globalsOf(t *testing.T, d Distribution, a, r int, owned bool) []int64 {
 	for _, run := range s.Runs {
 		if run.Chunk == r {
 			for k := range run.Len {
-				out[run.Local+k] = run.Global + k
+				out[run.Local+k] = splitaxes.Wrap(run.Global+k, d.Shape[a], axisGhosts(d, a, ghosts))
 			}
 		}
 	}
 	return out
 }
 
+// axisGhosts returns the ghost zones of axis a: ghosts[a] when given (the
+// array's, which the other side of a redistribution may set), else d's.
+func axisGhosts(d Distribution, a int, ghosts [][2]int64) [2]int64 {
+	if ghosts != nil {
+		return ghosts[a]
+	}
+	return d.Dists[a].Ghosts()
+}
+
 // localArray builds process p's buffer: every element its global C-order
 // index as <u4; with owned, padding holds 0xffffffff (input drops it).
-func localArray(t *testing.T, d Distribution, p int, owned bool) rechunk.Chunk {
+func localArray(t *testing.T, d Distribution, p int, owned bool, ghosts ...[2]int64) rechunk.Chunk {
 	dt, _ := rechunk.ParseDType("<u4")
 	coords := splitaxes.Unravel(p, d.Grid)
 	gs, shape := make([][]int64, len(coords)), make([]int64, len(coords))
 	for a, r := range coords {
-		gs[a] = globalsOf(t, d, a, r, owned)
+		gs[a] = globalsOf(t, d, a, r, owned, ghosts)
 		shape[a] = int64(len(gs[a]))
 	}
 	c, _ := rechunk.NewChunk(dt, shape)
@@ -154,7 +164,7 @@ func viaJSON(t *testing.T, d Distribution) Distribution {
 // redistribute runs the shuffle's planning, cutting and assembling in
 // memory and checks every element of every output process's buffer,
 // padding included.
-func redistribute(t *testing.T, in, out Distribution) {
+func redistribute(t *testing.T, in, out Distribution, ghosts ...[2]int64) {
 	t.Helper()
 	sp, err := Spec("t", "<u4", in, out)
 	if err != nil {
@@ -170,7 +180,7 @@ func redistribute(t *testing.T, in, out Distribution) {
 		asms[q], _ = rechunk.NewAssembler(plan, splitaxes.Unravel(q, out.Grid), dt, rechunk.Config{})
 	}
 	for p := range in.NumProcs() {
-		src := localArray(t, in, p, true)
+		src := localArray(t, in, p, true, ghosts...)
 		splits, _ := plan.NDSplits(splitaxes.Unravel(p, in.Grid))
 		for nd := range splits {
 			b, err := rechunk.AppendGathered(nil, src, nd.Slices, nd.Segs)
@@ -188,7 +198,7 @@ func redistribute(t *testing.T, in, out Distribution) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := localArray(t, out, q, false); string(got.Data) != string(want.Data) {
+		if want := localArray(t, out, q, false, ghosts...); string(got.Data) != string(want.Data) {
 			t.Fatalf("output process %d (%+v) differs", q, out.DimData(q))
 		}
 	}
@@ -228,3 +238,61 @@ func show(d Distribution) string {
 	}
 	return s
 }
+
+// periodicAxis returns one axis of size over procs processes for a
+// periodic round trip: periodic blocks with ghost zones of width w, or any
+// output kind (not periodic); nil Dist and ok false when w does not fit.
+func periodicAxis(r *rand.Rand, size int64, procs int, w int64) ([]int64, *splitaxes.Dist, bool) {
+	if r.IntN(2) == 0 {
+		s, d := randomAxisDist(r, size, procs, true)
+		return s, d, true
+	}
+	s, d, err := periodicBlocks(size, procs, w, 0)
+	if err != nil || d.Ghosts() != [2]int64{min(w, s[0]), min(w, s[procs-1])} {
+		return nil, nil, false
+	}
+	return s, d, true
+}
+
+// TestPeriodicRoundTrips redistributes random 1-3 d arrays between
+// periodic blocks (ghost zones at both ends filled by wrap-around) and
+// other distributions, or periodic blocks on another grid, each side's
+// dim_data through JSON: every element is checked, ghosts included, and
+// an input's ghosts are never read (they hold 0xffffffff).
+func TestPeriodicRoundTrips(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 5))
+	for c := 0; c < 300; c++ {
+		shape := make([]int64, 1+r.IntN(3))
+		ghosts := make([][2]int64, len(shape))
+		in := Distribution{Shape: shape, Grid: make([]int, len(shape)), Chunks: make([][]int64, len(shape)), Dists: make([]*splitaxes.Dist, len(shape))}
+		out := Distribution{Shape: shape, Grid: make([]int, len(shape)), Chunks: make([][]int64, len(shape)), Dists: make([]*splitaxes.Dist, len(shape))}
+		ok := true
+		for a := range shape {
+			shape[a] = 4 + r.Int64N(10)
+			w := 1 + r.Int64N(2)
+			in.Grid[a], out.Grid[a] = 1+r.IntN(3), 1+r.IntN(3)
+			var ok1, ok2 bool
+			in.Chunks[a], in.Dists[a], ok1 = periodicAxis(r, shape[a], in.Grid[a], w)
+			out.Chunks[a], out.Dists[a], ok2 = periodicAxis(r, shape[a], out.Grid[a], w)
+			gi, gn := in.Dists[a].Ghosts(), out.Dists[a].Ghosts()
+			ok = ok && ok1 && ok2 && (!periodic(in.Dists[a]) || !periodic(out.Dists[a]) || gi == gn)
+			ghosts[a] = max2(gi, gn)
+		}
+		if !ok {
+			continue
+		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			decoded := viaJSON(t, in)
+			if show(decoded) != show(in) {
+				t.Fatalf("through JSON:\n got %+v\nwant %+v", decoded, in)
+			}
+			redistribute(t, decoded, out, ghosts...)
+			redistribute(t, viaJSON(t, out), in, ghosts...)
+		})
+	}
+}
+
+func periodic(d *splitaxes.Dist) bool { return d != nil && d.Periodic }
+
+// max2 is the larger of two ghost zones (one is zero or both are equal).
+func max2(a, b [2]int64) [2]int64 { return [2]int64{max(a[0], b[0]), max(a[1], b[1])} }

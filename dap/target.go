@@ -2,6 +2,7 @@ package dap
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/splitaxes"
@@ -17,6 +18,11 @@ type TargetAxis struct {
 	// neighbours (capped by the neighbours' owned counts); it is filled
 	// from the neighbours' owned data.
 	Padding int64 `json:"padding,omitempty"`
+	// Periodic makes a "b" axis periodic: the first Padding indices (on
+	// the first rank) and the last Padding indices (on the last rank) are
+	// ghost zones, filled with copies of the far end of the period (the
+	// indices between them), wrapping around.
+	Periodic bool `json:"periodic,omitempty"`
 }
 
 // Target is an output distribution: a process grid and each axis's
@@ -50,6 +56,9 @@ func (ax TargetAxis) layout(size int64, procs, a int) ([]int64, *splitaxes.Dist,
 	}
 	switch ax.DistType {
 	case "b":
+		if ax.Periodic {
+			return periodicBlocks(size, procs, ax.Padding, a)
+		}
 		return evenBlocks(size, procs, ax.Padding, a)
 	case "c":
 		bs := max(ax.BlockSize, 1)
@@ -89,6 +98,48 @@ func evenBlocks(size int64, procs int, w int64, a int) ([]int64, *splitaxes.Dist
 	}
 	if !padded {
 		return own, nil, nil
+	}
+	return sizes, dist, nil
+}
+
+// periodicBlocks is evenBlocks on a periodic axis: the first rank's
+// padding before and the last rank's after are ghost zones of width w
+// (capped by those ranks' blocks), inside the axis; communication padding
+// between ranks is capped by the neighbours' indices that are no ghost.
+func periodicBlocks(size int64, procs int, w int64, a int) ([]int64, *splitaxes.Dist, error) {
+	if w < 0 {
+		return nil, nil, keyErr(-1, a, "padding", ErrBadValue, "%d < 0", w)
+	}
+	own, _, _ := evenBlocks(size, procs, 0, a)
+	last := procs - 1
+	real := slices.Clone(own) // owned, less the ghosts
+	g0 := min(w, real[0])
+	real[0] -= g0
+	g1 := min(w, real[last])
+	real[last] -= g1
+	if size-g0-g1 < max(g0, g1) {
+		return nil, nil, keyErr(-1, a, "padding", ErrPadding, "periodic ghost zones [%d %d] longer than the period of %d indices", g0, g1, size-g0-g1)
+	}
+	dist := &splitaxes.Dist{Type: splitaxes.Block, Size: size, Starts: make([]int64, procs), Pad: make([][2]int64, procs), Periodic: true}
+	dist.Pad[0][0], dist.Pad[last][1] = g0, g1
+	sizes, at := make([]int64, procs), int64(0)
+	for r := range own {
+		if r < last {
+			c := min(w, real[r], real[r+1])
+			dist.Pad[r][1], dist.Pad[r+1][0] = c, c
+		}
+	}
+	for r := range own {
+		comm := dist.Pad[r][0]
+		if r == 0 {
+			comm = 0
+		}
+		dist.Starts[r] = at - comm
+		sizes[r] = own[r] + comm
+		if r < last {
+			sizes[r] += dist.Pad[r][1]
+		}
+		at += own[r]
 	}
 	return sizes, dist, nil
 }
@@ -139,7 +190,7 @@ func (d Distribution) dimDict(a, r int) DimDict {
 		}
 		dd.DistType, dd.Start, dd.Stop = "b", ptr(start), ptr(start+d.Chunks[a][r])
 	case ds.Type == splitaxes.Block:
-		dd.DistType, dd.Start, dd.Stop = "b", ptr(ds.Starts[r]), ptr(ds.Starts[r]+d.Chunks[a][r])
+		dd.DistType, dd.Start, dd.Stop, dd.Periodic = "b", ptr(ds.Starts[r]), ptr(ds.Starts[r]+d.Chunks[a][r]), ds.Periodic
 		if ds.Pad[r] != [2]int64{} {
 			p := ds.Pad[r]
 			dd.Padding = &p
@@ -192,11 +243,11 @@ func (d Distribution) Globals(a, r int) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, d.Chunks[a][r])
+	out, g := make([]int64, d.Chunks[a][r]), d.Dists[a].Ghosts()
 	for _, run := range s.Runs {
 		if run.Chunk == r {
 			for k := range run.Len {
-				out[run.Local+k] = run.Global + k
+				out[run.Local+k] = splitaxes.Wrap(run.Global+k, d.Shape[a], g)
 			}
 		}
 	}

@@ -23,6 +23,30 @@ func ArraySchema(dtype string) *arrow.Schema {
 	}, &md)
 }
 
+// DimDataKey is the schema metadata key under which a DoGet stream of an
+// array's output partition carries the partition's DAP description: the
+// JSON object {"__version__", "dim_data"} of the process whose local array
+// the partition is.
+const DimDataKey = "dim_data"
+
+// PartitionSchema is ArraySchema(dtype) with local, a partition's DAP
+// description as JSON, under DimDataKey: the schema of a DoGet stream of
+// one output partition of an array shuffle.
+func PartitionSchema(dtype string, local []byte) *arrow.Schema {
+	md := arrow.NewMetadata([]string{"dtype", DimDataKey}, []string{dtype, string(local)})
+	return arrow.NewSchema(ArraySchema(dtype).Fields(), &md)
+}
+
+// DimDataOf returns the DAP description a schema carries under DimDataKey;
+// ok is false when it carries none (a node before it sent one).
+func DimDataOf(s *arrow.Schema) (local []byte, ok bool) {
+	if s == nil {
+		return nil, false
+	}
+	v, ok := s.Metadata().GetValue(DimDataKey)
+	return []byte(v), ok
+}
+
 // ChunkRecord encodes one chunk as a one-row record of ArraySchema. The
 // record references c.Data.
 func ChunkRecord(c rechunk.Chunk) arrow.Record {

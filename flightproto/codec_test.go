@@ -130,3 +130,23 @@ func TestBufferPool(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionSchemaCarriesDimData checks that a partition's schema keeps
+// the array columns and dtype and gives its DAP description back, and that
+// a plain array schema carries none.
+func TestPartitionSchemaCarriesDimData(t *testing.T) {
+	local := `{"__version__":"0.10.0","dim_data":[{"dist_type":"c","size":9,"proc_grid_size":2,"proc_grid_rank":1,"start":3,"block_size":3}]}`
+	s := PartitionSchema("<f4", []byte(local))
+	if !s.Equal(ArraySchema("<f4")) {
+		t.Errorf("schema %s, want the array schema's fields", s)
+	}
+	if dt, _ := s.Metadata().GetValue("dtype"); dt != "<f4" {
+		t.Errorf("dtype %q", dt)
+	}
+	if got, ok := DimDataOf(s); !ok || string(got) != local {
+		t.Errorf("DimDataOf = %s, %v; want %s", got, ok, local)
+	}
+	if _, ok := DimDataOf(ArraySchema("<f4")); ok {
+		t.Error("a plain array schema carries dim_data")
+	}
+}

@@ -119,3 +119,28 @@ func TestDAPBlockCyclicRoundTrip(t *testing.T) {
 	redistribute(t, addrs, "dap-cyc-pad", viaDimData(t, cyc), padded)
 	redistribute(t, addrs, "dap-pad-cyc", viaDimData(t, padded), cyc)
 }
+
+// TestDAPPeriodic redistributes a (37, 29) block-cyclic array to blocks
+// whose first axis is periodic (ghost zones of 2 at both ends, filled by
+// wrap-around, and communication padding of 2), then to another grid with
+// the same periodic axis, on a real cluster: every element is checked,
+// ghosts included (an input's ghosts are copies and are not read).
+func TestDAPPeriodic(t *testing.T) {
+	nodes := startCluster(t, 3, 64<<20)
+	addrs := apiAddrs(nodes)
+	shape := []int64{37, 29}
+	cyc, err := dap.Target{ProcGrid: []int{2, 3}, Axes: []dap.TargetAxis{{DistType: "c", BlockSize: 4}, {DistType: "c", BlockSize: 3}}}.Distribution(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	periodic, err := dap.Target{ProcGrid: []int{3, 2}, Axes: []dap.TargetAxis{{DistType: "b", Padding: 2, Periodic: true}, {DistType: "b"}}}.Distribution(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := dap.Target{ProcGrid: []int{2, 2}, Axes: []dap.TargetAxis{{DistType: "b", Padding: 2, Periodic: true}, {DistType: "c", BlockSize: 5}}}.Distribution(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redistribute(t, addrs, "dap-cyc-per", viaDimData(t, cyc), periodic)
+	redistribute(t, addrs, "dap-per-per", viaDimData(t, periodic), other)
+}

@@ -12,7 +12,9 @@ import (
 )
 
 // BenchJobs lists the jobs Bench knows, in the order it runs them.
-func BenchJobs() []string { return []string{"demo", "rows", "array", "merge", "setindex"} }
+func BenchJobs() []string {
+	return []string{"demo", "rows", "array", "redistribute", "merge", "setindex"}
+}
 
 // BenchConfig is the benchmark of record (the bench command): the
 // machine's ceilings, then each job with its time, rate, CPU, peak RSS and
@@ -25,7 +27,8 @@ type BenchConfig struct {
 	// Jobs to run, of BenchJobs (default demo, rows, array).
 	Jobs []string
 	// Scale multiplies every job's size (default 1: 500 MiB demo, 16M rows,
-	// a 10000x10000 f8 array, 1M-row merge and set-index inputs).
+	// a 10000x10000 f8 array rechunked and redistributed from block-cyclic,
+	// 1M-row merge and set-index inputs).
 	Scale float64
 	// TempDir holds generated Parquet inputs ("" = the system's).
 	TempDir string

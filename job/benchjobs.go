@@ -29,6 +29,8 @@ func (b *bench) jobRuns(name string) []func(context.Context) (benchRow, error) {
 		}}
 	case "array":
 		return []func(context.Context) (benchRow, error){b.array}
+	case "redistribute":
+		return []func(context.Context) (benchRow, error){b.redistribute}
 	}
 	run := b.merge
 	if name == "setindex" {

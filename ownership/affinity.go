@@ -14,46 +14,82 @@ type Affinity struct {
 }
 
 // ByAffinity returns an epoch-0 map that gives each partition to the member
-// holding most of its input bytes, under a balance bound: no member owns
-// more than ceil(P/N)+1 partitions.
+// holding most of its input bytes, under a balance bound: a member takes a
+// partition while it owns fewer than ceil(P/N)+1 partitions, or while its
+// byte share stays within 10% of even (its partitions' bytes at most
+// 1.1/N of all the bytes). So every member ends with at most ceil(P/N)+1
+// partitions or at most 1.1/N of the bytes: many small partitions may
+// stay where they are if they do not add up to much.
 //
 // The rule, deterministic from its arguments (every node derives the same
 // map): the affinities, summed per (partition, member), are taken in
 // decreasing bytes (ties: lower partition first, then the member's place in
 // the seed-derived order New deals in); each gives its partition to its
-// member if the partition has no owner yet and the member has room.
-// Partitions left over go, ascending, to the member with the fewest
-// partitions (ties in seed order). The backup of a partition is, as in New,
-// a member after its owner in the seed order, shifted by how many
-// partitions that owner already has, so one owner's backups spread over the
-// others. Affinities naming non-members or partitions out of range are
-// ignored. Without applies to the result as to any map: a loss moves only
-// the lost member's partitions. It takes O(A log A + P log N) time for A
-// affinities.
+// member if the partition has no owner yet and the member is within the
+// bound. A partition's bytes are the sum of its affinities. Partitions left
+// over go, ascending, to the member with the fewest partitions (ties in
+// seed order). The backup of a partition is, as in New, a member after its
+// owner in the seed order, shifted by how many partitions that owner
+// already has, so one owner's backups spread over the others. Affinities
+// naming non-members or partitions out of range are ignored. Without
+// applies to the result as to any map: a loss moves only the lost member's
+// partitions. It takes O(A log A + P log N) time for A affinities.
 func ByAffinity(seed string, members []string, partitions int, aff []Affinity) (*Map, error) {
 	m, err := New(seed, members, partitions)
 	if err != nil {
 		return nil, err
 	}
-	n := len(m.members)
-	limit := (partitions+n-1)/n + 1
-	owners, loads := m.greedy(aff, limit)
+	owners, loads := m.greedy(aff)
 	m.fillLeftovers(owners, loads)
 	m.owners, m.backups = owners, m.spreadBackups(owners)
 	return m, nil
 }
 
-// greedy assigns partitions to their heaviest members with room; -1 where
-// none.
-func (m *Map) greedy(aff []Affinity, limit int) (owners []int32, loads []int) {
+// bound is the balance bound of ByAffinity over N members.
+type bound struct {
+	count int   // ceil(P/N)+1 partitions
+	total int64 // bytes of all partitions
+	n     int64
+}
+
+// newBound returns the bound of p partitions of total bytes over n members.
+func newBound(p, n int, total int64) bound {
+	return bound{count: (p+n-1)/n + 1, total: total, n: int64(n)}
+}
+
+// admits says whether a member owning count partitions of owned bytes may
+// take one of size bytes: under the count, or with its share of the bytes
+// then within 10% of even (owned+size <= 1.1 total/N, in integers).
+func (b bound) admits(count int, owned, size int64) bool {
+	return count < b.count || (owned+size)*10*b.n <= b.total*11
+}
+
+// greedy assigns partitions to their heaviest members within the bound; -1
+// where none.
+func (m *Map) greedy(aff []Affinity) (owners []int32, loads []int) {
 	owners, loads = slices.Repeat([]int32{-1}, m.parts), make([]int, len(m.members))
-	for _, a := range m.sumAffinities(aff) {
-		if owners[a.p] < 0 && loads[a.m] < limit {
+	sums := m.sumAffinities(aff)
+	sizes, total := partitionBytes(m.parts, sums)
+	b, owned := newBound(m.parts, len(m.members), total), make([]int64, len(m.members))
+	for _, a := range sums {
+		if owners[a.p] < 0 && b.admits(loads[a.m], owned[a.m], sizes[a.p]) {
 			owners[a.p] = a.m
 			loads[a.m]++
+			owned[a.m] += sizes[a.p]
 		}
 	}
 	return owners, loads
+}
+
+// partitionBytes returns each partition's bytes (the sum of its
+// affinities) and their total.
+func partitionBytes(parts int, sums []pm) (sizes []int64, total int64) {
+	sizes = make([]int64, parts)
+	for _, a := range sums {
+		sizes[a.p] += a.bytes
+		total += a.bytes
+	}
+	return sizes, total
 }
 
 // pm is an affinity by partition and member index.

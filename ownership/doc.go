@@ -26,7 +26,10 @@
 // When the bytes of each partition's input are known per member (an array
 // whose old chunks are put from known nodes), ByAffinity gives each
 // partition to the member holding most of them, greedily in decreasing
-// bytes, under the bound ceil(P/N)+1 partitions per member; leftovers go to
+// bytes, under a balance bound: a member takes a partition while it owns
+// fewer than ceil(P/N)+1, or while its share of the bytes stays within 10%
+// of even (1.1/N), so many small partitions may stay where their bytes
+// are; leftovers go to
 // the least loaded member, backups spread as in New. It is deterministic
 // from its arguments, and Without treats its maps like any other.
 //

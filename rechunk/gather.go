@@ -2,6 +2,7 @@ package rechunk
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/shufflenode/shufflenode/splitaxes"
 )
@@ -26,7 +27,7 @@ func AppendGathered(dst []byte, src Chunk, ranges []splitaxes.Slice, segs [][]sp
 	if err := src.Validate(); err != nil {
 		return dst, err
 	}
-	_, shape, err := resolve(src.Shape, ranges)
+	_, shape, err := resolve(gatherBounds(src.Shape, segs), ranges)
 	if err != nil {
 		return dst, err
 	}
@@ -40,6 +41,24 @@ func AppendGathered(dst []byte, src Chunk, ranges []splitaxes.Slice, segs [][]sp
 	dst = append(dst, make([]byte, n)...)
 	copySpans(box{data: dst[head:], shape: shape}, box{data: src.Data, shape: src.Shape}, spans, src.DType.ItemSize())
 	return dst, nil
+}
+
+// gatherBounds returns the bound of each axis of a piece gathered from a
+// chunk of shape: the chunk's length, or on a gathered axis the segments'
+// total if longer (a periodic axis's piece may hold an element twice: as
+// data and as a ghost copy). gatherSpans checks the segments themselves.
+func gatherBounds(shape []int64, segs [][]splitaxes.Seg) []int64 {
+	out := slices.Clone(shape)
+	for d, ss := range segs {
+		n := int64(0)
+		for _, s := range ss {
+			n += s.Len
+		}
+		if d < len(out) {
+			out[d] = max(out[d], n)
+		}
+	}
+	return out
 }
 
 // gatherSpans returns, per axis, the spans from the old chunk (of shape) to

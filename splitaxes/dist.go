@@ -38,6 +38,10 @@ type Dist struct {
 	// Indices is, for Unstructured, the global indices of each chunk in
 	// local order.
 	Indices [][]int64 `json:"indices,omitempty"`
+	// Periodic is, for Block, a periodic axis: the first chunk's padding
+	// before and the last chunk's padding after are ghost zones inside
+	// [0, Size) that copy the far end's data (wrap-around, see Ghosts).
+	Periodic bool `json:"periodic,omitempty"`
 }
 
 // SideOf returns one side of a run axis of length total with the given
@@ -201,7 +205,20 @@ func NewDistAxis(oldSizes []int64, oldDist *Dist, newSizes []int64, newDist *Dis
 	if err != nil {
 		return nil, fmt.Errorf("new: %w", err)
 	}
-	return NewRunAxis(total, old, new)
+	g, err := axisGhosts(oldDist, newDist, total)
+	if err != nil {
+		return nil, err
+	}
+	if g == (ghosts{}) {
+		return NewRunAxis(total, old, new)
+	}
+	old.Runs, new.Runs = g.wrapOld(old.Runs, total), g.wrapNew(new.Runs, total)
+	a, err := NewRunAxis(total-g[0]-g[1], old, new)
+	if err != nil {
+		return nil, err
+	}
+	a.total = total // planned over the period, the axis keeps its length
+	return a, nil
 }
 
 // distTotal returns the length of an axis both of whose sides must agree

@@ -12,18 +12,18 @@ func TestBenchQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every bench job")
 	}
-	code, out, errs := runCmd(cmdBench, "--quick", "0.001", "--jobs", "demo,rows,array,merge,setindex", "--nodes", "2")
+	code, out, errs := runCmd(cmdBench, "--quick", "0.001", "--jobs", "demo,rows,array,redistribute,merge,setindex", "--nodes", "2")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"memory: Go copy", "libp2p: 1 TLS stream", "Flight: 1 DoPut stream",
-		"\ndemo ", "\nrows ", "\narray f8 ", "merge ", "skew 0.3", "set-index "} {
+		"\ndemo ", "\nrows ", "\narray f8 ", "\nredistribute f8 ", "merge ", "skew 0.3", "set-index "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in the output:\n%s", want, out)
 		}
 	}
-	if rows := strings.Count(out, "\n"); rows != 1+1+1+3+1+1+7+3 {
-		t.Errorf("%d lines, want 18:\n%s", rows, out)
+	if rows := strings.Count(out, "\n"); rows != 1+1+1+3+1+1+8+3 {
+		t.Errorf("%d lines, want 19:\n%s", rows, out)
 	}
 }
 

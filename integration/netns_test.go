@@ -83,8 +83,9 @@ func (c *nsCluster) seed(i int) string {
 }
 
 // spawnIn execs `shufflenode serve` for name inside h's namespace, bound
-// to 0.0.0.0 there and advertising h's address.
-func spawnIn(h *netns.Host, bin, dir, name, join string) (*proc, error) {
+// to 0.0.0.0 there and advertising h's address. Without security flags
+// (sec) its API is insecure (--insecure-api); with them, as they say.
+func spawnIn(h *netns.Host, bin, dir, name, join string, sec ...string) (*proc, error) {
 	p := &proc{name: name, api: h.Addr(nsAPIPort), gossip: h.Addr(nsGossipPort),
 		log: filepath.Join(dir, name+".stderr"), exited: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -97,8 +98,9 @@ func spawnIn(h *netns.Host, bin, dir, name, join string) (*proc, error) {
 		"--gossip", fmt.Sprintf("0.0.0.0:%d", nsGossipPort), "--api", fmt.Sprintf("0.0.0.0:%d", nsAPIPort),
 		"--listen", fmt.Sprintf("/ip4/0.0.0.0/tcp/%d", nsP2PPort), "--admin", "",
 		"--join", join, "--rejoin-interval", nsRejoin.String(), "--memory-limit", "64MiB", "--log-level", "info")
+	p.cmd.Args = append(p.cmd.Args, sec...)
 	p.cmd.Stderr = logf
-	p.cmd.Env = nsEnv()
+	p.cmd.Env = nsEnv(len(sec) == 0)
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s in %s: %w", name, h.NS, err)
 	}
@@ -107,10 +109,13 @@ func spawnIn(h *netns.Host, bin, dir, name, join string) (*proc, error) {
 }
 
 // nsEnv is the environment of a namespaced serve process: no SHUFFLENODE_
-// variables of the test's own, but an API on a non-loopback address
-// without TLS allowed (serve ignores variables it has no flag for).
-func nsEnv() []string {
+// variables of the test's own, and if insecure an API on a non-loopback
+// address without TLS allowed (serve ignores variables it has no flag for).
+func nsEnv(insecure bool) []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SHUFFLENODE_") })
+	if !insecure {
+		return env
+	}
 	return append(env, "SHUFFLENODE_INSECURE_API=true")
 }
 

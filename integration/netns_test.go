@@ -248,7 +248,8 @@ const nsLongCut = 25 * time.Second
 // tasks whose data it held are replayed and the shuffle finishes exactly
 // once one epoch later. Once its link is back, it re-joins the cluster
 // through its seed (--rejoin-interval) and takes part in a new shuffle,
-// verified exactly once.
+// verified exactly once. What the victim still holds of the old shuffle is
+// logged, not failed: today it keeps it (see heldBy).
 func TestNetnsLongPartition(t *testing.T) {
 	t.Parallel()
 	c := startNetns(t, 4)
@@ -262,6 +263,11 @@ func TestNetnsLongPartition(t *testing.T) {
 	checkRecovered(t, rep, err, 1, lo, hi)
 	healed()
 	waitRejoined(t, c, victim)
+	if held := heldBy(c, cfg.ID); len(held) > 0 {
+		// Known gap (README, Not yet): alone, the victim took over as
+		// coordinator of its minority and nobody tells it the shuffle ended.
+		t.Logf("KNOWN GAP: %v still hold shuffle %s after the re-join", held, cfg.ID)
+	}
 	rep, err = runDemo(t, c.apis(), procDemo("ns-after", 6))
 	if err != nil {
 		t.Fatalf("shuffle after the re-join: %v", err)

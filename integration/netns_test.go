@@ -83,8 +83,9 @@ func (c *nsCluster) seed(i int) string {
 }
 
 // spawnIn execs `shufflenode serve` for name inside h's namespace, bound
-// to 0.0.0.0 there and advertising h's address.
-func spawnIn(h *netns.Host, bin, dir, name, join string) (*proc, error) {
+// to 0.0.0.0 there and advertising h's address. Without security flags
+// (sec) its API is insecure (--insecure-api); with them, as they say.
+func spawnIn(h *netns.Host, bin, dir, name, join string, sec ...string) (*proc, error) {
 	p := &proc{name: name, api: h.Addr(nsAPIPort), gossip: h.Addr(nsGossipPort),
 		log: filepath.Join(dir, name+".stderr"), exited: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -97,8 +98,9 @@ func spawnIn(h *netns.Host, bin, dir, name, join string) (*proc, error) {
 		"--gossip", fmt.Sprintf("0.0.0.0:%d", nsGossipPort), "--api", fmt.Sprintf("0.0.0.0:%d", nsAPIPort),
 		"--listen", fmt.Sprintf("/ip4/0.0.0.0/tcp/%d", nsP2PPort), "--admin", "",
 		"--join", join, "--rejoin-interval", nsRejoin.String(), "--memory-limit", "64MiB", "--log-level", "info")
+	p.cmd.Args = append(p.cmd.Args, sec...)
 	p.cmd.Stderr = logf
-	p.cmd.Env = nsEnv()
+	p.cmd.Env = nsEnv(len(sec) == 0)
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s in %s: %w", name, h.NS, err)
 	}
@@ -107,10 +109,13 @@ func spawnIn(h *netns.Host, bin, dir, name, join string) (*proc, error) {
 }
 
 // nsEnv is the environment of a namespaced serve process: no SHUFFLENODE_
-// variables of the test's own, but an API on a non-loopback address
-// without TLS allowed (serve ignores variables it has no flag for).
-func nsEnv() []string {
+// variables of the test's own, and if insecure an API on a non-loopback
+// address without TLS allowed (serve ignores variables it has no flag for).
+func nsEnv(insecure bool) []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SHUFFLENODE_") })
+	if !insecure {
+		return env
+	}
 	return append(env, "SHUFFLENODE_INSECURE_API=true")
 }
 
@@ -243,7 +248,8 @@ const nsLongCut = 25 * time.Second
 // tasks whose data it held are replayed and the shuffle finishes exactly
 // once one epoch later. Once its link is back, it re-joins the cluster
 // through its seed (--rejoin-interval) and takes part in a new shuffle,
-// verified exactly once.
+// verified exactly once. What the victim still holds of the old shuffle is
+// logged, not failed: today it keeps it (see heldBy).
 func TestNetnsLongPartition(t *testing.T) {
 	t.Parallel()
 	c := startNetns(t, 4)
@@ -257,6 +263,11 @@ func TestNetnsLongPartition(t *testing.T) {
 	checkRecovered(t, rep, err, 1, lo, hi)
 	healed()
 	waitRejoined(t, c, victim)
+	if held := heldBy(c, cfg.ID); len(held) > 0 {
+		// Known gap (README, Not yet): alone, the victim took over as
+		// coordinator of its minority and nobody tells it the shuffle ended.
+		t.Logf("KNOWN GAP: %v still hold shuffle %s after the re-join", held, cfg.ID)
+	}
 	rep, err = runDemo(t, c.apis(), procDemo("ns-after", 6))
 	if err != nil {
 		t.Fatalf("shuffle after the re-join: %v", err)

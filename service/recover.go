@@ -33,10 +33,14 @@ func (s *Service) memberEvent(ctx context.Context, e member.Event) {
 		s.down = map[string]bool{}
 	}
 	lost := e.Kind == member.Failed || e.Kind == member.Left
+	back := !lost && s.down[e.Member.Name]
 	s.down[e.Member.Name] = lost
 	s.mu.Unlock()
-	if lost {
+	switch {
+	case lost:
 		s.memberLost(ctx, e.Member.Name)
+	case back: // a successor that was outnumbered may be one no longer
+		s.failoverAll(ctx)
 	}
 }
 
@@ -54,6 +58,11 @@ func (s *Service) isDown(node string) bool {
 // coordinator's word.
 func (s *Service) memberLost(ctx context.Context, node string) {
 	s.log.Warn("member lost", "peer", node)
+	s.failoverAll(ctx)
+}
+
+// failoverAll runs failover on every shuffle not failed.
+func (s *Service) failoverAll(ctx context.Context) {
 	s.mu.RLock()
 	shuffles := make([]*entry, 0, len(s.shuffles))
 	for _, sh := range s.shuffles {
@@ -80,7 +89,7 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 		}
 	}()
 	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
-		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() {
+		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() && !s.outnumbered(sh) {
 			s.takeOver(ctx, sh, lost)
 		}
 	}
@@ -93,4 +102,24 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 			s.coord.Lose(ctx, co, n)
 		}
 	}
+}
+
+// outnumbered reports whether this node sees fewer than half of the live
+// members of sh's epoch up, itself included. Such a node must not take
+// over: it is probably the cut-off side of a partition (a node alone sees
+// every other member down), and the others go on without it. Half is
+// enough: two of four survive a crash of the coordinator and a data node.
+func (s *Service) outnumbered(sh *entry) bool {
+	live := sh.Route().Live
+	up := 0
+	for _, n := range live {
+		if n == s.Name() || !s.isDown(n) {
+			up++
+		}
+	}
+	if 2*up >= len(live) {
+		return false
+	}
+	s.log.Warn("coordinator lost, but this node sees a minority: not taking over", "shuffle", sh.ID(), "up", up, "members", len(live))
+	return true
 }

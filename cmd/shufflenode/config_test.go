@@ -492,8 +492,9 @@ func TestDeployFilesUseRealFlags(t *testing.T) {
 
 // TestManifestArgs takes the serve arguments of each Kubernetes manifest
 // (lines "- --flag=value"), substitutes the downward-API variables, and
-// checks they give a valid cluster config with the pod IP everywhere
-// another node or a client needs it.
+// checks they give a valid cluster config that binds every port on all
+// addresses and advertises the pod IP (--advertise), which the others and
+// the clients then dial with the bound ports.
 func TestManifestArgs(t *testing.T) {
 	argRe := regexp.MustCompile(`(?m)^\s*- (--[a-z-]+=\S+)\s*$`)
 	vars := strings.NewReplacer("$(POD_IP)", "10.1.2.3", "$(NODE_NAME)", "host-1", "$(POD_NAME)", "pod-1", "$(POD_NAMESPACE)", "ns")
@@ -520,8 +521,8 @@ func TestManifestArgs(t *testing.T) {
 			if err := cfg.Cluster.Validate(); err != nil {
 				t.Error(err)
 			}
-			if cfg.APIAddr != "10.1.2.3:7947" || cfg.Cluster.GossipAddr != "10.1.2.3:7946" ||
-				!slices.Equal(cfg.Cluster.ListenAddrs, []string{"/ip4/10.1.2.3/tcp/7949"}) || len(cfg.Cluster.Join) != 1 {
+			if cfg.Cluster.Advertise != "10.1.2.3" || cfg.APIAddr != "0.0.0.0:7947" || cfg.Cluster.GossipAddr != "0.0.0.0:7946" ||
+				!slices.Equal(cfg.Cluster.ListenAddrs, []string{"/ip4/0.0.0.0/tcp/7949"}) || len(cfg.Cluster.Join) != 1 {
 				t.Errorf("args %q give %+v", args, cfg)
 			}
 		})

@@ -84,7 +84,7 @@ func compareWithGo(t *testing.T, c *procCluster, rep nodeReport) {
 	}
 	defer cl.Close()
 	checkSamePartitions(ctx, t, cl, rep)
-	checkSameCodes(ctx, t, cl, rep)
+	checkSameCodes(ctx, t, cl, c.token, rep)
 	if c.token != "" {
 		checkAuthCodes(ctx, t, c, rep)
 	}
@@ -207,8 +207,8 @@ func checkSamePartitions(ctx context.Context, t *testing.T, cl *client.Client, r
 }
 
 // checkSameCodes makes the Node client's bad requests with the Go client
-// and compares the codes.
-func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, rep nodeReport) {
+// and compares the codes; token is the cluster's ("" for none).
+func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, token string, rep nodeReport) {
 	t.Helper()
 	sp, err := job.DemoConfig{ID: "go-bad", Rows: 10, Tasks: 2, Partitions: 3}.Spec()
 	if err != nil {
@@ -233,7 +233,7 @@ func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, rep no
 	}{ // in this order: the same attempt's second put needs the first
 		{"unknown shuffle: barrier", barrierErr(ctx, cl, "go-nope")},
 		{"unknown shuffle: GetFlightInfo", locationsErr(ctx, cl, "go-nope")},
-		{"create: future version", createVersion(ctx, cl, &future, flightproto.ProtocolVersion+1)},
+		{"create: future version", createVersion(ctx, cl.Addr(), token, &future, flightproto.ProtocolVersion+1)},
 		{"create: same ID", cl.Create(ctx, sp)},
 		{"put: wrong schema", put(0, 0, bad)},
 		{"put: task out of range", put(2, 0, good)},
@@ -267,9 +267,10 @@ func locationsErr(ctx context.Context, cl *client.Client, id string) error {
 	return err
 }
 
-// createVersion creates sp asking for protocol version v.
-func createVersion(ctx context.Context, cl *client.Client, sp *spec.Spec, v int) error {
-	fc, err := flightproto.Dial(cl.Addr())
+// createVersion creates sp at addr (with token, "" for none) asking for
+// protocol version v.
+func createVersion(ctx context.Context, addr, token string, sp *spec.Spec, v int) error {
+	fc, err := flightproto.DialAuth(addr, flightproto.ClientAuth{Token: token})
 	if err != nil {
 		return err
 	}

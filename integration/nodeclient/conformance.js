@@ -433,16 +433,16 @@ async function authChecks() {
   const anon = f.connect(nodes[0]);
   const wrong = f.connect(nodes[1 % nodes.length], 'not-the-token');
   const nope = `${prefix}-nope`;
-  const cases = {
-    'no token: handshake': f.handshake(anon),
-    'no token: members': f.action(anon, 'members'),
-    'no token: put': f.put(anon, { shuffle: nope, task: 0, attempt: 0 }, schema, taskBatches(0)),
-    'no token: DoGet': f.read(anon, Buffer.from(JSON.stringify({ shuffle: nope, partition: 0 }))),
-    'wrong token: handshake': f.handshake(wrong),
-    'wrong token: GetFlightInfo': f.locations(wrong, nope),
+  const cases = { // thunks: each call starts when its turn comes, so none rejects unheard
+    'no token: handshake': () => f.handshake(anon),
+    'no token: members': () => f.action(anon, 'members'),
+    'no token: put': () => f.put(anon, { shuffle: nope, task: 0, attempt: 0 }, schema, taskBatches(0)),
+    'no token: DoGet': () => f.read(anon, Buffer.from(JSON.stringify({ shuffle: nope, partition: 0 }))),
+    'wrong token: handshake': () => f.handshake(wrong),
+    'wrong token: GetFlightInfo': () => f.locations(wrong, nope),
   };
-  for (const [name, p] of Object.entries(cases)) {
-    codes[name] = await codeOf(p);
+  for (const [name, call] of Object.entries(cases)) {
+    codes[name] = await codeOf(call());
     assert.equal(codes[name], code.UNAUTHENTICATED, `${name}: code ${codes[name]}, want UNAUTHENTICATED`);
   }
   anon.close();

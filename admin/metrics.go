@@ -78,12 +78,16 @@ var metricHelp = map[string]string{
 	"barrier_shuffle_sent_bytes":      "Per shuffle, on its coordinator: payload bytes the finished tasks sent.",
 	"barrier_shuffle_replayed_tasks":  "Per shuffle, on its coordinator: finished tasks lost nodes took with them (run again), over all losses.",
 	"barrier_shuffle_seal_seconds":    "Per shuffle, on its coordinator: seconds from create to the announced seal (0 while not sealed).",
+	"receiver_shuffle_read_bytes":     "Per shuffle: Arrow bytes read out of this node's output partitions (DoGets, peers' fetches, node-side ops).",
+	"receiver_shuffle_read_rows":      "Per shuffle: rows read out of this node's output partitions (arrays: one per new chunk).",
+	"receiver_shuffle_reads":          "Per shuffle: completed reads of this node's output partitions.",
 }
 
 // labelPrefixes maps a metric-name prefix to the label its metrics carry.
 var labelPrefixes = map[string]string{
 	"spill_shuffle_":            "shuffle",
 	"barrier_shuffle_":          "shuffle",
+	"receiver_shuffle_":         "shuffle",
 	"service_shuffles_by_phase": "phase",
 	"dht_peer_":                 "peer",
 }
@@ -168,6 +172,9 @@ func (c *collector) collectShuffles(ch chan<- prometheus.Metric) {
 		if i := slices.Index(phases, in.Phase); i >= 0 {
 			byPhase[i]++
 		}
+		c.gauge(ch, "receiver_shuffle_read_bytes", float64(in.Reads.Bytes), id)
+		c.gauge(ch, "receiver_shuffle_read_rows", float64(in.Reads.Rows), id)
+		c.gauge(ch, "receiver_shuffle_reads", float64(in.Reads.Reads), id)
 		if p, err := svc.Progress(id); err == nil {
 			c.collectProgress(ch, id, p)
 		}

@@ -2,6 +2,8 @@ package admin_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/admin"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/node"
@@ -120,4 +123,71 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
 	}
 	return string(b)
+}
+
+// TestStatusBytesOut seals a shuffle on one node, reads every partition
+// twice and checks that /status and the page count what the reads handed
+// out, and that /metrics has the same figure.
+func TestStatusBytesOut(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{AdminAddr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Cluster: dht.Config{Name: "n0", DataDir: t.TempDir(), Profile: dht.ProfileLocal},
+		Service: service.Config{MemoryLimit: 64 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	putOneTask(ctx, t, n.Service, "out-1")
+	for task := uint64(1); task < 4; task++ {
+		putTask(ctx, t, n.Service, "out-1", task, 4)
+	}
+	if b, err := n.Service.Barrier(ctx, "out-1"); err != nil || !b.Sealed {
+		t.Fatalf("barrier: %+v, %v", b, err)
+	}
+	var rows, bytes int64
+	for range 2 {
+		for p := range 3 {
+			err := n.Service.Get(ctx, "out-1", p, func(rec arrow.Record) error {
+				rows, bytes = rows+rec.NumRows(), bytes+table.RecordBytes(rec)
+				rec.Release()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var st admin.StatusReply
+	if err := json.Unmarshal([]byte(get(t, "http://"+n.Admin.Addr()+"/status")), &st); err != nil || len(st.Shuffles) != 1 {
+		t.Fatalf("/status: %+v, %v", st, err)
+	}
+	if s := st.Shuffles[0]; s.RowsOut != 200 || rows != 200 || s.BytesOut != bytes || s.Reads != 6 {
+		t.Errorf("/status: %d reads, %d rows, %d bytes out; want 6 reads, 200 rows, %d bytes (read %d rows)", s.Reads, s.RowsOut, s.BytesOut, bytes, rows)
+	}
+	if page := get(t, "http://"+n.Admin.Addr()+"/"); !strings.Contains(page, `<td class="n">6, 200 rows, `) {
+		t.Errorf("the page lacks the reads out of the node:\n%s", page)
+	}
+	want := fmt.Sprintf(`shufflenode_receiver_shuffle_read_bytes{node="n0",shuffle="out-1"} %d`, bytes)
+	if m := get(t, "http://"+n.Admin.Addr()+"/metrics"); !strings.Contains(m, want) {
+		t.Errorf("/metrics lacks %q", want)
+	}
+}
+
+// putTask puts task of the demo shuffle id (of tasks tasks, 100 rows).
+func putTask(ctx context.Context, t *testing.T, svc *service.Service, id string, task uint64, tasks int) {
+	t.Helper()
+	rec := table.GenTask(nil, table.GenConfig{Rows: 100}, int(task), tasks)
+	defer rec.Release()
+	sent := false
+	next := func() (arrow.Record, error) {
+		if sent {
+			return nil, io.EOF
+		}
+		sent = true
+		return rec, nil
+	}
+	if _, err := svc.Put(ctx, id, task, 0, rec.Schema(), next); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -48,13 +48,14 @@ td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}td.n{text-align:ri
 </table>
 <h2>Shuffles ({{len .Status.Shuffles}})</h2>
 {{- if .Status.Shuffles}}
-<table><tr><th>shuffle</th><th>phase</th><th>coordinator</th><th>tasks</th><th>partitions</th><th>put in (rows, bytes)</th><th>nodes lost / tasks replayed</th><th>in memory here</th><th>spilled here</th><th>error</th></tr>
+<table><tr><th>shuffle</th><th>phase</th><th>coordinator</th><th>tasks</th><th>partitions</th><th>put in (rows, bytes)</th><th>nodes lost / tasks replayed</th><th>in memory here</th><th>spilled here</th><th>read out of here (reads, rows, bytes)</th><th>error</th></tr>
 {{- range .Status.Shuffles}}
 <tr><td>{{.ID}}</td><td class="{{.Phase}}">{{.Phase}}{{with .Progress}}{{if .SealSeconds}} in {{printf "%.1f" .SealSeconds}} s{{end}}{{end}}</td><td>{{.Coordinator}}</td>
 <td>{{if eq .Coordinator $.Status.Node}}<progress max="{{.Tasks}}" value="{{.TasksDone}}"></progress> {{.TasksDone}} / {{.Tasks}}{{with .Progress}}, {{.TasksCommitted}} committed{{end}}{{else}}{{.Tasks}} tasks (progress: see the coordinator){{end}}</td>
 <td class="n">{{.Partitions}}</td>
 {{- with .Progress}}<td class="n">{{.Rows}} rows, {{ubytes .Bytes}}</td><td class="n">{{.Epoch}} / {{.Replayed}}</td>{{else}}<td></td><td></td>{{end}}
-<td class="n">{{bytes .MemoryBytes}}</td><td class="n">{{bytes .SpillBytes}}</td><td class="failed">{{.Error}}</td></tr>
+<td class="n">{{bytes .MemoryBytes}}</td><td class="n">{{bytes .SpillBytes}}</td>
+<td class="n">{{.Reads}}, {{.RowsOut}} rows, {{bytes .BytesOut}}</td><td class="failed">{{.Error}}</td></tr>
 {{- end}}
 </table>
 {{- else}}

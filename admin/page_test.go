@@ -70,7 +70,7 @@ func TestFormatBytes(t *testing.T) {
 // bytes exchanged with each member.
 func TestPageShuffleProgress(t *testing.T) {
 	d := pageData{Status: StatusReply{Node: "a", Shuffles: []ShuffleStatus{
-		{ID: "mine", Phase: "sealed", Coordinator: "a", Tasks: 8, TasksDone: 8, SpillBytes: 3 << 20,
+		{ID: "mine", Phase: "sealed", Coordinator: "a", Tasks: 8, TasksDone: 8, SpillBytes: 3 << 20, Reads: 4, RowsOut: 617, BytesOut: 3 << 10,
 			Progress: &ShuffleProgress{TasksCommitted: 7, Epoch: 1, Rows: 1234, Bytes: 5 << 20, Replayed: 2, SealSeconds: 1.25}},
 		{ID: "theirs", Phase: "open", Coordinator: "b", Tasks: 5},
 	}},
@@ -81,7 +81,7 @@ func TestPageShuffleProgress(t *testing.T) {
 	writePage(rec, d)
 	body := rec.Body.String()
 	for _, want := range []string{"sealed in 1.2 s", "8 / 8, 7 committed", "1234 rows, 5.0 MiB", `<td class="n">1 / 2</td>`,
-		"3.0 MiB", `<td class="n">2.0 KiB</td><td class="n">1.0 MiB</td>`, `<td class="n">0.0 B</td><td class="n">0.0 B</td>`} {
+		"3.0 MiB", `<td class="n">4, 617 rows, 3.0 KiB</td>`, `<td class="n">2.0 KiB</td><td class="n">1.0 MiB</td>`, `<td class="n">0.0 B</td><td class="n">0.0 B</td>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q:\n%s", want, body)
 		}

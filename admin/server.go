@@ -92,7 +92,12 @@ type ShuffleStatus struct {
 	Partitions  int    `json:"partitions"`
 	MemoryBytes int64  `json:"memory_bytes"`
 	SpillBytes  int64  `json:"spilled_bytes"`
-	Error       string `json:"error,omitempty"`
+	// BytesOut, RowsOut and Reads are what reads of this node's output
+	// partitions handed out (DoGets here, peers' fetches, node-side ops).
+	BytesOut int64  `json:"bytes_out"`
+	RowsOut  int64  `json:"rows_out"`
+	Reads    int64  `json:"reads"`
+	Error    string `json:"error,omitempty"`
 	// Progress is the coordinator's view (nil on other nodes).
 	Progress *ShuffleProgress `json:"progress,omitempty"`
 }
@@ -133,7 +138,8 @@ func (s *Server) snapshot() StatusReply {
 		}
 		st := ShuffleStatus{ID: id, Phase: in.Phase.String(), Coordinator: in.Coordinator, Tasks: in.Tasks,
 			TasksDone: in.TasksDone, Partitions: in.Partitions,
-			MemoryBytes: store[id].MemoryBytes, SpillBytes: store[id].SpilledBytes, Progress: s.progress(id)}
+			MemoryBytes: store[id].MemoryBytes, SpillBytes: store[id].SpilledBytes, Progress: s.progress(id),
+			BytesOut: in.Reads.Bytes, RowsOut: in.Reads.Rows, Reads: in.Reads.Reads}
 		if in.Err != nil {
 			st.Error = in.Err.Error()
 		}

@@ -23,7 +23,8 @@
 //     Send it to the owner of p, so that only the result crosses the network.
 //   - ListActions lists the actions; GetSchema (descriptor cmd ShuffleRef)
 //     is a shuffle's DoGet schema; Handshake answers with the protocol
-//     version (verbs.go).
+//     version, and auth "bearer" on a node with a token (the token guard
+//     checked the Handshake's own token first) (verbs.go).
 //
 // Who may call: ListenSecure takes a Security: TLS (certificate and key),
 // mutual TLS (a client CA) and/or a bearer token that gRPC interceptors

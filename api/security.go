@@ -38,6 +38,15 @@ func (s Security) TLS() bool { return s.CertFile != "" }
 // client certificate.
 func (s Security) Guarded() bool { return s.Token != "" || (s.TLS() && s.ClientCAFile != "") }
 
+// authScheme is the Handshake's word for what a caller must show:
+// "bearer" when the node has a token, else "".
+func (s Security) authScheme() string {
+	if s.Token != "" {
+		return flightproto.AuthBearer
+	}
+	return ""
+}
+
 // Validate reports settings that cannot work, wrapping ErrSecurity.
 func (s Security) Validate() error {
 	switch {

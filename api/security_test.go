@@ -162,3 +162,50 @@ func TestExposed(t *testing.T) {
 		}
 	}
 }
+
+// TestHandshakeChecksToken: on a node with a token, Handshake without it
+// or with a wrong one fails with Unauthenticated; with it, the reply says
+// the node requires a bearer token. A node without a token says nothing.
+func TestHandshakeChecksToken(t *testing.T) {
+	guarded, open := startSecure(t, Security{Token: "s3cret"}), startSecure(t, Security{})
+	for _, tc := range []struct {
+		name, addr, token, wantAuth string
+		want                        codes.Code
+	}{
+		{"no token", guarded, "", "", codes.Unauthenticated},
+		{"wrong token", guarded, "guess", "", codes.Unauthenticated},
+		{"token", guarded, "s3cret", flightproto.AuthBearer, codes.OK},
+		{"open node", open, "", "", codes.OK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reply, err := handshake(t, tc.addr, flightproto.ClientAuth{Token: tc.token})
+			if status.Code(err) != tc.want || reply.Auth != tc.wantAuth {
+				t.Fatalf("handshake: %+v, %v; want %v and auth %q", reply, err, tc.want, tc.wantAuth)
+			}
+		})
+	}
+}
+
+// handshake runs a Handshake with a, sending no request, and decodes the
+// reply's payload.
+func handshake(t *testing.T, addr string, a flightproto.ClientAuth) (flightproto.HandshakeReply, error) {
+	t.Helper()
+	var reply flightproto.HandshakeReply
+	c, err := flightproto.DialAuth(addr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := c.Handshake(ctx)
+	if err != nil {
+		return reply, err
+	}
+	_ = stream.CloseSend()
+	r, err := stream.Recv()
+	if err != nil {
+		return reply, err
+	}
+	return reply, json.Unmarshal(r.Payload, &reply)
+}

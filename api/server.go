@@ -30,6 +30,9 @@ type Server struct {
 	mem memory.Allocator
 	log *slog.Logger
 	srv flight.Server
+	// auth is how callers prove themselves ("bearer": a token), for the
+	// Handshake reply; "" when they need not.
+	auth string
 
 	once    sync.Once
 	started bool
@@ -56,7 +59,7 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, done: make(chan error, 1)}
+	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), done: make(chan error, 1)}
 	s.srv = newFlightServer(s, lis, opts...)
 	return s, nil
 }

@@ -43,13 +43,16 @@ func (s *Server) GetSchema(_ context.Context, d *flight.FlightDescriptor) (*flig
 
 // Handshake answers a client's handshake with this node's protocol
 // version: protocol_version, and a HandshakeReply as JSON in the payload.
-// A client may send one request or none. This is where a client will
-// authenticate once the node asks for it (check the request, then reply).
+// A client may send one request or none. On a node with a token, the
+// token guard (security.go) has checked the call's bearer token before
+// Handshake runs: a Handshake that gets a reply proves the token right,
+// and the reply's auth says the node requires it; one without the token
+// fails with Unauthenticated like every other call.
 func (s *Server) Handshake(stream flight.FlightService_HandshakeServer) error {
 	if _, err := stream.Recv(); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	b, _ := json.Marshal(flightproto.HandshakeReply{Version: flightproto.ProtocolVersion, Node: s.svc.Name()})
+	b, _ := json.Marshal(flightproto.HandshakeReply{Version: flightproto.ProtocolVersion, Node: s.svc.Name(), Auth: s.auth})
 	return stream.Send(&flight.HandshakeResponse{ProtocolVersion: flightproto.ProtocolVersion, Payload: b})
 }
 

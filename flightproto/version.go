@@ -40,7 +40,14 @@ type MembersReply struct {
 type HandshakeReply struct {
 	Version int    `json:"version"`
 	Node    string `json:"node"`
+	// Auth is AuthBearer when the node requires a bearer token on every
+	// call (this Handshake's token was checked and is right); absent when
+	// the node lets every caller in.
+	Auth string `json:"auth,omitempty"`
 }
+
+// AuthBearer is HandshakeReply.Auth of a node that requires a bearer token.
+const AuthBearer = "bearer"
 
 // ActionInfo names one action and says what it does, for ListActions.
 type ActionInfo struct {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,35 +34,107 @@ const nodeClientDir = "nodeclient"
 
 // nodeReport is what the Node client prints on stdout: the hash shuffle's
 // row IDs per partition (the shuffle is left open) and the status code of
-// each bad request it made.
+// each bad request it made; with --lost-owner, what the reads after the
+// loss saw instead.
 type nodeReport struct {
 	Hash struct {
 		Shuffle    string    `json:"shuffle"`
 		Partitions [][]int64 `json:"partitions"`
 	} `json:"hash"`
 	Codes map[string]codes.Code `json:"codes"`
+	Lost  *struct {
+		Lost       []int `json:"lost"`
+		Epoch      int   `json:"epoch"`
+		Recoveries int   `json:"recoveries"`
+	} `json:"lost"`
 }
 
 // TestNodeClient runs the Node conformance client against three serve
 // processes, then checks that the Go client reads the same partitions of
-// its hash shuffle and gets the same status codes for the same bad requests.
+// its hash shuffle and gets the same status codes for the same bad
+// requests; then the Node client resumes its reads after one process is
+// killed. The same again against processes that require a bearer token.
 func TestNodeClient(t *testing.T) {
 	nodeBin := nodeClientReady(t)
 	t.Parallel()
-	c := startProcs(t, 3)
-	rep := runNodeClient(t, nodeBin, c.apis())
+	for _, token := range []string{"", "conformance-token"} {
+		name := map[bool]string{false: "plain", true: "token"}[token != ""]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := startProcsToken(t, 3, token)
+			rep := runNodeClient(t, nodeBin, c, "nodeclient-"+name)
+			compareWithGo(t, c, rep)
+			lost := runNodeClient(t, nodeBin, c, "nodeclient-"+name, "--lost-owner", strconv.Itoa(c.procs[2].cmd.Process.Pid))
+			if lost.Lost == nil || lost.Lost.Epoch < 1 || len(lost.Lost.Lost) == 0 {
+				t.Errorf("lost-owner report %+v: want the lost node's partitions and a later epoch", lost.Lost)
+			}
+		})
+	}
+}
+
+// compareWithGo reads the Node client's hash shuffle with the Go client
+// and makes its bad (and, with a token, unauthenticated) requests.
+func compareWithGo(t *testing.T, c *procCluster, rep nodeReport) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := client.Dial(c.procs[1].api)
+	cl, err := c.procs[1].dial()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	checkSamePartitions(ctx, t, cl, rep)
-	checkSameCodes(ctx, t, cl, rep)
+	checkSameCodes(ctx, t, cl, c.token, rep)
+	if c.token != "" {
+		checkAuthCodes(ctx, t, c, rep)
+	}
 	if err := cl.CloseShuffle(ctx, rep.Hash.Shuffle); err != nil {
 		t.Error(err)
 	}
+}
+
+// checkAuthCodes makes the Node client's calls without the token (or with
+// a wrong one) with the Go client: all Unauthenticated, as the Node
+// client's.
+func checkAuthCodes(ctx context.Context, t *testing.T, c *procCluster, rep nodeReport) {
+	t.Helper()
+	anon, err := client.Dial(c.procs[0].api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer anon.Close()
+	wrong, err := client.DialAuth(c.procs[1].api, flightproto.ClientAuth{Token: "not-the-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wrong.Close()
+	_, membersErr := anon.Members(ctx)
+	for name, err := range map[string]error{
+		"no token: handshake":        handshakeErr(ctx, c.procs[0].api, ""),
+		"no token: members":          membersErr,
+		"wrong token: handshake":     handshakeErr(ctx, c.procs[1].api, "not-the-token"),
+		"wrong token: GetFlightInfo": locationsErr(ctx, wrong, "go-nope"),
+	} {
+		if got, want := status.Code(err), rep.Codes[name]; got != codes.Unauthenticated || want != codes.Unauthenticated {
+			t.Errorf("%s: Go client got %s, Node client %s; want Unauthenticated (%v)", name, got, want, err)
+		}
+	}
+}
+
+// handshakeErr runs a Flight Handshake at addr with token ("" for none).
+func handshakeErr(ctx context.Context, addr, token string) error {
+	fc, err := flightproto.DialAuth(addr, flightproto.ClientAuth{Token: token})
+	if err != nil {
+		return err
+	}
+	defer fc.Close()
+	stream, err := fc.Handshake(ctx)
+	if err != nil {
+		return err
+	}
+	_ = stream.CloseSend()
+	_, err = stream.Recv()
+	return err
 }
 
 // nodeClientReady returns the node binary, or skips the test saying what
@@ -81,14 +154,19 @@ func nodeClientReady(t *testing.T) string {
 	return nodeBin
 }
 
-// runNodeClient runs conformance.js on the cluster and decodes its report;
+// runNodeClient runs conformance.js on the cluster with the ID prefix and
+// extra arguments (and the cluster's token file), and decodes its report;
 // its stderr is logged.
-func runNodeClient(t *testing.T, nodeBin string, apis []string) nodeReport {
+func runNodeClient(t *testing.T, nodeBin string, c *procCluster, prefix string, extra ...string) nodeReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, nodeBin, "conformance.js", strings.Join(apis, ","), "nodeclient")
+	args := append([]string{"conformance.js", strings.Join(c.apis(), ","), prefix}, extra...)
+	if c.token != "" {
+		args = append(args, "--token-file", c.tokenFile)
+	}
+	cmd := exec.CommandContext(ctx, nodeBin, args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = nodeClientDir, &stdout, &stderr
 	err := cmd.Run()
 	t.Logf("node conformance.js:\n%s", stderr.String())
@@ -129,8 +207,8 @@ func checkSamePartitions(ctx context.Context, t *testing.T, cl *client.Client, r
 }
 
 // checkSameCodes makes the Node client's bad requests with the Go client
-// and compares the codes.
-func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, rep nodeReport) {
+// and compares the codes; token is the cluster's ("" for none).
+func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, token string, rep nodeReport) {
 	t.Helper()
 	sp, err := job.DemoConfig{ID: "go-bad", Rows: 10, Tasks: 2, Partitions: 3}.Spec()
 	if err != nil {
@@ -155,7 +233,7 @@ func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, rep no
 	}{ // in this order: the same attempt's second put needs the first
 		{"unknown shuffle: barrier", barrierErr(ctx, cl, "go-nope")},
 		{"unknown shuffle: GetFlightInfo", locationsErr(ctx, cl, "go-nope")},
-		{"create: future version", createVersion(ctx, cl, &future, flightproto.ProtocolVersion+1)},
+		{"create: future version", createVersion(ctx, cl.Addr(), token, &future, flightproto.ProtocolVersion+1)},
 		{"create: same ID", cl.Create(ctx, sp)},
 		{"put: wrong schema", put(0, 0, bad)},
 		{"put: task out of range", put(2, 0, good)},
@@ -189,9 +267,10 @@ func locationsErr(ctx context.Context, cl *client.Client, id string) error {
 	return err
 }
 
-// createVersion creates sp asking for protocol version v.
-func createVersion(ctx context.Context, cl *client.Client, sp *spec.Spec, v int) error {
-	fc, err := flightproto.Dial(cl.Addr())
+// createVersion creates sp at addr (with token, "" for none) asking for
+// protocol version v.
+func createVersion(ctx context.Context, addr, token string, sp *spec.Spec, v int) error {
+	fc, err := flightproto.DialAuth(addr, flightproto.ClientAuth{Token: token})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/job"
 )
 
@@ -97,6 +98,7 @@ func moduleRoot() (string, error) {
 type proc struct {
 	name, api, gossip string
 	log               string // its stderr
+	token             string // its API's bearer token ("" for none)
 	cmd               *exec.Cmd
 	exited            chan struct{} // closed once the process is reaped
 }
@@ -107,6 +109,11 @@ func (p *proc) logPath() string {
 		return ""
 	}
 	return p.log
+}
+
+// dial connects a client to p's API, with p's token.
+func (p *proc) dial() (*client.Client, error) {
+	return client.DialAuth(p.api, flightproto.ClientAuth{Token: p.token})
 }
 
 // kill sends SIGKILL and waits until the process is gone.
@@ -128,6 +135,9 @@ func (p *proc) alive() bool {
 // procCluster is n serve processes on 127.0.0.1 that joined one cluster.
 type procCluster struct {
 	procs []*proc
+	token string // the API's bearer token of every process ("" for none)
+	// tokenFile holds token (absolute; "" for none).
+	tokenFile string
 }
 
 // apis lists the API addresses of the processes at idx (all if none given).
@@ -159,12 +169,25 @@ func (c *procCluster) byAPI(api string) int {
 // when the test ends; on failure the tail of each one's stderr is logged.
 func startProcs(t *testing.T, n int) *procCluster {
 	t.Helper()
+	return startProcsToken(t, n, "")
+}
+
+// startProcsToken is startProcs with processes whose API requires token
+// (--api-token-file; none if "").
+func startProcsToken(t *testing.T, n int, token string) *procCluster {
+	t.Helper()
 	bin := shufflenodeBinary(t)
 	if msg := startFailed.Load(); msg != nil {
 		t.Fatalf("not starting processes: an earlier cluster did not form: %s", *msg)
 	}
 	dir := t.TempDir()
-	c := &procCluster{procs: make([]*proc, n)}
+	c := &procCluster{procs: make([]*proc, n), token: token}
+	if err := writeToken(dir, token); err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		c.tokenFile = tokenFile(dir)
+	}
 	t.Cleanup(func() { c.stop(t) })
 	if err := c.start(bin, dir); err != nil {
 		if msg := err.Error(); errors.Is(err, context.DeadlineExceeded) {
@@ -187,7 +210,7 @@ func startProcs(t *testing.T, n int) *procCluster {
 func (c *procCluster) probe() (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := client.Dial(c.procs[0].api)
+	cl, err := c.procs[0].dial()
 	if err != nil {
 		return 0, err
 	}
@@ -222,13 +245,15 @@ func (c *procCluster) start(bin, dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var err error
-	if c.procs[0], err = startProc(ctx, bin, dir, "proc-0", ""); err != nil {
+	if c.procs[0], err = startProc(ctx, bin, dir, "proc-0", "", c.token); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.procs))
 	for i := 1; i < len(c.procs); i++ {
-		wg.Go(func() { c.procs[i], errs[i] = startProc(ctx, bin, dir, fmt.Sprintf("proc-%d", i), c.procs[0].gossip) })
+		wg.Go(func() {
+			c.procs[i], errs[i] = startProc(ctx, bin, dir, fmt.Sprintf("proc-%d", i), c.procs[0].gossip, c.token)
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -246,7 +271,7 @@ func (c *procCluster) start(bin, dir string) error {
 // processes (a stray member would be another test's cluster).
 func (c *procCluster) checkMembers(ctx context.Context) error {
 	for _, p := range c.procs {
-		cl, err := client.Dial(p.api)
+		cl, err := p.dial()
 		if err != nil {
 			return err
 		}
@@ -292,9 +317,9 @@ func (c *procCluster) stop(t *testing.T) {
 // ports if one was taken meanwhile, and waits until its API answers.
 // The process is returned even on error (nil if it never started), so that
 // its stderr can be shown.
-func startProc(ctx context.Context, bin, dir, name, join string) (p *proc, err error) {
+func startProc(ctx context.Context, bin, dir, name, join, token string) (p *proc, err error) {
 	for range 5 {
-		if p, err = spawn(bin, dir, name, join); err != nil {
+		if p, err = spawn(bin, dir, name, join, token); err != nil {
 			return nil, err
 		}
 		if err = waitMembers(ctx, p, 1); err == nil {
@@ -310,14 +335,26 @@ func startProc(ctx context.Context, bin, dir, name, join string) (p *proc, err e
 	return p, err
 }
 
-// spawn execs `shufflenode serve` for name with fresh ports.
-func spawn(bin, dir, name, join string) (*proc, error) {
+// tokenFile is where startProcsToken writes the token in a cluster's dir.
+func tokenFile(dir string) string { return filepath.Join(dir, "api.token") }
+
+// writeToken writes token to tokenFile(dir), unless it is "".
+func writeToken(dir, token string) error {
+	if token == "" {
+		return nil
+	}
+	return os.WriteFile(tokenFile(dir), []byte(token+"\n"), 0o600)
+}
+
+// spawn execs `shufflenode serve` for name with fresh ports (and the API
+// token of tokenFile(dir) unless token is "").
+func spawn(bin, dir, name, join, token string) (*proc, error) {
 	ports, err := job.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
 	gossip, api := ports[0], ports[1]
-	p := &proc{name: name, api: api, gossip: gossip, log: filepath.Join(dir, name+".stderr"), exited: make(chan struct{})}
+	p := &proc{name: name, api: api, gossip: gossip, log: filepath.Join(dir, name+".stderr"), token: token, exited: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
@@ -326,6 +363,9 @@ func spawn(bin, dir, name, join string) (*proc, error) {
 	p.cmd = exec.Command(bin, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--gossip", gossip, "--api", api, "--admin", "",
 		"--join", join, "--memory-limit", "64MiB", "--log-level", "info")
+	if token != "" {
+		p.cmd.Args = append(p.cmd.Args, "--api-token-file", tokenFile(dir))
+	}
 	p.cmd.Stderr = logf
 	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "SHUFFLENODE_") // serve reads its flags from there too
@@ -339,7 +379,7 @@ func spawn(bin, dir, name, join string) (*proc, error) {
 
 // waitMembers polls p's members action until it lists n members or more.
 func waitMembers(ctx context.Context, p *proc, n int) error {
-	cl, err := client.Dial(p.api)
+	cl, err := p.dial()
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,16 @@ func (b bytesValue) Release()                      {}
 // placed straight into one buffer of the chunk's final size. A missing or
 // misfit piece is an error naming it: nothing is filled in silently.
 func (rc *Receiver) GetChunk(ctx context.Context, sh *Shuffle, p int) (rechunk.Chunk, error) {
+	c, err := rc.getChunk(ctx, sh, p)
+	if err == nil {
+		sh.out.add(1, int64(len(c.Data)))
+		sh.out.reads.Add(1)
+	}
+	return c, err
+}
+
+// getChunk is GetChunk without the counting.
+func (rc *Receiver) getChunk(ctx context.Context, sh *Shuffle, p int) (rechunk.Chunk, error) {
 	id := sh.ID()
 	if err := rc.readable(sh, p); err != nil {
 		return rechunk.Chunk{}, err

@@ -46,10 +46,13 @@ func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow
 	if err == nil {
 		err = m.emitBefore(nil)
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		err = b.flush()
 	}
-	return b.flush()
+	if err == nil {
+		sh.out.reads.Add(1)
+	}
+	return err
 }
 
 // accMerge merges a partition's accumulated segments, sorted by key, into
@@ -149,7 +152,12 @@ func (b *outBatch) flush() error {
 	if err != nil {
 		return err
 	}
-	return b.emit(rec)
+	rows, bytes := rec.NumRows(), table.RecordBytes(rec) // emit takes rec over
+	if err := b.emit(rec); err != nil {
+		return err
+	}
+	b.sh.out.add(rows, bytes)
+	return nil
 }
 
 // release drops the batch's ranges and decoded records.

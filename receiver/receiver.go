@@ -38,6 +38,7 @@ type Shuffle struct {
 	recv   map[shuffle.AttemptKey]*attempt
 	asm    assemblies   // arrays: new chunks assembled as pieces arrive (own locks)
 	accs   accumulators // dataframes: output partitions accumulated as entries arrive (own locks)
+	out    readCounters // what reads of its partitions handed out (atomic)
 }
 
 // NewShuffle returns the receive side of st.

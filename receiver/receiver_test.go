@@ -81,6 +81,9 @@ func TestReceiveCommitsOnceAndReads(t *testing.T) {
 	if err != nil || !slices.Equal(c.Data, []byte{0, 1, 10, 11}) {
 		t.Fatalf("GetChunk = %v, %v; want [0 1 10 11]", c.Data, err)
 	}
+	if got, want := f.sh.Reads(), (ReadStats{Rows: 1, Bytes: 4, Reads: 1}); got != want {
+		t.Errorf("reads %+v, want %+v (the read refused before the seal counts nothing)", got, want)
+	}
 }
 
 func TestReceiveChecksTheEpoch(t *testing.T) {

@@ -5,7 +5,8 @@
 # With -u it shoots that page (a running node's admin address). Without, it builds (or takes)
 # the shufflenode binary, starts NODES serve processes on 127.0.0.1, runs
 # `shufflenode demo --cluster` against them, and shoots the coordinator's page while the demo
-# runs (the shuffle in progress) and once it is sealed (while the demo reads); then it stops the nodes and removes its
+# runs (the shuffle in progress), once it is sealed, and once the demo's reads show in the page's
+# "read out of here" column (reads, rows and bytes out); then it stops the nodes and removes its
 # temporary directory. It also checks the HTML (headings, a shuffle row) with curl.
 #
 # Usage: scripts/status-page-shot.sh [-u URL] [-o OUT_DIR] [-n NODES] [-b BINARY] [-- DEMO_ARGS...]
@@ -13,7 +14,8 @@
 #   -o OUT_DIR  where the PNGs go (default: the current directory)
 #   -n NODES    serve processes (default 3)
 #   -b BINARY   shufflenode binary (default: go build ./cmd/shufflenode into the temp dir)
-#   DEMO_ARGS   demo flags (default: --data 300MiB --tasks 200 --partitions 100)
+#   DEMO_ARGS   demo flags (default: --data 2GiB --tasks 200 --partitions 100: big enough that the
+#               sealed shuffle and its reads last a few seconds on 2 cores)
 # Needs `chromium` (Debian package chromium) or `chromium-browser`, and curl; exits 3 without.
 set -euo pipefail
 
@@ -24,12 +26,12 @@ while getopts "u:o:n:b:h" opt; do
 	o) out=$OPTARG ;;
 	n) nodes=$OPTARG ;;
 	b) bin=$OPTARG ;;
-	*) sed -n '2,17p' "$0"; exit 2 ;;
+	*) sed -n '2,19p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 demo_args=("$@")
-[[ ${#demo_args[@]} -gt 0 ]] || demo_args=(--data 300MiB --tasks 200 --partitions 100)
+[[ ${#demo_args[@]} -gt 0 ]] || demo_args=(--data 2GiB --tasks 200 --partitions 100)
 
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [[ -z $browser ]]; then
@@ -120,17 +122,26 @@ for _ in $(seq 150); do
 	sleep 0.2
 done
 
-# The demo creates its shuffle on the node it is pointed at: that node coordinates it.
+# The demo creates its shuffle on a node chosen from the shuffle ID, which coordinates it: find
+# that node ("nK") in n1's /status, and shoot its page.
 "$bin" demo --cluster "${apis[0]}" "${demo_args[@]}" >"$tmp/demo.out" 2>&1 &
 demo=$!
-page="http://${admins[0]}/"
+coord=""
+for _ in $(seq 300); do
+	coord=$(curl -fsS "http://${admins[0]}/status" 2>/dev/null | grep -oE '"coordinator":"n[0-9]+"' | head -n 1 | grep -oE '[0-9]+' || true)
+	[[ -n $coord ]] && break
+	kill -0 "$demo" 2>/dev/null || break
+	sleep 0.1
+done
+[[ -n $coord ]] || { echo "status-page-shot: no shuffle appeared on n1's /status" >&2; exit 1; }
+page="http://${admins[coord - 1]}/"
 for _ in $(seq 300); do
 	curl -fsS "$page" 2>/dev/null | grep -q "<progress" && break
 	kill -0 "$demo" 2>/dev/null || break
 	sleep 0.1
 done
 sleep 1
-check_html "$page" "<h1>shufflenode n1" "<h2>Shuffles (1)" "committed" "rows, " "Members ($nodes)"
+check_html "$page" "<h1>shufflenode n$coord" "<h2>Shuffles (1)" "committed" "rows, " "Members ($nodes)"
 shoot "$page" "$out/status-page-running.png"
 # Once sealed, the demo reads every partition and closes the shuffle: shoot it in between.
 sealed=""
@@ -141,6 +152,16 @@ while kill -0 "$demo" 2>/dev/null; do
 	fi
 	sleep 0.1
 done
+# The reads: a nonzero count of reads out of this node's partitions.
+reading=""
+while [[ -n $sealed ]] && kill -0 "$demo" 2>/dev/null; do
+	if curl -fsS "$page" 2>/dev/null | grep -qE '<td class="n">[1-9][0-9]*, [0-9]+ rows, '; then
+		shoot "$page" "$out/status-page-reading.png" && reading=1
+		break
+	fi
+	sleep 0.1
+done
 wait "$demo" || { echo "status-page-shot: the demo failed:" >&2; cat "$tmp/demo.out" >&2; exit 1; }
 demo=""
 [[ -n $sealed ]] || echo "status-page-shot: the demo closed its shuffle before a sealed page was seen (use more --data)" >&2
+[[ -n $reading ]] || echo "status-page-shot: the demo closed its shuffle before its reads were seen (use more --data)" >&2

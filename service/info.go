@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -21,6 +22,9 @@ type Info struct {
 	Partitions  int
 	// TasksDone is known on the coordinator only.
 	TasksDone int
+	// Reads is what reads of this node's output partitions handed out
+	// (bytes out): DoGets, peers' fetches and node-side ops.
+	Reads receiver.ReadStats
 	// Spec is the shuffle's spec (do not modify).
 	Spec *spec.Spec
 }
@@ -33,7 +37,7 @@ func (s *Service) Info(id string) (Info, error) {
 	}
 	ph, ferr := sh.Status()
 	in := Info{Phase: ph, Err: ferr, Coordinator: sh.Coordinator(), Members: sh.Members,
-		Tasks: sh.Spec.Tasks, Partitions: sh.Spec.Partitions, Spec: sh.Spec}
+		Tasks: sh.Spec.Tasks, Partitions: sh.Spec.Partitions, Spec: sh.Spec, Reads: sh.recv.Reads()}
 	if co := sh.coordPart(); co != nil {
 		in.TasksDone = s.coord.TasksDone(co)
 	}

@@ -2,32 +2,55 @@
 // The conformance client: drives a running shufflenode cluster through
 // Flight as docs/flight-api.md says, and checks what the document promises.
 //
-//   node conformance.js HOST:PORT,HOST:PORT,... [ID-PREFIX]
+//   node conformance.js HOST:PORT,HOST:PORT,... [ID-PREFIX] [--token-file FILE]
+//   node conformance.js HOST:PORT,HOST:PORT,... ID-PREFIX --lost-owner PID [--token-file FILE]
 //
 // It prints what it checks on stderr, and on stdout one JSON line the Go
 // test compares with its own client: the hash shuffle's row IDs per
 // partition and the status code of each bad request. It exits 1 on the
 // first broken promise. The hash shuffle is left open for that comparison.
+//
+// --token-file: the nodes require the bearer token in FILE; every call
+// carries it, and calls without it or with a wrong one must fail with
+// UNAUTHENTICATED. --lost-owner PID: instead of the conformance cases, run
+// a shuffle, read it, SIGKILL the process PID (the one serving the last
+// address), and read every partition again as the document's "resuming a
+// read after a lost owner" says.
 
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const f = require('./flight');
 
 const { arrow, grpc } = f;
 const code = grpc.status;
 const log = (...a) => console.error('conformance:', ...a);
 
-const nodes = (process.argv[2] || '').split(',').filter(Boolean);
-const prefix = process.argv[3] || `node-${process.pid}`;
+/** Parses the command line: positional addresses and prefix, then options. */
+function parseArgs(argv) {
+  const pos = [];
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--token-file') opts.token = fs.readFileSync(argv[++i], 'utf8').trim();
+    else if (argv[i] === '--lost-owner') opts.lostOwner = Number(argv[++i]);
+    else pos.push(argv[i]);
+  }
+  return { nodes: (pos[0] || '').split(',').filter(Boolean), prefix: pos[1] || `node-${process.pid}`, ...opts };
+}
+
+const args = parseArgs(process.argv.slice(2));
+const { nodes, prefix, token } = args;
 if (nodes.length === 0) {
-  console.error('usage: node conformance.js HOST:PORT[,HOST:PORT...] [ID-PREFIX]');
+  console.error('usage: node conformance.js HOST:PORT[,HOST:PORT...] [ID-PREFIX] [--token-file FILE] [--lost-owner PID]');
   process.exit(2);
 }
-const clients = nodes.map(f.connect);
+const connect = (addr) => f.connect(addr, token);
+const clients = nodes.map(connect);
 const byAddr = new Map(nodes.map((a, i) => [a, clients[i]]));
 const clientAt = (addr) => {
-  if (!byAddr.has(addr)) byAddr.set(addr, f.connect(addr));
+  if (!byAddr.has(addr)) byAddr.set(addr, connect(addr));
   return byAddr.get(addr);
 };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // --- the hash rule, as the document states it -----------------------------
 
@@ -112,14 +135,14 @@ function expectedRow(r) {
 // The codes after which a put runs again with a new attempt number.
 const RETRY = [code.UNAVAILABLE, code.INTERNAL, code.UNKNOWN, code.CANCELLED, code.DEADLINE_EXCEEDED];
 
-/** Puts tasks (attempt numbers from next), a few at a time, spread over nodes. */
-async function putAll(id, tasks, next, input, sch) {
+/** Puts tasks (attempt numbers from next), a few at a time, spread over the nodes of pool. */
+async function putAll(id, tasks, next, input, sch, pool = clients) {
   const queue = [...tasks];
   const worker = async () => {
     for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
       for (let tries = 0; ; tries++) {
         const attempt = next(t);
-        const c = clients[(t + attempt) % clients.length];
+        const c = pool[(t + attempt) % pool.length];
         try {
           await f.put(c, { shuffle: id, task: t, attempt }, sch, input(t));
           break;
@@ -130,37 +153,57 @@ async function putAll(id, tasks, next, input, sch) {
       }
     }
   };
-  await Promise.all([...Array(2 * clients.length)].map(worker));
+  await Promise.all([...Array(2 * pool.length)].map(worker));
 }
 
-/** Creates, puts every task, and runs barrier rounds until sealed. */
+/** A shuffle's attempt numbers: next(t) is a number task t never used. */
+function attemptCounter() {
+  const used = new Map();
+  return (t) => { const a = used.get(t) || 0; used.set(t, a + 1); return a; };
+}
+
+/**
+ * Creates the shuffle on clients[0] (its coordinator), puts every task,
+ * and runs barrier rounds until sealed. Resolves with its attempt counter.
+ */
 async function runShuffle(spec, input, sch) {
   const reply = await f.action(clients[0], 'create', { ...spec, version: 1 });
   assert.deepEqual(reply, { shuffle: spec.id, coordinator: reply.coordinator, version: 1 }, 'create reply');
-  const attempts = new Map();
-  const next = (t) => { const a = attempts.get(t) || 0; attempts.set(t, a + 1); return a; };
-  let tasks = [...Array(spec.tasks).keys()];
+  const next = attemptCounter();
+  await sealRounds(spec.id, [...Array(spec.tasks).keys()], next, input, sch, clients);
+  return next;
+}
+
+/**
+ * Puts tasks, then barrier rounds (on pool[0]) putting each round's
+ * replay with new attempt numbers, until sealed; resolves with the last
+ * barrier reply.
+ */
+async function sealRounds(id, tasks, next, input, sch, pool) {
   for (let round = 1; ; round++) {
-    await putAll(spec.id, tasks, next, input, sch);
-    const b = await f.action(clients[0], 'barrier', { shuffle: spec.id });
+    await putAll(id, tasks, next, input, sch, pool);
+    const b = await f.action(pool[0], 'barrier', { shuffle: id });
     assert.equal(typeof b.epoch, 'number', 'barrier reply has an epoch');
     if (b.sealed) {
-      log(`${spec.id}: sealed after ${round} round(s), epoch ${b.epoch}`);
-      return;
+      if (tasks.length || round > 1) log(`${id}: sealed after ${round} round(s), epoch ${b.epoch}`);
+      return b;
     }
-    assert.ok(round < 30, `${spec.id} not sealed after 30 rounds`);
+    assert.ok(round < 30, `${id} not sealed after 30 rounds`);
     tasks = b.replay || [];
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
+/** The spec of the hash shuffle id over the test's input. */
+const hashSpec = (id) => ({
+  id, kind: 'dataframe', tasks: TASKS, partitions: PARTITIONS,
+  schema: f.serializeSchema(schema).toString('base64'),
+  rule: { kind: 'hash', columns: ['key', 'name'] },
+});
+
 async function hashShuffle() {
   const id = `${prefix}-hash`;
-  await runShuffle({
-    id, kind: 'dataframe', tasks: TASKS, partitions: PARTITIONS,
-    schema: f.serializeSchema(schema).toString('base64'),
-    rule: { kind: 'hash', columns: ['key', 'name'] },
-  }, taskBatches, schema);
+  await runShuffle(hashSpec(id), taskBatches, schema);
   const got = (await f.getSchema(clients[1], id));
   assert.deepEqual(got.fields.map((x) => `${x.name}:${x.type}:${x.nullable}`), schema.fields.map((x) => `${x.name}:${x.type}:${x.nullable}`), 'GetSchema');
   const eps = await f.locations(clients[2 % clients.length], id);
@@ -200,6 +243,65 @@ async function sortOp(id, ep, rows) {
   keys.forEach((k, i) => assert.ok(i === 0 || keys[i - 1] <= k, `sorted by key at row ${i}`));
   keys.forEach((k, i) => assert.ok(i === 0 || keys[i - 1] < k || got[i - 1] < got[i], `stable sort at row ${i}`));
   log(`${id}: sort op of partition ${ep.partition} on its owner ${stats.node}: ${got.length} rows in key order, stable`);
+}
+
+// --- a co-partitioned join at the owners ---------------------------------------
+
+const JOIN_P = 5;
+const leftSchema = new arrow.Schema([
+  new arrow.Field('row', new arrow.Int64(), false),
+  new arrow.Field('key', new arrow.Int64(), false),
+]);
+const rightSchema = new arrow.Schema([
+  new arrow.Field('rkey', new arrow.Int64(), false),
+  new arrow.Field('rval', new arrow.Int64(), false),
+]);
+const leftRows = (t) => [...Array(50).keys()].map((i) => t * 1000 + i);
+const leftKey = (r) => (r * 31) % 97; // keys 0..96; the right side has 0..79
+const big = (xs) => BigInt64Array.from(xs, (x) => BigInt(x));
+const leftInput = (t) => [batch(leftSchema, [big(leftRows(t)), big(leftRows(t).map(leftKey))])];
+const rightKeys = (t) => [...Array(40).keys()].map((i) => t * 40 + i);
+const rightInput = (t) => [batch(rightSchema, [big(rightKeys(t)), big(rightKeys(t).map((k) => 10 * k))])];
+const keyPartition = (k) => reduce(hashInt64(k), JOIN_P);
+
+/**
+ * Creates a left and a co-partitioned right shuffle, runs both, and joins
+ * every partition at the owner its left endpoint names: nothing remote,
+ * every left row with a matching key once, with the right value.
+ */
+async function coPartitionJoin() {
+  const [l, r] = [`${prefix}-left`, `${prefix}-right`];
+  const df = (id, sch, tasks, key, extra) => ({
+    id, kind: 'dataframe', tasks, partitions: JOIN_P, schema: f.serializeSchema(sch).toString('base64'),
+    rule: { kind: 'hash', columns: [key] }, ...extra,
+  });
+  await runShuffle(df(l, leftSchema, 4, 'key'), leftInput, leftSchema);
+  await runShuffle(df(r, rightSchema, 2, 'rkey', { co_partition: l }), rightInput, rightSchema);
+  const [el, er] = [await f.locations(clients[1], l), await f.locations(clients[2 % clients.length], r)];
+  assert.deepEqual(el.map((e) => e.addr), er.map((e) => e.addr), 'co-partitioned: partition p of both on one node');
+  let joined = 0;
+  for (const ep of el) joined += await joinAt(l, r, ep);
+  const all = [0, 1, 2, 3].flatMap(leftRows).filter((x) => leftKey(x) < 80);
+  assert.equal(joined, all.length, 'the join gives every left row with a right key once');
+  await f.action(clients[0], 'close', { shuffle: l });
+  await f.action(clients[0], 'close', { shuffle: r });
+  log(`${l} join ${r}: ${joined} rows over ${JOIN_P} partitions, each joined at its owner, nothing remote`);
+}
+
+/** Joins partition ep.partition of l and r at its owner; resolves with the row count. */
+async function joinAt(l, r, ep) {
+  const p = ep.partition;
+  const op = { op: 'join', shuffles: [l, r], partition: p, join: { left_on: ['key'], right_on: ['rkey'], how: 'inner' } };
+  const { table, stats } = await f.runOp(clientAt(ep.addr), op);
+  const lefts = [0, 1, 2, 3].flatMap(leftRows).filter((x) => keyPartition(leftKey(x)) === p);
+  const rights = [0, 1].flatMap(rightKeys).filter((k) => keyPartition(k) === p);
+  assert.deepEqual(stats.input_rows, [lefts.length, rights.length], `join partition ${p}: input rows`);
+  assert.equal(stats.remote, 0, `join partition ${p} at its owner reads nothing remote`);
+  const rows = [...table.getChild('row')].map(Number);
+  const vals = [...table.getChild('rval')].map(Number);
+  rows.forEach((x, i) => assert.equal(vals[i], 10 * leftKey(x), `join partition ${p}: row ${x} got rval ${vals[i]}`));
+  assert.deepEqual([...rows].sort((a, b) => a - b), lefts.filter((x) => leftKey(x) < 80).sort((a, b) => a - b), `join partition ${p}: rows`);
+  return rows.length;
 }
 
 // --- an array rechunk ---------------------------------------------------------
@@ -304,6 +406,7 @@ async function verbs() {
   const hs = await f.handshake(clients[0]);
   assert.equal(hs.protocol_version, 1, 'handshake protocol_version');
   assert.equal(hs.payload.version, 1, 'handshake payload version');
+  assert.equal(hs.payload.auth, token ? 'bearer' : undefined, 'handshake auth: bearer exactly when the node has a token');
   const actions = (await f.listActions(clients[1])).map((a) => a.type).sort();
   assert.deepEqual(actions, ['barrier', 'close', 'create', 'layout', 'members', 'status'], 'ListActions');
   const m = await f.action(clients[2 % clients.length], 'members');
@@ -319,12 +422,127 @@ async function statusOf(id) {
   assert.equal(st.tasks_done, TASKS, 'status tasks_done on the coordinator');
 }
 
+// --- authentication -------------------------------------------------------------
+
+/**
+ * On nodes with a token: calls without it, or with a wrong one, fail with
+ * UNAUTHENTICATED, Handshake included. Resolves with the codes by case.
+ */
+async function authChecks() {
+  const codes = {};
+  const anon = f.connect(nodes[0]);
+  const wrong = f.connect(nodes[1 % nodes.length], 'not-the-token');
+  const nope = `${prefix}-nope`;
+  const cases = { // thunks: each call starts when its turn comes, so none rejects unheard
+    'no token: handshake': () => f.handshake(anon),
+    'no token: members': () => f.action(anon, 'members'),
+    'no token: put': () => f.put(anon, { shuffle: nope, task: 0, attempt: 0 }, schema, taskBatches(0)),
+    'no token: DoGet': () => f.read(anon, Buffer.from(JSON.stringify({ shuffle: nope, partition: 0 }))),
+    'wrong token: handshake': () => f.handshake(wrong),
+    'wrong token: GetFlightInfo': () => f.locations(wrong, nope),
+  };
+  for (const [name, call] of Object.entries(cases)) {
+    codes[name] = await codeOf(call());
+    assert.equal(codes[name], code.UNAUTHENTICATED, `${name}: code ${codes[name]}, want UNAUTHENTICATED`);
+  }
+  anon.close();
+  wrong.close();
+  log(`authentication: ${Object.keys(codes).length} calls without the right token refused with UNAUTHENTICATED`);
+  return codes;
+}
+
+// --- resuming reads after a lost owner ------------------------------------------
+
+const rowsOf = (table) => [...table.getChild('row')].map(Number);
+
+// The codes after which a read may be explained by a lost owner.
+const RESUME = [code.UNAVAILABLE, code.FAILED_PRECONDITION, ...RETRY];
+
+/**
+ * Runs a hash shuffle and reads it; kills the process pid (serving the
+ * last address); then reads every partition again as the document says,
+ * for the lost node's partitions as if the first half of their rows had
+ * arrived before the failure. Every partition must give the same rows in
+ * the same order, from a live owner, in a later epoch.
+ */
+async function lostOwner(pid) {
+  const id = `${prefix}-lost`;
+  const next = await runShuffle(hashSpec(id), taskBatches, schema);
+  const eps = await f.locations(clients[1], id);
+  const before = [];
+  for (const ep of eps) before.push(rowsOf(await f.read(clientAt(ep.addr), ep.ticket)));
+  const victim = nodes[nodes.length - 1];
+  const lost = eps.filter((e) => e.addr === victim).map((e) => e.partition);
+  assert.ok(lost.length > 0, `${victim} owns no partition of ${id}`);
+  process.kill(pid, 'SIGKILL');
+  log(`${id}: killed ${victim} (pid ${pid}), owner of partitions ${lost}`);
+  const r = { id, next, pool: clients.slice(0, -1), eps, epoch: 0, recoveries: 0 };
+  for (const ep of eps) {
+    const half = lost.includes(ep.partition) ? before[ep.partition].slice(0, before[ep.partition].length >> 1) : [];
+    const rows = await resumeRead(r, ep.partition, half);
+    assert.deepEqual(rows, before[ep.partition], `partition ${ep.partition} after the loss: the same rows in the same order`);
+  }
+  const final = await f.locations(r.pool[0], id);
+  assert.ok(final.every((e) => e.addr !== victim), 'no partition is left on the lost node');
+  assert.ok(r.epoch >= 1, `epoch ${r.epoch} after a lost node`);
+  await f.action(r.pool[0], 'close', { shuffle: id });
+  log(`${id}: every partition read again after the loss, ${r.recoveries} recovery round(s), epoch ${r.epoch}`);
+  return { shuffle: id, lost, epoch: r.epoch, recoveries: r.recoveries };
+}
+
+/**
+ * Reads partition p, resuming after failures: recover, then read from the
+ * (new) owner skipping the rows already had. Gives up after 30 s without
+ * a replay, a new location or a new epoch.
+ */
+async function resumeRead(r, p, have) {
+  let progress = Date.now();
+  for (;;) {
+    const ep = r.eps[p];
+    try {
+      const got = rowsOf(await f.read(clientAt(ep.addr), ep.ticket));
+      return have.concat(got.slice(have.length));
+    } catch (err) {
+      if (!RESUME.includes(err.code)) throw new Error(`read of partition ${p}: ${err.message}`);
+      assert.ok(Date.now() - progress < 30_000, `partition ${p}: no progress for 30 s: ${err.message}`);
+      if (await recover(r)) progress = Date.now();
+    }
+  }
+}
+
+/**
+ * The document's steps 1-3: wait; barrier rounds with the replays put
+ * again under new attempt numbers (on live nodes) until sealed;
+ * GetFlightInfo again. Resolves true if the epoch or a location moved.
+ */
+async function recover(r) {
+  await sleep(250);
+  let b;
+  try {
+    b = await sealRounds(r.id, [], r.next, taskBatches, schema, r.pool);
+  } catch (err) {
+    if (err.code !== code.UNAVAILABLE) throw err;
+    return false; // the barrier: wait and retry
+  }
+  const eps = await f.locations(r.pool[0], r.id);
+  const moved = b.epoch !== r.epoch || eps.some((e, i) => e.addr !== r.eps[i].addr);
+  Object.assign(r, { eps, epoch: b.epoch, recoveries: r.recoveries + 1 });
+  return moved;
+}
+
 async function main() {
+  if (args.lostOwner) {
+    const lost = await lostOwner(args.lostOwner);
+    process.stdout.write(`${JSON.stringify({ lost })}\n`);
+    return;
+  }
+  const codes = token ? await authChecks() : {};
   await verbs();
   const hash = await hashShuffle();
   await statusOf(hash.shuffle);
   await arrayRechunk();
-  const codes = await badRequests();
+  await coPartitionJoin();
+  Object.assign(codes, await badRequests());
   process.stdout.write(`${JSON.stringify({ hash, codes })}\n`);
 }
 

@@ -15,11 +15,27 @@ const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(path.join(__dirname,
 }));
 const FlightService = pkg.arrow.flight.protocol.FlightService;
 
-/** Connects to the Flight API at addr (host:port). */
-function connect(addr) {
-  return new FlightService(addr, grpc.credentials.createInsecure(), {
+/**
+ * Connects to the Flight API at addr (host:port). With a token, every call
+ * carries the metadata "authorization: Bearer <token>" (the document's
+ * authentication section), added by a client interceptor.
+ */
+function connect(addr, token) {
+  const opts = {
     'grpc.max_receive_message_length': MAX_MESSAGE,
     'grpc.max_send_message_length': MAX_MESSAGE,
+  };
+  if (token) opts.interceptors = [bearer(token)];
+  return new FlightService(addr, grpc.credentials.createInsecure(), opts);
+}
+
+/** An interceptor that adds the bearer token to every call's metadata. */
+function bearer(token) {
+  return (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
+    start(metadata, listener, next) {
+      metadata.set('authorization', `Bearer ${token}`);
+      next(metadata, listener);
+    },
   });
 }
 

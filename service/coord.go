@@ -66,6 +66,9 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 	var lostSince time.Time
 	for {
 		r, err := s.barrierPoll(ctx, sh)
+		if errors.Is(err, wire.ErrBusy) {
+			r, err = control.Reply{}, nil // the coordinator asks for a pause (it may be closing): ask again
+		}
 		if s.awaitSuccessor(ctx, sh, err, &lostSince) {
 			r, err = control.Reply{}, nil // ask again: the coordinator is being replaced
 		}

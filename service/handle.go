@@ -54,7 +54,6 @@ func (s *Service) handleShards(ctx context.Context, b []byte) error {
 	}
 	kept, err := s.receive(ctx, m)
 	if err == nil && !kept {
-		m.Entries = nil
 		wire.Recycle(b)
 	}
 	return err

@@ -214,15 +214,15 @@ func (c *appendCol) append(v *ColumnView, at, off, rows int64) {
 	c.appendValidity(v, at, off, rows)
 	switch c.ct.class {
 	case classBool:
-		c.values = growBits(nil, c.values, at+rows)
+		c.values = growBits(c.values, at+rows)
 		bitutil.CopyBitmap(v.Bits, v.BitOff+int(off), int(rows), c.values, int(at))
 	case classVar32:
-		c.offs32, c.data = appendVar(nil, c.offs32, c.data, v.Offs32, v.Data, off, rows)
+		c.offs32, c.data = appendVar(c.offs32, c.data, v.Offs32, v.Data, off, rows)
 	case classVar64:
-		c.offs64, c.data = appendVar(nil, c.offs64, c.data, v.Offs64, v.Data, off, rows)
+		c.offs64, c.data = appendVar(c.offs64, c.data, v.Offs64, v.Data, off, rows)
 	default:
 		w := int64(c.ct.width)
-		c.values = appendSlice(nil, c.values, v.Fixed[off*w:(off+rows)*w])
+		c.values = appendSlice(c.values, v.Fixed[off*w:(off+rows)*w])
 	}
 }
 
@@ -233,7 +233,7 @@ func (c *appendCol) appendValidity(v *ColumnView, at, off, rows int64) {
 		return
 	}
 	fresh := c.valid == nil
-	c.valid = growBits(nil, c.valid, at+rows)
+	c.valid = growBits(c.valid, at+rows)
 	if fresh {
 		bitutil.SetBitsTo(c.valid, 0, at, true)
 	}
@@ -282,28 +282,28 @@ func wrapBits(b []byte, n int64) *memory.Buffer {
 
 // appendVar appends rows [off, off+rows) of a variable-width column with
 // offsets srcOffs into srcData to offs and data, rebasing the offsets.
-func appendVar[O int32 | int64](alloc Alloc, offs []O, data []byte, srcOffs []O, srcData []byte, off, rows int64) ([]O, []byte) {
+func appendVar[O int32 | int64](offs []O, data []byte, srcOffs []O, srcData []byte, off, rows int64) ([]O, []byte) {
 	src := srcOffs[off : off+rows+1]
 	n := len(offs)
-	offs = grow(alloc, offs, int(rows))
+	offs = grow(offs, int(rows))
 	base := O(len(data)) - src[0]
 	for i, o := range src[1:] {
 		offs[n+i] = o + base
 	}
-	return offs, appendSlice(alloc, data, srcData[src[0]:src[rows]])
+	return offs, appendSlice(data, srcData[src[0]:src[rows]])
 }
 
 // appendSlice appends src to s, growing s by doubling.
-func appendSlice[T any](alloc Alloc, s, src []T) []T {
+func appendSlice[T any](s, src []T) []T {
 	n := len(s)
-	s = grow(alloc, s, len(src))
+	s = grow(s, len(src))
 	copy(s[n:], src)
 	return s
 }
 
 // growBits extends bitmap b to hold bits bits.
-func growBits(alloc Alloc, b []byte, bits int64) []byte {
-	return grow(alloc, b, int(bitutil.BytesForBits(bits))-len(b))
+func growBits(b []byte, bits int64) []byte {
+	return grow(b, int(bitutil.BytesForBits(bits))-len(b))
 }
 
 // grow extends s by n elements, moving it to a new backing array when it is
@@ -311,7 +311,7 @@ func growBits(alloc Alloc, b []byte, bits int64) []byte {
 // append does), so that a partition a little over its presize does not hold
 // twice its bytes. Elements past len(s) are never written before grow
 // exposes them, so they are zero.
-func grow[T any](alloc Alloc, s []T, n int) []T {
+func grow[T any](s []T, n int) []T {
 	if len(s)+n <= cap(s) {
 		return s[:len(s)+n]
 	}
@@ -319,7 +319,7 @@ func grow[T any](alloc Alloc, s []T, n int) []T {
 	if cap(s) >= growSlowAfter {
 		next = cap(s) + cap(s)/4
 	}
-	t := makeSlice[T](alloc, len(s)+n, max(next, len(s)+n, 16))
+	t := make([]T, len(s)+n, max(next, len(s)+n, 16))
 	copy(t, s)
 	return t
 }

@@ -259,8 +259,11 @@ func TestNetnsLongPartition(t *testing.T) {
 	hook, healed := cutAt(t, c.net.Hosts[victim], at, nsLongCut)
 	cfg.BeforeInput = hook
 	rep, err := runDemo(t, c.apis(c.others(victim)...), cfg)
+	// A cut is not a kill: the puts in flight on the other goroutines keep
+	// going while the victim is cut off, so one more task than after a kill
+	// can have reached it and be done (seen in CI: 12 with at=8, parallel 4).
 	lo, hi := replayBounds(at, procParallel, procTasks)
-	checkRecovered(t, rep, err, 1, lo, hi)
+	checkRecovered(t, rep, err, 1, lo, hi+1)
 	healed()
 	waitRejoined(t, c, victim)
 	if held := heldBy(c, cfg.ID); len(held) > 0 {

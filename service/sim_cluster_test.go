@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
 	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/splitter"
 )
 
 // The in-memory network serves the engine exactly as the real one does.
@@ -267,6 +268,9 @@ func (c *simCluster) putOnce(ctx context.Context, i int, sp *spec.Spec, in input
 func (c *simCluster) retryable(ctx context.Context, err error) bool {
 	if errors.Is(err, service.ErrUnavailable) || errors.Is(err, service.ErrStaleEpoch) || errors.Is(err, service.ErrClosed) {
 		return true
+	}
+	if errors.Is(err, splitter.ErrGaveUp) {
+		return true // a put whose sends ran out of retries is Internal to the Go client, which runs it again
 	}
 	return !c.strict && ctx.Err() == nil && errors.Is(err, context.Canceled)
 }

@@ -343,7 +343,7 @@ func (s *Server) getChunk(ctx context.Context, tk flightproto.Ticket, w *flightp
 	}
 	rec := flightproto.ChunkRecord(c)
 	defer rec.Release()
-	return w.Write(rec)
+	return w.WriteKept(rec, c.Keep)
 }
 
 // proxy reads a partition this node does not own from its owner, over the
@@ -356,7 +356,7 @@ func (s *Server) proxy(ctx context.Context, tk flightproto.Ticket, w *flightprot
 		}
 		rec := flightproto.ChunkRecord(c)
 		defer rec.Release()
-		return w.Write(rec)
+		return w.WriteKept(rec, c.Keep)
 	}
 	return s.svc.Fetch(ctx, tk.Shuffle, tk.Partition, func(rec arrow.Record) error {
 		defer rec.Release()

@@ -1,6 +1,7 @@
 package flightproto
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow/flight"
@@ -59,11 +60,13 @@ func (c *codec) Marshal(v any) (mem.BufferSlice, error) {
 
 // sharedData is a FlightData (its descriptor, header and app metadata from
 // fd) whose body is the concatenation of body (n bytes), which the codec
-// hands to gRPC without copying (see NewSharingWriter).
+// hands to gRPC without copying (see NewSharingWriter). When keep is set,
+// body's buffers are valid only while keep is reachable.
 type sharedData struct {
 	fd   *flight.FlightData
 	body [][]byte
 	n    int
+	keep any
 }
 
 // marshalShared encodes the FlightData's fields before the body into one
@@ -98,10 +101,34 @@ func (c *codec) marshalShared(sd *sharedData) (mem.BufferSlice, error) {
 	*buf = b
 	out := mem.BufferSlice{mem.NewBuffer(buf, c.pool)}
 	for _, part := range sd.body {
-		out = append(out, mem.SliceBuffer(part))
+		out = append(out, bodyBuffer(part, sd.keep))
 	}
 	return out, nil
 }
+
+// bodyBuffer hands part to gRPC by reference. A part that needs keep
+// reachable becomes a buffer whose pool holds keep until gRPC frees it (after
+// writing it); one too small for gRPC to track that way is copied.
+func bodyBuffer(part []byte, keep any) mem.Buffer {
+	switch {
+	case keep == nil:
+		return mem.SliceBuffer(part)
+	case mem.IsBelowBufferPoolingThreshold(len(part)):
+		return mem.SliceBuffer(bytes.Clone(part))
+	}
+	return mem.NewBuffer(&part, keeper{keep})
+}
+
+// keeper is the gRPC buffer pool of buffers that are not pooled: it only
+// holds what their memory needs reachable until gRPC puts them back.
+type keeper struct{ v any }
+
+func (keeper) Get(n int) *[]byte {
+	b := make([]byte, n)
+	return &b
+}
+
+func (keeper) Put(*[]byte) {}
 
 // appendField appends a bytes field.
 func appendField(b []byte, num protowire.Number, v []byte) []byte {

@@ -1,6 +1,8 @@
 package flightproto
 
 import (
+	"runtime"
+
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
@@ -50,6 +52,19 @@ func (w *Writer) Write(rec arrow.Record) error {
 	return w.Writer.Write(rec)
 }
 
+// WriteKept is Write for a record whose buffers stay valid only while keep
+// is reachable (memory outside the Go heap, such as an offheap.Arena's): a
+// sharing writer hands gRPC references that hold keep until gRPC frees
+// them, after the bytes are written; a copying writer is done with the
+// buffers when WriteKept returns.
+func (w *Writer) WriteKept(rec arrow.Record, keep any) error {
+	w.pw.keep = keep
+	defer func() { w.pw.keep = nil }()
+	err := w.Write(rec)
+	runtime.KeepAlive(keep)
+	return err
+}
+
 // WriteWithAppMetadata sends rec with app metadata md.
 func (w *Writer) WriteWithAppMetadata(rec arrow.Record, md []byte) error {
 	w.pw.fd.AppMetadata = md
@@ -62,6 +77,7 @@ func (w *Writer) WriteWithAppMetadata(rec arrow.Record, md []byte) error {
 type payloadWriter struct {
 	stream flight.DataStreamWriter
 	raw    msgSender // set: send bodies by reference (NewSharingWriter)
+	keep   any       // what the body's buffers need reachable (WriteKept)
 	fd     flight.FlightData
 	body   []byte
 }
@@ -95,7 +111,7 @@ func (p *payloadWriter) sendShared(pl ipc.Payload) error {
 	if err := pl.SerializeBody(&body); err != nil {
 		return err
 	}
-	return p.raw.SendMsg(&sharedData{fd: &p.fd, body: body.parts, n: body.n})
+	return p.raw.SendMsg(&sharedData{fd: &p.fd, body: body.parts, n: body.n, keep: p.keep})
 }
 
 // gather is an io.Writer that keeps references to what it is given.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitaxes"
@@ -23,9 +24,14 @@ import (
 // as before and placed when the chunk is read.
 
 // assemblies are the new chunks of one array shuffle being assembled here.
+// Their buffers come from an arena outside the Go heap (see offheap): fresh
+// pages, so there is nothing to clear, in huge pages where the kernel has
+// them; the collector neither scans nor moves them. The arena is unmapped
+// once the shuffle is unreachable; a chunk handed out carries it as Keep.
 type assemblies struct {
 	mu     sync.Mutex
 	byPart map[uint32]*assembly
+	arena  *offheap.Arena
 }
 
 // assembly is one new chunk being assembled.
@@ -60,7 +66,11 @@ func (rc *Receiver) assembly(sh *Shuffle, p uint32) *assembly {
 	if err != nil || !rc.cfg.Store.Reserve(sh.ID(), int64(n)) {
 		return nil
 	}
-	asm, err := rechunk.NewAssembler(plan, idx, sh.Array.DType, rechunk.Config{})
+	if sh.asm.arena == nil {
+		sh.asm.arena = offheap.New()
+	}
+	cfg := rechunk.Config{Alloc: sh.asm.arena.Alloc, Keep: sh.asm.arena}
+	asm, err := rechunk.NewAssembler(plan, idx, sh.Array.DType, cfg)
 	if err != nil {
 		rc.cfg.Store.Unreserve(sh.ID(), int64(n))
 		return nil

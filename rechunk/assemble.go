@@ -273,5 +273,5 @@ func (a *Assembler) Chunk() (Chunk, error) {
 			return Chunk{}, err
 		}
 	}
-	return Chunk{DType: a.dtype, Shape: slices.Clone(a.shape), Data: a.data}, nil
+	return Chunk{DType: a.dtype, Shape: slices.Clone(a.shape), Data: a.data, Keep: a.cfg.Keep}, nil
 }

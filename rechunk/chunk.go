@@ -15,6 +15,11 @@ type Chunk struct {
 	Shape []int64
 	// Data holds the elements in C order.
 	Data []byte
+	// Keep, when set, owns Data's memory (an off-heap arena, say): Data is
+	// valid only while Keep is reachable. Whoever uses Data after the call
+	// that returned the chunk keeps Keep alive as long (runtime.KeepAlive,
+	// or a reference held beside Data). nil: Data is Go memory.
+	Keep any
 }
 
 // NewChunk returns a zeroed chunk of the given dtype and shape. The error

@@ -7,6 +7,10 @@ type Config struct {
 	// is then refused with ErrAlloc. The buffer need not be zeroed: the
 	// pieces of a complete chunk write every byte. nil means make.
 	Alloc func(n int) []byte
+	// Keep is the owner of Alloc's memory, set as Keep on every chunk the
+	// Assembler returns (see Chunk.Keep); nil when Alloc's buffers are Go
+	// memory.
+	Keep any
 }
 
 // DefaultConfig returns the default configuration.

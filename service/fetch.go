@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -159,6 +160,7 @@ func (s *Service) sendChunk(ctx context.Context, r readReq, send func([]byte) er
 		return err
 	}
 	b, err := rechunk.AppendPiece(nil, c, wholeChunk(c.Shape))
+	runtime.KeepAlive(c.Keep)
 	if err != nil {
 		return err
 	}

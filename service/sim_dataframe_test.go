@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/offheap"
+	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
 	"github.com/shufflenode/shufflenode/spec"
@@ -242,19 +243,40 @@ func TestSimMetamorphic(t *testing.T) {
 	}
 }
 
-// TestSimArenaFreed: a closed shuffle's accumulated rows, held outside the
-// Go heap (offheap), are unmapped once the shuffle is gone: nothing keeps a
-// dropped shuffle's receive state reachable.
+// TestSimArenaFreed: a closed shuffle's accumulated rows and assembled
+// array chunks, held outside the Go heap (offheap), are unmapped once the
+// shuffle is gone: nothing keeps a dropped shuffle's receive state
+// reachable.
 func TestSimArenaFreed(t *testing.T) {
+	dt, err := rechunk.ParseDType("<i4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grid{old: spec.Chunks{{40, 40}, {50, 50}}, new: spec.Chunks{{20, 20, 20, 20}, {100}}, dt: dt}
+	f := newFrame("arena", 8, 11, 20_000, 3)
+	for _, tc := range []struct {
+		name string
+		sp   *spec.Spec
+		in   input
+	}{
+		{"dataframe", f.spec(), f.input()},
+		{"array", spec.ArraySpec("arena-array", "<i4", g.old, g.new), input{chunk: func(task int) rechunk.Chunk { return g.chunk(g.old, task) }}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkArenaFreed(t, tc.sp, tc.in) })
+	}
+}
+
+// checkArenaFreed runs sp on 3 nodes, checks that it held memory in
+// arenas, closes it and checks that the arenas were unmapped.
+func checkArenaFreed(t *testing.T, sp *spec.Spec, in input) {
 	before := settledArenas()
 	c := startSim(t, 3, service.Config{MemoryLimit: 64 << 20}, simnet.Config{})
-	f := newFrame("arena", 8, 11, 20_000, 3)
 	ctx := testCtx(t)
-	c.run(ctx, f.spec(), f.input())
+	c.run(ctx, sp, in)
 	if offheap.Live() <= before {
-		t.Fatalf("arenas hold %d bytes during the shuffle, %d before: the rows were not accumulated off the heap", offheap.Live(), before)
+		t.Fatalf("arenas hold %d bytes during the shuffle, %d before: nothing was held off the heap", offheap.Live(), before)
 	}
-	if err := c.svcs[0].CloseShuffle(ctx, f.id); err != nil {
+	if err := c.svcs[0].CloseShuffle(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
 	if after := settledArenas(); after > before {

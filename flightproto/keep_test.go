@@ -1,0 +1,57 @@
+package flightproto
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"google.golang.org/grpc/mem"
+
+	"github.com/shufflenode/shufflenode/offheap"
+)
+
+// TestSharedBodyHoldsKeep: a body whose bytes live in an arena keeps the
+// arena mapped for as long as gRPC holds the marshalled message, however
+// many collections run, and lets it go once gRPC frees the message.
+func TestSharedBodyHoldsKeep(t *testing.T) {
+	before := offheap.Live()
+	out, want := marshalFromArena(t, newCodec(&bufferPool{}))
+	for range 5 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if offheap.Live() <= before {
+		t.Fatal("the arena was unmapped while gRPC held its bytes")
+	}
+	if got := out.Materialize(); !bytes.HasSuffix(got, want) {
+		t.Fatal("the marshalled body is not the arena's bytes")
+	}
+	out.Free()
+	deadline := time.Now().Add(5 * time.Second)
+	for offheap.Live() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the arena stayed mapped (%d bytes) after gRPC freed the message", offheap.Live()-before)
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// marshalFromArena marshals a FlightData whose body is 64 KiB of a new
+// arena, kept by nothing but the message, and returns it with the body's
+// bytes (a copy).
+func marshalFromArena(t *testing.T, c *codec) (mem.BufferSlice, []byte) {
+	arena := offheap.New()
+	body := arena.Alloc(64 << 10)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	small := arena.Alloc(8) // below gRPC's pooling threshold: copied
+	out, err := c.Marshal(&sharedData{fd: &flight.FlightData{DataHeader: []byte{1}}, body: [][]byte{small, body}, n: len(body) + 8, keep: arena})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, append(bytes.Clone(small), body...)
+}

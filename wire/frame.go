@@ -286,6 +286,22 @@ func Recycle(b []byte) {
 	payloadPools[shift].Put(&b)
 }
 
+// JoinPayload returns the concatenation of parts in a payload buffer, as
+// ReadPayloadReserved would have read it from a stream: the frame's handler
+// may Recycle it. A request a node makes to itself uses it, so that its
+// payloads come from the pool as the network's do.
+func JoinPayload(parts [][]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := newPayload(n)[:0]
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
 // SkipPayload reads and drops the payload that follows h without holding
 // it in memory, so that the stream can carry a reply.
 func (h Header) SkipPayload(r io.Reader) error {

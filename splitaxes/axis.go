@@ -230,6 +230,14 @@ func (a *Axis) Pieces(new int) iter.Seq[Split] {
 // new chunk new; ok is false if old contributes nothing to new.
 func (a *Axis) SplitIndex(old, new int) (index int, ok bool) {
 	lo, hi := a.newRange(new)
+	if lo == hi {
+		return 0, false
+	}
+	// The pieces of a new chunk come from consecutive old chunks, one
+	// each, unless some old chunks are empty: try that guess first.
+	if k := old - a.newSplit(lo).OldChunk; k >= 0 && k < hi-lo && a.newSplit(lo+k).OldChunk == old {
+		return k, true
+	}
 	k := sort.Search(hi-lo, func(k int) bool { return a.newSplit(lo+k).OldChunk >= old })
 	if k == hi-lo || a.newSplit(lo+k).OldChunk != old {
 		return 0, false

@@ -177,52 +177,30 @@ func (e exitError) Unwrap() error { return e.err }
 
 // rechunkFlags are the flags of rechunk.
 type rechunkFlags struct {
-	cfg        job.RechunkConfig
-	logLevel   string
-	cpuProfile string
-	auth       clientAuthFlags
+	cfg job.RechunkConfig
+	arrayJobFlags
 }
 
 func (f *rechunkFlags) register(fs *flag.FlagSet) {
-	f.cfg.Cluster.MemoryLimit = 1 << 30
 	fs.StringVar(&f.cfg.Input, "input", "", "input Zarr v2 array (directory store)")
 	fs.StringVar(&f.cfg.Output, "output", "", "output Zarr v2 array (created; must not exist or be empty)")
 	fs.StringVar(&f.cfg.Chunks, "chunks", "", "new chunk shape, comma-separated (e.g. 1000,100)")
-	fs.StringVar(&f.cfg.ID, "id", "", "shuffle ID (default: rechunk-<time>)")
-	fs.StringVar(&f.cfg.Cluster.Addr, "cluster", "", "API address of a running cluster (default: an in-process cluster)")
-	fs.IntVar(&f.cfg.Cluster.Nodes, "nodes", 4, "nodes of the in-process cluster")
-	fs.IntVar(&f.cfg.Parallel, "parallel", 0, "chunks read/put and written at once (default 2 per node)")
-	fs.Var((*byteSize)(&f.cfg.Cluster.MemoryLimit), "memory-limit", "memory budget per in-process node")
-	fs.StringVar(&f.cfg.Cluster.DataDir, "data-dir", "", "in-process nodes' data directory (default: temporary)")
-	fs.StringVar(&f.logLevel, "log-level", "warn", "log level")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with an in-process cluster: every node) to this file")
-	f.auth.register(fs)
+	f.arrayJobFlags.register(fs, "rechunk", "chunks", &f.cfg.Cluster, &f.cfg.ID, &f.cfg.Parallel)
 }
 
 func cmdRechunk(args []string, stdout, stderr io.Writer) int {
 	var f rechunkFlags
 	fs := newFlags("rechunk", stderr)
 	f.register(fs)
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := f.prepare(fs, args, &f.cfg.Cluster, &f.cfg.Progress); !ok {
 		return code
 	}
-	if err := f.auth.resolve(&f.cfg.Cluster); err != nil {
-		fmt.Fprintf(stderr, "shufflenode rechunk: %v\n", err)
-		return 2
-	}
-	f.cfg.Cluster = clusterConfig(f.cfg.Cluster, f.logLevel, os.Stderr)
-	f.cfg.Progress = job.NewProgress(stderr)
 	plan, err := job.PlanRechunk(f.cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "shufflenode rechunk: %v\n", err)
-		return 2
+		return f.fail(err, 2)
 	}
 	defer plan.Close()
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "shufflenode rechunk: %v\n", err)
-		return 1
-	}
-	return runJob(stdout, f.cpuProfile, fail, func(ctx context.Context) (printer, error) {
+	return runJob(stdout, f.cpuProfile, func(err error) int { return f.fail(err, 1) }, func(ctx context.Context) (printer, error) {
 		return plan.Run(ctx)
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/shufflenode/shufflenode/job"
@@ -13,26 +12,15 @@ import (
 
 // redistributeFlags are the flags of redistribute.
 type redistributeFlags struct {
-	cfg        job.RedistributeConfig
-	logLevel   string
-	cpuProfile string
-	auth       clientAuthFlags
+	cfg job.RedistributeConfig
+	arrayJobFlags
 }
 
 func (f *redistributeFlags) register(fs *flag.FlagSet) {
-	f.cfg.Cluster.MemoryLimit = 1 << 30
 	fs.StringVar(&f.cfg.Input, "input", "", "input directory: proc-<rank>.npy and proc-<rank>.json (DAP dim_data) per process")
 	fs.StringVar(&f.cfg.Output, "output", "", "output directory (created), in the same form")
 	fs.StringVar(&f.cfg.To, "to", "", `target: {"proc_grid": [2, 2], "axes": [{"dist_type": "c", "block_size": 64}, {"dist_type": "b", "padding": 1}]} or {"chunks": [500, 2000]}`)
-	fs.StringVar(&f.cfg.ID, "id", "", "shuffle ID (default: redistribute-<time>)")
-	fs.StringVar(&f.cfg.Cluster.Addr, "cluster", "", "API address of a running cluster (default: an in-process cluster)")
-	fs.IntVar(&f.cfg.Cluster.Nodes, "nodes", 4, "nodes of the in-process cluster")
-	fs.IntVar(&f.cfg.Parallel, "parallel", 0, "local arrays read/put and written at once (default 2 per node)")
-	fs.Var((*byteSize)(&f.cfg.Cluster.MemoryLimit), "memory-limit", "memory budget per in-process node")
-	fs.StringVar(&f.cfg.Cluster.DataDir, "data-dir", "", "in-process nodes' data directory (default: temporary)")
-	fs.StringVar(&f.logLevel, "log-level", "warn", "log level")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with an in-process cluster: every node) to this file")
-	f.auth.register(fs)
+	f.arrayJobFlags.register(fs, "redistribute", "local arrays", &f.cfg.Cluster, &f.cfg.ID, &f.cfg.Parallel)
 }
 
 // cmdRedistribute redistributes a DAP distributed array (job.PlanRedistribute).
@@ -40,24 +28,14 @@ func cmdRedistribute(args []string, stdout, stderr io.Writer) int {
 	var f redistributeFlags
 	fs := newFlags("redistribute", stderr)
 	f.register(fs)
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := f.prepare(fs, args, &f.cfg.Cluster, &f.cfg.Progress); !ok {
 		return code
 	}
-	if err := f.auth.resolve(&f.cfg.Cluster); err != nil {
-		fmt.Fprintf(stderr, "shufflenode redistribute: %v\n", err)
-		return 2
-	}
-	f.cfg.Cluster = clusterConfig(f.cfg.Cluster, f.logLevel, os.Stderr)
-	f.cfg.Progress = job.NewProgress(stderr)
 	plan, err := job.PlanRedistribute(f.cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "shufflenode redistribute: %v\n", err)
-		return 2
+		return f.fail(err, 2)
 	}
-	return runJob(stdout, f.cpuProfile, func(err error) int {
-		fmt.Fprintf(stderr, "shufflenode redistribute: %v\n", err)
-		return 1
-	}, func(ctx context.Context) (printer, error) { return plan.Run(ctx) })
+	return runJob(stdout, f.cpuProfile, func(err error) int { return f.fail(err, 1) }, func(ctx context.Context) (printer, error) { return plan.Run(ctx) })
 }
 
 // cmdGenDAP writes a synthetic DAP distributed array (job.GenDAP).

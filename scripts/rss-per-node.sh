@@ -49,23 +49,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [[ -z $bin ]]; then
-	bin=$tmp/shufflenode
-	(cd "$(dirname "$0")/.." && go build -o "$bin" ./cmd/shufflenode)
-fi
-
-# free_port prints a TCP and UDP port on 127.0.0.1 that nothing listens on.
-used_ports=" "
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		[[ $used_ports == *" $p "* ]] && continue
-		[[ -z $(ss -Hltun "sport = :$p" 2>/dev/null) ]] && break
-	done
-	used_ports+="$p "
-	echo "$p"
-}
+source "$(dirname "$0")/cluster.sh"
+build_bin
 
 # field prints a /proc/PID/status field in MB (10^6 bytes), or - if the process is gone.
 field() {
@@ -79,43 +64,9 @@ cpu() {
 		"/proc/$1/stat" 2>/dev/null || printf -- "-"
 }
 
-# members prints how many members the node at API address $1 sees (0 if it does not answer).
-members() {
-	"$bin" status --node "$1" 2>/dev/null | grep -c '"name"' || true
-}
-
-apis=() admins=()
-for i in $(seq "$nodes"); do
-	gossip=$(free_port) api=$(free_port) admin=$(free_port)
-	join=()
-	[[ $i -gt 1 ]] && join=(--join "127.0.0.1:$first_gossip")
-	[[ $i -eq 1 ]] && first_gossip=$gossip
-	pprof=()
-	[[ -n $pprof_dir ]] && pprof=(--pprof)
-	"$bin" serve --name "n$i" --data-dir "$tmp/n$i" --listen /ip4/127.0.0.1/tcp/0 \
-		--gossip "127.0.0.1:$gossip" --api "127.0.0.1:$api" --admin "127.0.0.1:$admin" "${pprof[@]}" \
-		--profile local --log-level warn --memory-limit "$limit" "${join[@]}" \
-		2>"$tmp/n$i.log" &
-	pids+=($!) apis+=("127.0.0.1:$api") admins+=("127.0.0.1:$admin")
-	if [[ $i -eq 1 ]]; then # the others join it: wait until it serves
-		for _ in $(seq 100); do
-			[[ $(members "127.0.0.1:$api") -ge 1 ]] && break
-			sleep 0.1
-		done
-	fi
-done
-
-# joined reports whether every node sees all the nodes.
-joined() {
-	for api in "${apis[@]}"; do
-		[[ $(members "$api") -ge $nodes ]] || return 1
-	done
-}
-for _ in $(seq 150); do
-	joined && break
-	sleep 0.2
-done
-if ! joined; then
+pprof=()
+[[ -n $pprof_dir ]] && pprof=(--pprof)
+if ! start_cluster "$nodes" --listen /ip4/127.0.0.1/tcp/0 --memory-limit "$limit" "${pprof[@]}"; then
 	echo "rss-per-node: the $nodes nodes did not form a cluster; logs:" >&2
 	tail -n 5 "$tmp"/n*.log >&2
 	exit 1

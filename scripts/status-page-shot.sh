@@ -83,44 +83,9 @@ if [[ -n $url ]]; then
 	exit 0
 fi
 
-if [[ -z $bin ]]; then
-	bin=$tmp/shufflenode
-	(cd "$(dirname "$0")/.." && go build -o "$bin" ./cmd/shufflenode)
-fi
-
-# free_port prints a TCP and UDP port on 127.0.0.1 that nothing listens on.
-used_ports=" "
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		[[ $used_ports == *" $p "* ]] && continue
-		[[ -z $(ss -Hltun "sport = :$p" 2>/dev/null) ]] && break
-	done
-	used_ports+="$p "
-	echo "$p"
-}
-
-members() { "$bin" status --node "$1" 2>/dev/null | grep -c '"name"' || true; }
-
-apis=() admins=()
-for i in $(seq "$nodes"); do
-	gossip=$(free_port) api=$(free_port) admin=$(free_port)
-	join=()
-	[[ $i -gt 1 ]] && join=(--join "127.0.0.1:$first_gossip")
-	[[ $i -eq 1 ]] && first_gossip=$gossip
-	"$bin" serve --name "n$i" --data-dir "$tmp/n$i" --gossip "127.0.0.1:$gossip" \
-		--api "127.0.0.1:$api" --admin "127.0.0.1:$admin" --profile local --log-level warn \
-		--memory-limit 64MiB "${join[@]}" 2>"$tmp/n$i.log" &
-	pids+=($!) apis+=("127.0.0.1:$api") admins+=("127.0.0.1:$admin")
-	if [[ $i -eq 1 ]]; then
-		for _ in $(seq 100); do [[ $(members "$api") -ge 1 ]] && break; sleep 0.1; done
-	fi
-done
-for _ in $(seq 150); do
-	[[ $(members "${apis[-1]}") -ge $nodes ]] && break
-	sleep 0.2
-done
+source "$(dirname "$0")/cluster.sh"
+build_bin
+start_cluster "$nodes" --memory-limit 64MiB || true
 
 # The demo creates its shuffle on a node chosen from the shuffle ID, which coordinates it: find
 # that node ("nK") in n1's /status, and shoot its page.

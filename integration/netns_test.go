@@ -199,14 +199,14 @@ func TestNetnsShuffle(t *testing.T) {
 	t.Run("plain", func(t *testing.T) { plain = nsWorkloads(t, c, "plain", 1) })
 	t.Run("latency and loss", func(t *testing.T) {
 		shapeAll(t, c.net, netns.Shape{Delay: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.01})
-		shaped = nsWorkloads(t, c, "netem", 3)
+		shaped = nsWorkloads(t, c, "shaped", 3)
 	})
 	t.Logf("4 namespaces, plain vs 20 ms +/- 5 ms and 1%% loss per link: demo %.1f s vs %.1f s, array %.1f s vs %.1f s, merge %.1f s vs %.1f s",
 		plain.demo, shaped.demo, plain.array, shaped.array, plain.merge, shaped.merge)
 }
 
-// shapeAll shapes every host's link, skipping t without netem; the
-// shapes are removed when t ends.
+// shapeAll shapes every host's link, skipping t where that cannot be
+// emulated (no TUN devices); the shapes are removed when t ends.
 func shapeAll(t *testing.T, nw *netns.Net, s netns.Shape) {
 	t.Helper()
 	ctx := context.Background()

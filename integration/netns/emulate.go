@@ -105,6 +105,7 @@ func (e *emulator) start(ctx context.Context) error {
 	}
 	for _, p := range e.ports {
 		if err := e.plug(ctx, p); err != nil {
+			e.unplug()
 			return err
 		}
 	}
@@ -132,6 +133,17 @@ func (e *emulator) plug(ctx context.Context, p *port) error {
 		}
 	}
 	return runAll(ctx, cmds...)
+}
+
+// unplug closes the TUNs a failed start opened (which removes them and
+// their routes), so that start may be tried again.
+func (e *emulator) unplug() {
+	for _, p := range e.ports {
+		if p.f != nil {
+			_ = p.f.Close()
+			p.f = nil
+		}
+	}
 }
 
 // openTUN makes the TUN device name (IPv4 packets, no header) and returns

@@ -108,6 +108,9 @@ func TestEmulatedLink(t *testing.T) {
 	c := echoPair(t, a, b) // before the emulator: over the bridge
 	plain := minRTT(t, c, 5)
 	const delay = 10 * time.Millisecond
+	if err := nw.CheckNetem(ctx); errors.Is(err, ErrNoNetem) {
+		t.Skipf("skipped: %v", err)
+	}
 	for _, h := range nw.Hosts {
 		step(t, h.Shape(ctx, Shape{Delay: delay}))
 	}

@@ -34,7 +34,7 @@ func TestNetnsAPISecurity(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("ns-secret-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := spawnIn(nw.Hosts[0], shufflenodeBinary(t), dir, "ns-sec", "",
+	p, err := spawnIn(nw.Hosts[0], shufflenodeBinary(t), dir, "ns-sec", "", nil,
 		"--api-cert", cert, "--api-key", key, "--api-client-ca", ca.File, "--api-token-file", tokenFile)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 const (
 	nsGossipPort = 7946
 	nsAPIPort    = 7947
+	nsAdminPort  = 7948
 	nsP2PPort    = 7949
 )
 
@@ -42,6 +43,13 @@ type nsCluster struct {
 // other. The processes are killed, then the network removed, when t ends.
 func startNetns(t *testing.T, n int) *nsCluster {
 	t.Helper()
+	return startNetnsWith(t, n, nil)
+}
+
+// startNetnsWith is startNetns with extra serve flags on every node (they
+// override the defaults of spawnIn).
+func startNetnsWith(t *testing.T, n int, extra []string) *nsCluster {
+	t.Helper()
 	bin := shufflenodeBinary(t)
 	nw := netns.ForTest(t, n)
 	dir := t.TempDir()
@@ -51,7 +59,7 @@ func startNetns(t *testing.T, n int) *nsCluster {
 	defer cancel()
 	for i, h := range nw.Hosts {
 		var err error
-		if c.procs[i], err = spawnIn(h, bin, dir, fmt.Sprintf("ns-%d", i), c.seed(i)); err != nil {
+		if c.procs[i], err = spawnIn(h, bin, dir, fmt.Sprintf("ns-%d", i), c.seed(i), extra); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 { // the seed serves before the others join it
@@ -83,9 +91,11 @@ func (c *nsCluster) seed(i int) string {
 }
 
 // spawnIn execs `shufflenode serve` for name inside h's namespace, bound
-// to 0.0.0.0 there and advertising h's address. Without security flags
-// (sec) its API is insecure (--insecure-api); with them, as they say.
-func spawnIn(h *netns.Host, bin, dir, name, join string, sec ...string) (*proc, error) {
+// to 0.0.0.0 there and advertising h's address, its admin port on h's
+// address (for the test process's scrapes), then the extra flags. Without
+// security flags (sec) its API is insecure (--insecure-api); with them, as
+// they say.
+func spawnIn(h *netns.Host, bin, dir, name, join string, extra []string, sec ...string) (*proc, error) {
 	p := &proc{name: name, api: h.Addr(nsAPIPort), gossip: h.Addr(nsGossipPort),
 		log: filepath.Join(dir, name+".stderr"), exited: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -96,9 +106,9 @@ func spawnIn(h *netns.Host, bin, dir, name, join string, sec ...string) (*proc, 
 	p.cmd = h.Command(bin, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--advertise", h.IP,
 		"--gossip", fmt.Sprintf("0.0.0.0:%d", nsGossipPort), "--api", fmt.Sprintf("0.0.0.0:%d", nsAPIPort),
-		"--listen", fmt.Sprintf("/ip4/0.0.0.0/tcp/%d", nsP2PPort), "--admin", "",
+		"--listen", fmt.Sprintf("/ip4/0.0.0.0/tcp/%d", nsP2PPort), "--admin", h.Addr(nsAdminPort),
 		"--join", join, "--rejoin-interval", nsRejoin.String(), "--memory-limit", "64MiB", "--log-level", "info")
-	p.cmd.Args = append(p.cmd.Args, sec...)
+	p.cmd.Args = append(append(p.cmd.Args, extra...), sec...)
 	p.cmd.Stderr = logf
 	p.cmd.Env = nsEnv(len(sec) == 0)
 	if err := p.cmd.Start(); err != nil {
@@ -177,35 +187,26 @@ func waitListed(observer *proc, name string, listed bool, limit time.Duration) e
 	}
 }
 
-// TestNetnsShuffle runs the demo shuffle over 4 namespaces: plain, with one
-// node's link limited to 1 MiB/s, and (with netem) with 20 ms +/- 5 ms of
-// latency and 1% loss on every link; each verified exactly once.
+// TestNetnsShuffle runs the demo shuffle, an array rechunk and a merge
+// over 4 namespaces, each verified exactly once: plain, then with 20 ms
+// +/- 5 ms of latency and 1% loss on every link (the link emulator of
+// integration/netns: about 40 ms one way between two nodes). It logs the
+// times of both runs.
 func TestNetnsShuffle(t *testing.T) {
 	t.Parallel()
 	c := startNetns(t, 4)
-	ctx := context.Background()
-	t.Run("plain", func(t *testing.T) {
-		rep, err := runDemo(t, c.apis(), procDemo("ns-plain", 1))
-		checkRecovered(t, rep, err, 0, 0, 0)
-	})
-	t.Run("slow node", func(t *testing.T) {
-		slow := c.net.Hosts[3]
-		if err := slow.Shape(ctx, netns.Shape{Rate: 1 << 20}); err != nil {
-			t.Fatal(err)
-		}
-		defer slow.Unshape(ctx)
-		rep, err := runDemo(t, c.apis(), procDemo("ns-slow", 2))
-		checkRecovered(t, rep, err, 0, 0, 0)
-	})
+	var plain, shaped nsTimes
+	t.Run("plain", func(t *testing.T) { plain = nsWorkloads(t, c, "plain", 1) })
 	t.Run("latency and loss", func(t *testing.T) {
 		shapeAll(t, c.net, netns.Shape{Delay: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.01})
-		rep, err := runDemo(t, c.apis(), procDemo("ns-netem", 3))
-		checkRecovered(t, rep, err, 0, 0, 0)
+		shaped = nsWorkloads(t, c, "shaped", 3)
 	})
+	t.Logf("4 namespaces, plain vs 20 ms +/- 5 ms and 1%% loss per link: demo %.1f s vs %.1f s, array %.1f s vs %.1f s, merge %.1f s vs %.1f s",
+		plain.demo, shaped.demo, plain.array, shaped.array, plain.merge, shaped.merge)
 }
 
-// shapeAll shapes every host's link, skipping t without netem; the
-// shapes are removed when t ends.
+// shapeAll shapes every host's link, skipping t where that cannot be
+// emulated (no TUN devices); the shapes are removed when t ends.
 func shapeAll(t *testing.T, nw *netns.Net, s netns.Shape) {
 	t.Helper()
 	ctx := context.Background()

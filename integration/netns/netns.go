@@ -17,8 +17,9 @@ var (
 	// ErrUnavailable: namespaces cannot be made here (not root, no
 	// iproute2, or the kernel refuses).
 	ErrUnavailable = errors.New("netns: network namespaces unavailable")
-	// ErrNoNetem: the kernel has no netem qdisc (sch_netem).
-	ErrNoNetem = errors.New("netns: tc netem unavailable")
+	// ErrNoNetem: delay, jitter and loss cannot be emulated (no TUN
+	// devices: /dev/net/tun).
+	ErrNoNetem = errors.New("netns: link emulation unavailable")
 	// ErrBusy: every /24 of 10.201.0.0/16 is taken by live networks.
 	ErrBusy = errors.New("netns: no free test subnet")
 )
@@ -44,6 +45,7 @@ type Net struct {
 
 	k         int
 	bridge    string
+	emu       *emulator
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -58,6 +60,9 @@ type Host struct {
 	Link string
 	// inner is the namespace end of the veth.
 	inner string
+	// tun is the name of the host's TUN device, once the emulator runs.
+	tun string
+	emu *emulator
 }
 
 // ForTest makes a network of n hosts for t, removed when t ends (after
@@ -120,7 +125,7 @@ func claimSubnet(ctx context.Context) (*Net, error) {
 	start := os.Getpid() % 250
 	for j := range 250 {
 		k := 1 + (start+j)%250
-		nw := &Net{k: k, bridge: fmt.Sprintf("sn%db", k)}
+		nw := &Net{k: k, bridge: fmt.Sprintf("sn%db", k), emu: newEmulator()}
 		err := run(ctx, "ip", "link", "add", nw.bridge, "type", "bridge", "forward_delay", "0")
 		if err != nil && strings.Contains(err.Error(), "File exists") {
 			continue
@@ -153,11 +158,14 @@ func (nw *Net) addHost(ctx context.Context, i int) error {
 		IP:    fmt.Sprintf("10.201.%d.%d", nw.k, 10+i),
 		Link:  fmt.Sprintf("sn%dh%d", nw.k, i),
 		inner: fmt.Sprintf("sn%dn%d", nw.k, i),
+		tun:   fmt.Sprintf("sn%dt%d", nw.k, i),
+		emu:   nw.emu,
 	}
 	if err := run(ctx, "ip", "netns", "add", h.NS); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	nw.Hosts = append(nw.Hosts, h)
+	nw.emu.add(h)
 	return runAll(ctx,
 		[]string{"ip", "link", "add", h.Link, "type", "veth", "peer", "name", h.inner},
 		[]string{"ip", "link", "set", h.inner, "netns", h.NS},
@@ -190,7 +198,7 @@ func (nw *Net) Close() error {
 	nw.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		var errs []error
+		errs := []error{nw.emu.close()}
 		for _, h := range nw.Hosts {
 			errs = append(errs, ignoreMissing(run(ctx, "ip", "link", "del", h.Link)))
 			errs = append(errs, ignoreMissing(run(ctx, "ip", "netns", "del", h.NS)))

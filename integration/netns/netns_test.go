@@ -76,7 +76,7 @@ func waitReach(t *testing.T, h *Host, addr string) {
 }
 
 // TestShapeRateAndNetem shapes a link with a rate alone (tbf, always
-// there) and with a delay (netem, skipped without it).
+// there) and with a delay (the emulator, skipped without TUN devices).
 func TestShapeRateAndNetem(t *testing.T) {
 	ctx := context.Background()
 	nw := ForTest(t, 1)
@@ -88,7 +88,7 @@ func TestShapeRateAndNetem(t *testing.T) {
 		if nw.CheckNetem(ctx) == nil {
 			t.Fatal("Shape says no netem, CheckNetem says netem")
 		}
-		t.Skipf("netem part skipped: %v", err)
+		t.Skipf("emulated part skipped: %v", err)
 	}
 	step(t, err)
 }

@@ -12,9 +12,11 @@ import (
 )
 
 // Shape is what a link does to the packets that cross it, in each
-// direction (a Delay of 10 ms adds 20 ms to a round trip).
+// direction (a Delay of 10 ms adds 20 ms to a round trip over this link; a
+// packet between two shaped hosts crosses both links).
 type Shape struct {
-	// Delay is added to every packet; Jitter varies it by up to +/- Jitter.
+	// Delay is added to every packet; Jitter varies it uniformly by up to
+	// +/- Jitter (so packets may overtake each other, as with netem).
 	Delay, Jitter time.Duration
 	// Loss is the fraction of packets dropped (0.01 is 1%).
 	Loss float64
@@ -22,22 +24,38 @@ type Shape struct {
 	Rate int64
 }
 
+// emulated reports whether s needs the emulator: tc alone does rates only.
+func (s Shape) emulated() bool { return s.Delay != 0 || s.Jitter != 0 || s.Loss != 0 }
+
 // Shape applies s to both directions of h's link, replacing any shape
-// before. A shape with a delay, jitter or loss needs netem (else
-// ErrNoNetem); a rate alone uses tbf, which every kernel has.
+// before. A delay, jitter or loss starts the Net's link emulator (see
+// emulate.go; ErrNoNetem if it cannot start), which from then on carries
+// all traffic between hosts and applies every host's shape to it; traffic
+// between a host and the test process is not delayed. A Rate is also set
+// with tc tbf on the host's veth, which is all a rate alone needs before
+// the emulator runs.
 func (h *Host) Shape(ctx context.Context, s Shape) error {
-	args := s.qdisc()
-	if err := runAll(ctx, tcArgs(nil, h.Link, args), tcArgs(h.exec(), h.inner, args)); err != nil {
-		if strings.Contains(err.Error(), "qdisc kind is unknown") {
+	h.emu.setShape(h, s)
+	if s.emulated() {
+		if err := h.emu.start(ctx); err != nil {
 			return fmt.Errorf("%w: %v", ErrNoNetem, err)
 		}
-		return err
 	}
-	return nil
+	if s.Rate == 0 {
+		return h.resetQdisc(ctx)
+	}
+	args := tbf(s.Rate)
+	return runAll(ctx, tcArgs(nil, h.Link, args), tcArgs(h.exec(), h.inner, args))
 }
 
 // Unshape removes h's link shape.
 func (h *Host) Unshape(ctx context.Context) error {
+	h.emu.setShape(h, Shape{})
+	return h.resetQdisc(ctx)
+}
+
+// resetQdisc puts the default qdisc back on both ends of h's veth.
+func (h *Host) resetQdisc(ctx context.Context) error {
 	return runAll(ctx,
 		[]string{"tc", "qdisc", "replace", "dev", h.Link, "root", "pfifo_fast"},
 		h.exec("tc", "qdisc", "replace", "dev", h.inner, "root", "pfifo_fast"))
@@ -49,49 +67,35 @@ func tcArgs(prefix []string, dev string, qdisc []string) []string {
 	return append(argv, qdisc...)
 }
 
-// qdisc returns tc's words for s.
-func (s Shape) qdisc() []string {
-	if s.Delay == 0 && s.Jitter == 0 && s.Loss == 0 {
-		burst := max(s.Rate/50, 16<<10) // 20 ms of the rate, at least 16 KiB
-		return []string{"tbf", "rate", rateWord(s.Rate), "burst", strconv.FormatInt(burst, 10), "latency", "200ms"}
-	}
-	q := []string{"netem", "delay", usec(s.Delay)}
-	if s.Jitter > 0 {
-		q = append(q, usec(s.Jitter), "distribution", "normal")
-	}
-	if s.Loss > 0 {
-		q = append(q, "loss", strconv.FormatFloat(s.Loss*100, 'f', 3, 64)+"%")
-	}
-	if s.Rate > 0 {
-		q = append(q, "rate", rateWord(s.Rate))
-	}
-	return append(q, "limit", "100000")
+// tbf returns tc's words for a rate limit.
+func tbf(rate int64) []string {
+	burst := max(rate/50, 16<<10) // 20 ms of the rate, at least 16 KiB
+	return []string{"tbf", "rate", rateWord(rate), "burst", strconv.FormatInt(burst, 10), "latency", "200ms"}
 }
-
-func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 
 // rateWord is a byte rate in tc's words ("bps" is bytes per second).
 func rateWord(bytesPerSec int64) string { return strconv.FormatInt(bytesPerSec, 10) + "bps" }
 
-// CheckNetem reports ErrNoNetem unless the kernel has netem, by shaping
-// and unshaping the first host's link.
+// CheckNetem reports ErrNoNetem unless nw can emulate a delay, jitter and
+// loss: it starts the link emulator (which needs /dev/net/tun), unshaped.
 func (nw *Net) CheckNetem(ctx context.Context) error {
-	h := nw.Hosts[0]
-	err := run(ctx, tcArgs(nil, h.Link, []string{"netem", "delay", "1us"})...)
-	if err != nil {
+	if err := nw.emu.start(ctx); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoNetem, err)
 	}
-	return run(ctx, "tc", "qdisc", "replace", "dev", h.Link, "root", "pfifo_fast")
+	return nil
 }
 
 // Cut takes h's link down: no packet reaches h or leaves it (a partition
-// of h from every other host and from the test process) until Heal.
+// of h from every other host and from the test process) until Heal. The
+// emulator drops h's packets too.
 func (h *Host) Cut(ctx context.Context) error {
+	h.emu.setCut(h, true)
 	return run(ctx, "ip", "link", "set", h.Link, "down")
 }
 
 // Heal brings h's link back up.
 func (h *Host) Heal(ctx context.Context) error {
+	h.emu.setCut(h, false)
 	return run(ctx, "ip", "link", "set", h.Link, "up")
 }
 

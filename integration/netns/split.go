@@ -15,8 +15,11 @@ const deadMAC = "02:00:5e:00:de:ad"
 // and leaves every other path (within a side, and between any host and the
 // test process) as it was: each host of a maps the addresses of b to
 // deadMAC (a permanent neighbour entry), and the other way round, until
-// Mend. A host may be in at most one side.
+// Mend; the link emulator drops their packets too. A host may be in at
+// most one side.
 func (nw *Net) Split(ctx context.Context, a, b []*Host) error {
+	nw.emu.setSplit(a, b, true)
+	nw.emu.setSplit(b, a, true)
 	if err := blind(ctx, a, b); err != nil {
 		return err
 	}
@@ -25,6 +28,8 @@ func (nw *Net) Split(ctx context.Context, a, b []*Host) error {
 
 // Mend undoes Split(a, b): the hosts resolve each other's addresses again.
 func (nw *Net) Mend(ctx context.Context, a, b []*Host) error {
+	nw.emu.setSplit(a, b, false)
+	nw.emu.setSplit(b, a, false)
 	if err := see(ctx, a, b); err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 		}
 	}()
 	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
-		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() && s.mayTakeOver(sh) {
+		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() && s.mayTakeOver(ctx, sh) {
 			s.takeOver(ctx, sh, lost)
 		}
 	}

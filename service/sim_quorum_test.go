@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/service"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/simnet"
 )
 
@@ -35,12 +36,12 @@ func TestSimTwoOfFourNoTakeover(t *testing.T) {
 	checkNoQuorum(t, c.svcs[3], f.id, "node-3", "up 2 of 4 members")
 }
 
-// checkNoQuorum asks svc (node) the barrier of id and wants, within 2 s, an
+// checkNoQuorum asks svc (node) the barrier of id and wants, within 5 s, an
 // error wrapping ErrNoQuorum and ErrUnavailable that names the shuffle, the
 // node, the coordinator node-0 and the count want.
 func checkNoQuorum(t *testing.T, svc *service.Service, id, node, want string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := svc.Barrier(ctx, id)
 	if !errors.Is(err, service.ErrNoQuorum) || !errors.Is(err, service.ErrUnavailable) {
@@ -74,11 +75,15 @@ func (c *simCluster) split(first int, sides ...[]int) {
 func half(tasks []uint64, n int) ([]uint64, []uint64) { return tasks[:n], tasks[n:] }
 
 // TestSimSplitTwoTwo: 4 nodes split 2/2 during the puts, the coordinator
-// and node-1 on one side. The coordinator's side holds half the members:
+// and another node on one side, the coordinator's first successor and the
+// last node on the other. The coordinator's side holds half the members:
 // it declares the other two lost and the shuffle seals there in epoch 2,
 // every row exactly once. The other side holds half, not a strict
 // majority: it never takes over, never moves its epoch, and its barrier
-// answers no quorum.
+// answers no quorum. The successor is told of the coordinator's failure
+// before the other node's (the order failure detection may take), when
+// it still sees 3 of 4 members up: the ping before a takeover is what
+// finds the fourth unreachable.
 func TestSimSplitTwoTwo(t *testing.T) {
 	f := newFrame("split", 12, 7, 6_000, 13)
 	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
@@ -88,18 +93,27 @@ func TestSimSplitTwoTwo(t *testing.T) {
 	}
 	first, rest := half(allTasks(f.tasks), f.tasks/2)
 	c.putAll(ctx, f.spec(), f.input(), first)
-	c.split(1, []int{0, 1}, []int{2, 3})
+	members := []string{"node-0", "node-1", "node-2", "node-3"}
+	next, _, _ := shuffle.CoordinatorOf(f.id, "node-0", members, []string{"node-0"})
+	other := []int{c.index[next]}
+	for i := 1; i < 4 && len(other) < 2; i++ {
+		if i != c.index[next] {
+			other = append(other, i)
+		}
+	}
+	mine := slices.DeleteFunc([]int{0, 1, 2, 3}, func(i int) bool { return slices.Contains(other, i) })
+	c.split(mine[1], mine, other)
 	c.putAll(ctx, f.spec(), f.input(), rest)
 	if b := c.settleEpoch(ctx, t, f, f.input(), 2); !b.Sealed || b.Epoch != 2 {
 		t.Fatalf("coordinator's side: sealed %v in epoch %d, want sealed in 2", b.Sealed, b.Epoch)
 	}
-	for _, i := range []int{2, 3} {
+	for _, i := range other {
 		in, err := c.svcs[i].Info(f.id)
 		if epoch, _ := c.svcs[i].RouteOf(f.id); err != nil || in.Coordinator != "node-0" || in.Phase == service.Sealed || epoch != 0 {
 			t.Errorf("node-%d without the coordinator: %s, coordinator %s, epoch %d, %v; want node-0, epoch 0, not sealed", i, in.Phase, in.Coordinator, epoch, err)
 		}
 	}
-	checkNoQuorum(t, c.svcs[3], f.id, "node-3", "up 2 of 4 members")
+	checkNoQuorum(t, c.svcs[other[0]], f.id, next, "up 2 of 4 members")
 	c.awaitOwnersLive(t, f.id)
 	if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
 		t.Fatal(d)

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/simnet"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // TestSimTwoOfFourNoTakeover: the coordinator and a data node of 4 crash at
@@ -167,5 +171,19 @@ func checkAlone(t *testing.T, svc *service.Service, id string) {
 	in, err := svc.Info(id)
 	if err != nil || epoch != 2 || !slices.Equal(live, []string{"node-0", "node-3"}) || in.Phase == service.Sealed {
 		t.Errorf("coordinator alone: epoch %d, live %v, %s, %v; want epoch 2, live [node-0 node-3], not sealed", epoch, live, in.Phase, err)
+	}
+}
+
+// TestSimPingAnswers: a ping (before a takeover) is answered, not refused,
+// even about a shuffle this node does not hold, and changes nothing.
+func TestSimPingAnswers(t *testing.T) {
+	c := startSim(t, 2, service.Config{}, simnet.Config{})
+	body, _ := json.Marshal(control.Msg{Op: control.OpPing, Shuffle: "not-here", Node: "node-0"})
+	typ, _ := c.svcs[1].Handle(context.Background(), member.Member{Name: "node-0"}, wire.Frame{Type: wire.TypeControl, Payload: body})
+	if typ == wire.TypeRefused {
+		t.Fatalf("ping refused")
+	}
+	if _, err := c.svcs[1].Info("not-here"); !errors.Is(err, service.ErrUnknownShuffle) {
+		t.Fatalf("after a ping: %v, want ErrUnknownShuffle", err)
 	}
 }

@@ -23,6 +23,7 @@ const (
 	OpBarrier   = "barrier"   // any node -> coordinator: wait for the barrier
 	OpEpoch     = "epoch"     // coordinator -> members: nodes were lost, new ownership
 	OpTakeover  = "takeover"  // successor -> members: the coordinator was lost, I coordinate; reply with your facts
+	OpPing      = "ping"      // successor -> members: do you answer? (before a takeover; changes nothing)
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by

@@ -268,8 +268,8 @@ func TestNetnsLongPartition(t *testing.T) {
 	healed()
 	waitRejoined(t, c, victim)
 	if held := heldBy(c, cfg.ID); len(held) > 0 {
-		// Known gap (README, Not yet): alone, the victim took over as
-		// coordinator of its minority and nobody tells it the shuffle ended.
+		// Known gap (README, Not yet): nobody tells the victim, cut off
+		// alone, that the shuffle ended.
 		t.Logf("KNOWN GAP: %v still hold shuffle %s after the re-join", held, cfg.ID)
 	}
 	rep, err = runDemo(t, c.apis(), procDemo("ns-after", 6))

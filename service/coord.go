@@ -56,7 +56,10 @@ type BarrierResult struct {
 // returned: a task still being put also counts as pending. Any member may be
 // asked; it polls the coordinator, and while the coordinator cannot be
 // reached (it was lost and its successor is taking over) it keeps asking,
-// the current coordinator each time, for up to Config.LossWait.
+// the current coordinator each time, for up to Config.LossWait. A node that
+// sees the coordinator down and too few members up for a takeover
+// (quorum.go) answers at once with an error wrapping ErrUnavailable and
+// ErrNoQuorum: nobody on its side will replace the coordinator.
 func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error) {
 	sh, err := s.lookup(id)
 	if err != nil {
@@ -66,6 +69,9 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 	var lostSince time.Time
 	for {
 		r, err := s.barrierPoll(ctx, sh)
+		if qerr := s.quorumErr(sh); qerr != nil && err != nil {
+			return BarrierResult{}, qerr // nobody on this side will replace the coordinator
+		}
 		if errors.Is(err, wire.ErrBusy) {
 			r, err = control.Reply{}, nil // the coordinator asks for a pause (it may be closing): ask again
 		}

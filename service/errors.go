@@ -37,6 +37,11 @@ var (
 	ErrStaleTerm = shuffle.ErrStaleTerm
 	// ErrUnavailable: a peer could not be reached.
 	ErrUnavailable = errors.New("service: peer unavailable")
+	// ErrNoQuorum: this node sees the shuffle's coordinator down but too
+	// few members up for a takeover (it may be on the minority side of a
+	// partition); it always comes with ErrUnavailable: ask again, or ask
+	// another node.
+	ErrNoQuorum = errors.New("service: no quorum")
 	// ErrLimit: a create asks more than this node allows (Config.MaxShuffles,
 	// MaxTasks, MaxPartitions); the error names the limit.
 	ErrLimit = errors.New("service: over a node limit")

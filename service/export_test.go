@@ -7,3 +7,14 @@ func (s *Service) ForgetShuffle(id string) {
 	defer s.mu.Unlock()
 	delete(s.shuffles, id)
 }
+
+// RouteOf returns the epoch and the live members of shuffle id as this
+// node knows them.
+func (s *Service) RouteOf(id string) (uint64, []string) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return 0, nil
+	}
+	rt := sh.Route()
+	return rt.Epoch, rt.Live
+}

@@ -70,6 +70,9 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	if c.Op == control.OpClose {
 		return nil, s.drop(c.Shuffle)
 	}
+	if c.Op == control.OpPing {
+		return nil, nil // the answer is the reply itself (quorum.go)
+	}
 	sh, err := s.lookup(c.Shuffle)
 	if errors.Is(err, ErrUnknownShuffle) {
 		sh, err = s.adopt(ctx, c)

@@ -39,7 +39,7 @@ func (s *Service) memberEvent(ctx context.Context, e member.Event) {
 	switch {
 	case lost:
 		s.memberLost(ctx, e.Member.Name)
-	case back: // a successor that was outnumbered may be one no longer
+	case back: // a successor or coordinator without quorum may have one again
 		s.failoverAll(ctx)
 	}
 }
@@ -77,8 +77,9 @@ func (s *Service) failoverAll(ctx context.Context) {
 }
 
 // failover brings sh up to date with the members seen down: as the
-// successor of a coordinator that is down, take over; as its coordinator,
-// lose each of them (those seen down during a takeover too).
+// successor of a coordinator that is down, take over if a strict majority
+// of the members is up; as its coordinator, lose each of them (those seen
+// down during a takeover too) if at least half is up (quorum.go).
 func (s *Service) failover(ctx context.Context, sh *entry) {
 	sh.failover.Lock()
 	defer sh.failover.Unlock()
@@ -89,12 +90,12 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 		}
 	}()
 	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
-		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() && !s.outnumbered(sh) {
+		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() && s.mayTakeOver(ctx, sh) {
 			s.takeOver(ctx, sh, lost)
 		}
 	}
 	co := sh.coordPart()
-	if co == nil {
+	if co == nil || !s.mayLose(sh) {
 		return
 	}
 	for _, n := range slices.Clone(sh.Route().Live) {
@@ -102,24 +103,4 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 			s.coord.Lose(ctx, co, n)
 		}
 	}
-}
-
-// outnumbered reports whether this node sees fewer than half of the live
-// members of sh's epoch up, itself included. Such a node must not take
-// over: it is probably the cut-off side of a partition (a node alone sees
-// every other member down), and the others go on without it. Half is
-// enough: two of four survive a crash of the coordinator and a data node.
-func (s *Service) outnumbered(sh *entry) bool {
-	live := sh.Route().Live
-	up := 0
-	for _, n := range live {
-		if n == s.Name() || !s.isDown(n) {
-			up++
-		}
-	}
-	if 2*up >= len(live) {
-		return false
-	}
-	s.log.Warn("coordinator lost, but this node sees a minority: not taking over", "shuffle", sh.ID(), "up", up, "members", len(live))
-	return true
 }

@@ -35,6 +35,9 @@ type entry struct {
 	// failover serialises this node's reactions to losses of the shuffle's
 	// members: epoch moves it coordinates and takeovers.
 	failover sync.Mutex
+	// short: the quorum this node last found too small to act on a loss
+	// (quorum.go), nil once it may act; its warning is logged once.
+	short atomic.Pointer[quorum]
 }
 
 // coordPart returns sh's coordinator part, nil unless this node coordinates it.

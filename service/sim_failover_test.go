@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,7 @@ type failoverCase struct {
 	when        string // "puts", "barrier" or "sealed": when node-0, the coordinator, is killed
 	replication int
 	also        int // another node killed with the coordinator (0: none)
+	nodes       int // cluster size (0: 4)
 	budget      int64
 }
 
@@ -39,8 +41,10 @@ var failoverCases = []failoverCase{
 	{name: "during puts replication 2", when: "puts", replication: 2},
 	{name: "at the barrier replication 2", when: "barrier", replication: 2},
 	{name: "after the seal replication 2", when: "sealed", replication: 2},
-	{name: "with a data node during puts", when: "puts", also: 2},
-	{name: "with a data node after the seal", when: "sealed", also: 2},
+	// 5 nodes: 3 of 5 survive, a strict majority (2 of 4 would not take
+	// over: TestSimTwoOfFourNoTakeover).
+	{name: "with a data node during puts", when: "puts", also: 2, nodes: 5},
+	{name: "with a data node after the seal", when: "sealed", also: 2, nodes: 5},
 }
 
 // TestSimCoordinatorLoss: the coordinator (node-0, which created the
@@ -61,11 +65,11 @@ func TestSimCoordinatorLoss(t *testing.T) {
 	}
 }
 
-// runFailover runs one case on 4 nodes with 1 ms of jitter.
+// runFailover runs one case on 4 nodes (or tc.nodes) with 1 ms of jitter.
 func runFailover(t *testing.T, tc failoverCase, seed uint64) {
 	f := newFrame("failover", 16, 13, 16_000, 11)
 	want := f.expect(t)
-	c := startSim(t, 4, service.Config{MemoryLimit: tc.budget, LossWait: 10 * time.Second},
+	c := startSim(t, cmp.Or(tc.nodes, 4), service.Config{MemoryLimit: tc.budget, LossWait: 10 * time.Second},
 		simnet.Config{Rand: rand.New(rand.NewPCG(seed, 0)), MaxDelay: time.Millisecond})
 	c.asker = 3
 	ctx := testCtx(t)

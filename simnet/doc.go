@@ -52,7 +52,10 @@
 // emits member.Joined to the nodes already there; Kill emits member.Failed
 // and Leave member.Left to the others, and close the lost node's own
 // subscriptions. Cut and Isolate only break links: like a real partition
-// they emit no event until the test calls Kill. Subscribe never drops
+// they emit no event until the test calls Kill. Partition breaks links and
+// also emits what failure detection would: each side gets member.Failed
+// for the nodes of the others (Members is unchanged), and Heal then gets
+// member.Joined to both ends. Subscribe never drops
 // events (an unbounded queue per subscriber, as in dht).
 //
 // # Concurrency

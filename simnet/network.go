@@ -29,6 +29,7 @@ type Network struct {
 	nodes    map[string]*Node  // every node added; lost ones stay until re-added
 	cut      map[link]bool     // links cut by Cut
 	isolated map[string]bool   // nodes cut off from all others by Isolate
+	parted   map[link]bool     // links cut by Partition (Heal tells both ends)
 	records  map[string]record // the shared record store (records.go)
 	closed   bool
 }
@@ -49,7 +50,7 @@ func New(cfg Config) (*Network, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Network{cfg: cfg, rng: cfg.Rand, nodes: map[string]*Node{}, cut: map[link]bool{}, isolated: map[string]bool{}}, nil
+	return &Network{cfg: cfg, rng: cfg.Rand, nodes: map[string]*Node{}, cut: map[link]bool{}, isolated: map[string]bool{}, parted: map[link]bool{}}, nil
 }
 
 // Add joins a node named name whose requests h serves, and emits
@@ -128,12 +129,60 @@ func (nw *Network) Isolate(name string) {
 	nw.isolated[name] = true
 }
 
-// Heal restores every link that Cut or Isolate broke.
+// Partition splits the nodes named in sides into groups that cannot reach
+// one another, as Cut on every link between two sides, and then does what
+// failure detection does after its delay: each node gets member.Failed for
+// every node of the other sides. Nodes in no side keep every link. Heal
+// ends it.
+func (nw *Network) Partition(sides ...[]string) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	for i, side := range sides {
+		for _, other := range sides[i+1:] {
+			for _, a := range side {
+				nw.partLocked(a, other)
+			}
+		}
+	}
+}
+
+// partLocked cuts a off from every node of others, and tells each end that
+// the other failed; nw.mu is held.
+func (nw *Network) partLocked(a string, others []string) {
+	for _, b := range others {
+		nw.cut[linkOf(a, b)] = true
+		nw.parted[linkOf(a, b)] = true
+		nw.tellLocked(a, member.Failed, b)
+		nw.tellLocked(b, member.Failed, a)
+	}
+}
+
+// Heal restores every link that Cut, Isolate or Partition broke; the two
+// ends of each link Partition broke get member.Joined for each other, as
+// gossip tells them when a partition heals.
 func (nw *Network) Heal() {
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
 	clear(nw.cut)
 	clear(nw.isolated)
+	for l := range nw.parted {
+		nw.tellLocked(l[0], member.Joined, l[1])
+		nw.tellLocked(l[1], member.Joined, l[0])
+	}
+	clear(nw.parted)
+}
+
+// tellLocked queues an event of kind about node about for the subscribers
+// of node to, if both are live; nw.mu is held.
+func (nw *Network) tellLocked(to string, kind member.EventKind, about string) {
+	dst, ok := nw.nodes[to]
+	of, known := nw.nodes[about]
+	if !ok || !known || dst.lost || of.lost {
+		return
+	}
+	for s := range dst.subs {
+		s.Push(member.Event{Kind: kind, Member: of.self.Clone()})
+	}
 }
 
 // members lists the live nodes, sorted by name.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -322,5 +323,40 @@ func TestConfigValidate(t *testing.T) {
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, simnet.ErrConfig)) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+}
+
+func TestPartitionHeal(t *testing.T) {
+	nw, nodes, _ := newNet(t, simnet.Config{}, 3)
+	ev0, stop0 := nodes[0].Subscribe(8)
+	defer stop0()
+	ev1, stop1 := nodes[1].Subscribe(8)
+	defer stop1()
+	nw.Partition([]string{"n0"}, []string{"n1", "n2"})
+	if _, err := nodes[0].Request(ctxT(t), "n1", wire.TypeControl, nil); !errors.Is(err, simnet.ErrTransport) {
+		t.Errorf("n0 -> n1 while partitioned: %v, want ErrTransport", err)
+	}
+	if _, err := nodes[1].Request(ctxT(t), "n2", wire.TypeControl, nil); err != nil {
+		t.Errorf("n1 -> n2 on one side: %v", err)
+	}
+	nw.Heal()
+	want0 := []string{"fail n1", "fail n2", "join n1", "join n2"}
+	want1 := []string{"fail n0", "join n0"}
+	for i, c := range []struct {
+		ev   <-chan member.Event
+		want []string
+	}{{ev0, want0}, {ev1, want1}} {
+		var got []string
+		for range c.want {
+			e := <-c.ev
+			got = append(got, e.Kind.String()+" "+e.Member.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("n%d got %v, want %v", i, got, c.want)
+		}
+	}
+	if _, err := nodes[0].Request(ctxT(t), "n1", wire.TypeControl, nil); err != nil {
+		t.Errorf("n0 -> n1 after Heal: %v", err)
 	}
 }

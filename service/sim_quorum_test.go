@@ -1,0 +1,189 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/service"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/simnet"
+	"github.com/shufflenode/shufflenode/wire"
+)
+
+// TestSimTwoOfFourNoTakeover: the coordinator and a data node of 4 crash at
+// once. The 2 survivors are half, not a strict majority: they do not take
+// over (the shuffle keeps node-0 as coordinator), and a barrier asked of
+// one of them says at once why nothing goes on, as a retryable error.
+func TestSimTwoOfFourNoTakeover(t *testing.T) {
+	f := newFrame("two-of-four", 8, 7, 4_000, 9)
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	c.kill(0)
+	c.kill(2)
+	time.Sleep(500 * time.Millisecond)
+	for _, i := range []int{1, 3} {
+		if in, err := c.svcs[i].Info(f.id); err != nil || in.Coordinator != "node-0" {
+			t.Errorf("node-%d: %+v, %v; want it to keep node-0 as coordinator", i, in, err)
+		}
+	}
+	checkNoQuorum(t, c.svcs[3], f.id, "node-3", "up 2 of 4 members")
+}
+
+// checkNoQuorum asks svc (node) the barrier of id and wants, within 5 s, an
+// error wrapping ErrNoQuorum and ErrUnavailable that names the shuffle, the
+// node, the coordinator node-0 and the count want.
+func checkNoQuorum(t *testing.T, svc *service.Service, id, node, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := svc.Barrier(ctx, id)
+	if !errors.Is(err, service.ErrNoQuorum) || !errors.Is(err, service.ErrUnavailable) {
+		t.Fatalf("barrier of %s on %s: %v, want ErrNoQuorum and ErrUnavailable", id, node, err)
+	}
+	for _, s := range []string{id, node, "node-0", want, "no quorum"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("barrier error %q does not say %q", err, s)
+		}
+	}
+}
+
+// split partitions c into sides (node indexes): each side sees the others
+// fail, as failure detection reports a partition. The driver (puts,
+// barrier, reads) then uses side 0 only, from node first.
+func (c *simCluster) split(first int, sides ...[]int) {
+	names := make([][]string, len(sides))
+	c.mu.Lock()
+	for s, side := range sides {
+		for _, i := range side {
+			names[s] = append(names[s], fmt.Sprintf("node-%d", i))
+			c.dead[i] = s != 0
+		}
+	}
+	c.asker = first
+	c.mu.Unlock()
+	c.net.Partition(names...)
+}
+
+// half returns the first n tasks and the others.
+func half(tasks []uint64, n int) ([]uint64, []uint64) { return tasks[:n], tasks[n:] }
+
+// TestSimSplitTwoTwo: 4 nodes split 2/2 during the puts, the coordinator
+// and another node on one side, the coordinator's first successor and the
+// last node on the other. The coordinator's side holds half the members:
+// it declares the other two lost and the shuffle seals there in epoch 2,
+// every row exactly once. The other side holds half, not a strict
+// majority: it never takes over, never moves its epoch, and its barrier
+// answers no quorum. The successor is told of the coordinator's failure
+// before the other node's (the order failure detection may take), when
+// it still sees 3 of 4 members up: the ping before a takeover is what
+// finds the fourth unreachable.
+func TestSimSplitTwoTwo(t *testing.T) {
+	f := newFrame("split", 12, 7, 6_000, 13)
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	first, rest := half(allTasks(f.tasks), f.tasks/2)
+	c.putAll(ctx, f.spec(), f.input(), first)
+	members := []string{"node-0", "node-1", "node-2", "node-3"}
+	next, _, _ := shuffle.CoordinatorOf(f.id, "node-0", members, []string{"node-0"})
+	other := []int{c.index[next]}
+	for i := 1; i < 4 && len(other) < 2; i++ {
+		if i != c.index[next] {
+			other = append(other, i)
+		}
+	}
+	mine := slices.DeleteFunc([]int{0, 1, 2, 3}, func(i int) bool { return slices.Contains(other, i) })
+	c.split(mine[1], mine, other)
+	c.putAll(ctx, f.spec(), f.input(), rest)
+	if b := c.settleEpoch(ctx, t, f, f.input(), 2); !b.Sealed || b.Epoch != 2 {
+		t.Fatalf("coordinator's side: sealed %v in epoch %d, want sealed in 2", b.Sealed, b.Epoch)
+	}
+	for _, i := range other {
+		in, err := c.svcs[i].Info(f.id)
+		if epoch, _ := c.svcs[i].RouteOf(f.id); err != nil || in.Coordinator != "node-0" || in.Phase == service.Sealed || epoch != 0 {
+			t.Errorf("node-%d without the coordinator: %s, coordinator %s, epoch %d, %v; want node-0, epoch 0, not sealed", i, in.Phase, in.Coordinator, epoch, err)
+		}
+	}
+	checkNoQuorum(t, c.svcs[other[0]], f.id, next, "up 2 of 4 members")
+	c.awaitOwnersLive(t, f.id)
+	if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// TestSimCoordinatorCutOffAlone: the coordinator is cut off from the 3
+// others during the puts. Failure detection reports them to it one at a
+// time: it declares the first two lost (3, then 2 of the 4 members up) but
+// not the third (1 of 4), so its epoch keeps a member it cannot reach and
+// it cannot seal, before and after the partition heals. The 3 others, a
+// strict majority, take over and seal, every row exactly once.
+func TestSimCoordinatorCutOffAlone(t *testing.T) {
+	f := newFrame("alone", 12, 7, 6_000, 17)
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	first, rest := half(allTasks(f.tasks), f.tasks/2)
+	c.putAll(ctx, f.spec(), f.input(), first)
+	c.split(3, []int{1, 2, 3}, []int{0})
+	if next := c.awaitSuccessor(t, f.id, "node-0"); next == "node-0" {
+		t.FailNow()
+	}
+	c.putAll(ctx, f.spec(), f.input(), rest)
+	if b := c.settleEpoch(ctx, t, f, f.input(), 1); !b.Sealed || b.Epoch != 1 {
+		t.Fatalf("majority side: sealed %v in epoch %d, want sealed in 1", b.Sealed, b.Epoch)
+	}
+	checkAlone(t, c.svcs[0], f.id)
+	c.net.Heal()
+	time.Sleep(200 * time.Millisecond)
+	checkAlone(t, c.svcs[0], f.id)
+	c.awaitOwnersLive(t, f.id)
+	if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// checkAlone checks that the coordinator cut off alone stopped declaring
+// members lost with node-3 still in its epoch (epoch 2), and did not seal.
+func checkAlone(t *testing.T, svc *service.Service, id string) {
+	t.Helper()
+	var epoch uint64
+	var live []string
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && epoch < 2; time.Sleep(5 * time.Millisecond) {
+		epoch, live = svc.RouteOf(id)
+	}
+	time.Sleep(100 * time.Millisecond)
+	epoch, live = svc.RouteOf(id)
+	in, err := svc.Info(id)
+	if err != nil || epoch != 2 || !slices.Equal(live, []string{"node-0", "node-3"}) || in.Phase == service.Sealed {
+		t.Errorf("coordinator alone: epoch %d, live %v, %s, %v; want epoch 2, live [node-0 node-3], not sealed", epoch, live, in.Phase, err)
+	}
+}
+
+// TestSimPingAnswers: a ping (before a takeover) is answered, not refused,
+// even about a shuffle this node does not hold, and changes nothing.
+func TestSimPingAnswers(t *testing.T) {
+	c := startSim(t, 2, service.Config{}, simnet.Config{})
+	body, _ := json.Marshal(control.Msg{Op: control.OpPing, Shuffle: "not-here", Node: "node-0"})
+	typ, _ := c.svcs[1].Handle(context.Background(), member.Member{Name: "node-0"}, wire.Frame{Type: wire.TypeControl, Payload: body})
+	if typ == wire.TypeRefused {
+		t.Fatalf("ping refused")
+	}
+	if _, err := c.svcs[1].Info("not-here"); !errors.Is(err, service.ErrUnknownShuffle) {
+		t.Fatalf("after a ping: %v, want ErrUnknownShuffle", err)
+	}
+}

@@ -23,6 +23,7 @@ const (
 	OpBarrier   = "barrier"   // any node -> coordinator: wait for the barrier
 	OpEpoch     = "epoch"     // coordinator -> members: nodes were lost, new ownership
 	OpTakeover  = "takeover"  // successor -> members: the coordinator was lost, I coordinate; reply with your facts
+	OpCheck     = "check"     // member -> candidates: is the shuffle open, and am I (Node) still in it?
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by

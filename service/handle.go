@@ -70,6 +70,13 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	if c.Op == control.OpClose {
 		return nil, s.drop(c.Shuffle)
 	}
+	if c.Op == control.OpCheck {
+		r, err := s.answerCheck(c)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(r)
+	}
 	sh, err := s.lookup(c.Shuffle)
 	if errors.Is(err, ErrUnknownShuffle) {
 		sh, err = s.adopt(ctx, c)
@@ -80,6 +87,7 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	sh.Touch()
 	r, err := s.dispatch(sh, c)
 	if err != nil {
+		s.dropIfLost(sh.ID(), err)
 		return nil, err
 	}
 	return json.Marshal(r)

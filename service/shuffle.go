@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
@@ -35,6 +36,7 @@ type entry struct {
 	// failover serialises this node's reactions to losses of the shuffle's
 	// members: epoch moves it coordinates and takeovers.
 	failover sync.Mutex
+	born     time.Time // when this node installed it
 }
 
 // coordPart returns sh's coordinator part, nil unless this node coordinates it.
@@ -68,5 +70,5 @@ func newEntry(sp *spec.Spec, creator string, members, lost []string, self string
 	if err != nil {
 		return nil, err
 	}
-	return &entry{State: st, recv: receiver.NewShuffle(st), puts: map[shuffle.AttemptKey]bool{}}, nil
+	return &entry{State: st, recv: receiver.NewShuffle(st), puts: map[shuffle.AttemptKey]bool{}, born: time.Now()}, nil
 }

@@ -17,7 +17,7 @@ import (
 // close them while it cannot hear. When it comes back nobody tells it (the
 // close and the epoch moves gave up on it), so it asks: for every shuffle it
 // holds and does not coordinate, it sends control.OpCheck to the shuffle's
-// coordinator candidates, when members come back (memberEvent) and every
+// coordinator candidates (for one it coordinates: see closedElsewhere), when members come back (memberEvent) and every
 // Config.Recheck. It frees the shuffle (as a close does: memory, spill files,
 // ledger) when the answers show that nobody counts it in:
 //
@@ -74,8 +74,8 @@ func (s *Service) recheckLoop() {
 	})
 }
 
-// recheckSoon checks, in the background, every shuffle this node holds and
-// does not coordinate, unless such a check is already queued.
+// recheckSoon checks, in the background, every shuffle this node holds,
+// unless such a check is already queued.
 func (s *Service) recheckSoon() {
 	s.recheck.mu.Lock()
 	queued := s.recheck.pending
@@ -114,10 +114,16 @@ func (s *Service) recheckAll(ctx context.Context) {
 // frees sh here if nobody counts it in.
 func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 	rt := sh.Route()
-	if sh.coordPart() != nil || rt.Coordinator == s.Name() || time.Since(sh.born) < s.cfg.Recheck {
+	if time.Since(sh.born) < s.cfg.Recheck || (rt.Coordinator == s.Name() && sh.coordPart() == nil) {
 		return
 	}
-	why, drop := s.verdict(ctx, sh.ID(), rt.Coordinator, s.candidatesOf(sh))
+	var why string
+	var drop bool
+	if sh.coordPart() != nil {
+		why, drop = s.closedElsewhere(ctx, sh.ID(), rt.Lost)
+	} else {
+		why, drop = s.verdict(ctx, sh.ID(), rt.Coordinator, s.candidatesOf(sh))
+	}
 	if !drop {
 		return
 	}
@@ -131,6 +137,50 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 	if err := s.dropAs(sh.ID(), why); err != nil {
 		s.log.Error("freeing a shuffle this node is no longer in", "shuffle", sh.ID(), "err", err)
 	}
+}
+
+// closedElsewhere asks the members this coordinator declared lost and
+// sees up again whether they freed shuffle id on its client's close, and
+// says whether to drop it and why. A cut-off node that took over (half of
+// the members up is enough, see outnumbered) or that coordinated the
+// shuffle before the cut moved on without the others; back, it learns the
+// shuffle was closed. A member that counts itself in another coordinator's
+// epoch is a split (two coordinators): logged, not acted on here.
+func (s *Service) closedElsewhere(ctx context.Context, id string, lost []string) (string, bool) {
+	var back []string
+	for _, n := range lost {
+		if n != s.Name() && !s.isDown(n) {
+			back = append(back, n)
+		}
+	}
+	answers := s.askAll(ctx, id, back)
+	for _, n := range back {
+		switch answers[n].Status {
+		case control.StatusClosed:
+			return fmt.Sprintf("closed (node %s freed it on its client's close)", n), true
+		case control.StatusMember, control.StatusLost:
+			s.log.Warn("another node coordinates this shuffle too", "shuffle", id, "peer", n, "epoch", answers[n].Epoch)
+		}
+	}
+	return "", false
+}
+
+// askAll sends control.OpCheck about shuffle id to nodes, in parallel, and
+// returns their answers by node.
+func (s *Service) askAll(ctx context.Context, id string, nodes []string) map[string]control.Reply {
+	answers := make(map[string]control.Reply, len(nodes))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Go(func() {
+			r := s.askCheck(ctx, id, n)
+			mu.Lock()
+			answers[n] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return answers
 }
 
 // candidatesOf are the members of sh that could coordinate it now or
@@ -150,24 +200,15 @@ func (s *Service) candidatesOf(sh *entry) []string {
 // counts this node in, every other candidate, and says whether to drop the
 // shuffle and why (see the top of this file).
 func (s *Service) verdict(ctx context.Context, id, first string, cands []string) (string, bool) {
-	answers := map[string]control.Reply{first: s.askCheck(ctx, id, first)}
-	switch answers[first].Status {
+	r := s.askCheck(ctx, id, first)
+	switch r.Status {
 	case control.StatusMember:
 		return "", false
 	case control.StatusClosed:
 		return fmt.Sprintf("closed (node %s freed it on its client's close)", first), true
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, n := range otherThan(cands, first) {
-		wg.Go(func() {
-			r := s.askCheck(ctx, id, n)
-			mu.Lock()
-			answers[n] = r
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	answers := s.askAll(ctx, id, otherThan(cands, first))
+	answers[first] = r
 	return decide(answers)
 }
 

@@ -136,3 +136,25 @@ func (c *simCluster) awaitFreed(t *testing.T, i int, id string) {
 	}
 }
 
+// TestSimRejoinCoordinator: the coordinator, node-0, is cut off; node-1
+// takes over, the shuffle finishes without node-0 and the client closes
+// it. Node-0, alone, went on coordinating its own epoch with every other
+// member lost; back, it learns from them that the shuffle was closed and
+// frees it.
+func TestSimRejoinCoordinator(t *testing.T) {
+	t.Parallel()
+	f := newFrame("rejoin-coord", 16, 13, 16_000, 13)
+	c := startSim(t, 4, rejoinConfig, simnet.Config{Rand: rand.New(rand.NewPCG(5, 0)), MaxDelay: time.Millisecond})
+	ctx := testCtx(t)
+	b := c.run(ctx, f.spec(), loseAt(f.input(), 12, func() { c.cutOff(0) }))
+	if b.Epoch == 0 {
+		t.Errorf("epoch 0 after cutting the coordinator off")
+	}
+	if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
+		t.Fatal(d)
+	}
+	_ = c.svcs[1].CloseShuffle(ctx, f.id) // node-0 cannot hear it
+	c.checkHeld(t, 0, f.id)
+	c.mend(0)
+	c.awaitFreed(t, 0, f.id)
+}

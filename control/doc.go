@@ -11,7 +11,11 @@
 // the members; any node sends OpClose. When the coordinator is lost, its
 // successor sends OpTakeover to the members, which move to the successor's
 // epoch and reply with their Facts. Seal, fail, epoch and takeover carry the
-// coordinator's Term: members refuse those of an older term.
+// coordinator's Term: members refuse those of an older term. A member that
+// may have missed decisions (it was cut off) sends OpCheck to the
+// shuffle's coordinator candidates: each says whether it coordinates the
+// shuffle with the member live (StatusMember) or lost (StatusLost), freed
+// it on a close (StatusClosed), or none of these (StatusUnknown).
 //
 // The caller's duties: decode every received body with Decode (it bounds the
 // size and checks the shuffle ID) and fill only the fields the Op uses.

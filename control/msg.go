@@ -24,6 +24,7 @@ const (
 	OpEpoch     = "epoch"     // coordinator -> members: nodes were lost, new ownership
 	OpTakeover  = "takeover"  // successor -> members: the coordinator was lost, I coordinate; reply with your facts
 	OpPing      = "ping"      // successor -> members: do you answer? (before a takeover; changes nothing)
+	OpCheck     = "check"     // member -> candidates: is the shuffle open, and am I (Node) still in it?
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by

@@ -22,6 +22,7 @@ func FuzzDecodeControl(f *testing.F) {
 		{Op: OpBegin, Shuffle: "s", Node: "n", Task: 3, Attempt: 1},
 		{Op: OpCommitted, Shuffle: "s", Node: "n", Held: &held},
 		{Op: OpDone, Shuffle: "s", Sent: map[string]barrier.Totals{"a": held}},
+		{Op: OpCheck, Shuffle: "s", Node: "n"},
 	} {
 		b, _ := json.Marshal(c)
 		f.Add(b)

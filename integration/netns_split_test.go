@@ -41,7 +41,8 @@ const nsSplitFor = 15 * time.Second
 // After the mend the shuffle must finish with every row exactly once
 // (RunDemo verifies that), and it does, in epoch 2: the coordinator's side
 // declared the other two lost, and they, told so by the first message of
-// the newer epoch, fail the shuffle locally. It is not an error outcome
+// the newer epoch (or by asking, service/rejoin.go), free the shuffle
+// locally. It is not an error outcome
 // because the coordinator's side held every task's replay and the client
 // kept driving it. Either way every node must then forget the shuffle
 // (Status NotFound, checked after the client closed it).

@@ -37,6 +37,11 @@ type Config struct {
 	// from it, waited at its barrier or sent it shards for this long (its
 	// client died without closing it). Default 1 hour; negative: never.
 	IdleExpiry time.Duration
+	// Recheck is how often this node asks the coordinators of the
+	// shuffles it holds whether it is still in them (see rejoin.go), on top
+	// of asking when members come back; a shuffle younger than this is not
+	// asked about. Default 10 s.
+	Recheck time.Duration
 	// MaxShuffles caps the shuffles this node holds at once (as
 	// coordinator or member); a create past it is refused with ErrLimit.
 	// Default DefaultMaxShuffles.
@@ -69,7 +74,7 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		MemoryLimit: 1 << 30, BufferBytes: 4 << 20, MaxInFlight: 2,
-		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour,
+		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour, Recheck: 10 * time.Second,
 		MaxShuffles: DefaultMaxShuffles, MaxTasks: DefaultMaxTasks, MaxPartitions: DefaultMaxPartitions, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
 	}
 }
@@ -94,6 +99,7 @@ func (c Config) withDefaults() Config {
 	if c.IdleExpiry == 0 {
 		c.IdleExpiry = d.IdleExpiry
 	}
+	c.Recheck = cmp.Or(c.Recheck, d.Recheck)
 	c.MaxShuffles = cmp.Or(c.MaxShuffles, d.MaxShuffles)
 	c.MaxTasks = cmp.Or(c.MaxTasks, d.MaxTasks)
 	c.MaxPartitions = cmp.Or(c.MaxPartitions, d.MaxPartitions)
@@ -142,6 +148,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxShuffles < 0 || c.MaxTasks < 0 || c.MaxPartitions < 0 {
 		return errors.New("service: negative MaxShuffles, MaxTasks or MaxPartitions in config")
+	}
+	if c.Recheck < 0 {
+		return errors.New("service: negative Recheck in config")
 	}
 	return nil
 }

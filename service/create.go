@@ -174,7 +174,10 @@ func (s *Service) CloseShuffle(ctx context.Context, id string) error {
 }
 
 // drop frees a shuffle on this node: its client closed it.
-func (s *Service) drop(id string) error { return s.dropAs(id, "closed") }
+func (s *Service) drop(id string) error { return s.dropAs(id, closedReason) }
+
+// closedReason is the tombstone of a shuffle its client closed.
+const closedReason = "closed"
 
 // dropAs frees a shuffle on this node; reason says why it is gone to
 // later calls that name it.

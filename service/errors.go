@@ -35,6 +35,9 @@ var (
 	// ErrStaleTerm: a coordinator decision came from a coordinator that
 	// was replaced (its term is older than this node's).
 	ErrStaleTerm = shuffle.ErrStaleTerm
+	// ErrDeclaredLost: the shuffle moved to an epoch in which this node is
+	// lost; the node frees it.
+	ErrDeclaredLost = shuffle.ErrDeclaredLost
 	// ErrUnavailable: a peer could not be reached.
 	ErrUnavailable = errors.New("service: peer unavailable")
 	// ErrNoQuorum: this node sees the shuffle's coordinator down but too

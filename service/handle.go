@@ -73,6 +73,13 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	if c.Op == control.OpPing {
 		return nil, nil // the answer is the reply itself (quorum.go)
 	}
+	if c.Op == control.OpCheck {
+		r, err := s.answerCheck(c)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(r)
+	}
 	sh, err := s.lookup(c.Shuffle)
 	if errors.Is(err, ErrUnknownShuffle) {
 		sh, err = s.adopt(ctx, c)
@@ -83,6 +90,7 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	sh.Touch()
 	r, err := s.dispatch(sh, c)
 	if err != nil {
+		s.dropIfLost(sh.ID(), err)
 		return nil, err
 	}
 	return json.Marshal(r)

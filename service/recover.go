@@ -39,8 +39,10 @@ func (s *Service) memberEvent(ctx context.Context, e member.Event) {
 	switch {
 	case lost:
 		s.memberLost(ctx, e.Member.Name)
-	case back: // a successor or coordinator without quorum may have one again
+	case back: // a successor or coordinator without quorum may have one again;
+		// shuffles may have moved on without this node (rejoin.go)
 		s.failoverAll(ctx)
+		s.recheckSoon()
 	}
 }
 

@@ -59,6 +59,7 @@ type Service struct {
 	closed   bool
 
 	takeovers takeoverStats
+	recheck   rechecker
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -95,6 +96,7 @@ func (s *Service) Attach(n Network) {
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
 	s.watch(n.Subscribe(16))
 	s.expireIdle()
+	s.recheckLoop()
 	close(s.ready)
 }
 

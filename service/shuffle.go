@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
@@ -38,6 +39,7 @@ type entry struct {
 	// short: the quorum this node last found too small to act on a loss
 	// (quorum.go), nil once it may act; its warning is logged once.
 	short atomic.Pointer[quorum]
+	born  time.Time // when this node installed it
 }
 
 // coordPart returns sh's coordinator part, nil unless this node coordinates it.
@@ -71,5 +73,5 @@ func newEntry(sp *spec.Spec, creator string, members, lost []string, self string
 	if err != nil {
 		return nil, err
 	}
-	return &entry{State: st, recv: receiver.NewShuffle(st), puts: map[shuffle.AttemptKey]bool{}}, nil
+	return &entry{State: st, recv: receiver.NewShuffle(st), puts: map[shuffle.AttemptKey]bool{}, born: time.Now()}, nil
 }

@@ -124,7 +124,7 @@ func (st *State) CheckMove(op, from string, term uint64, lost []string, epoch ui
 		return err
 	}
 	if slices.Contains(lost, st.Self) {
-		err := fmt.Errorf("this node was declared lost in epoch %d by %s of term %d", epoch, from, term)
+		err := fmt.Errorf("%w: shuffle %s: node %s was declared lost in epoch %d by %s of term %d", ErrDeclaredLost, st.ID(), st.Self, epoch, from, term)
 		st.Finish(Failed, err)
 		return err
 	}

@@ -30,6 +30,9 @@ var (
 	// from a coordinator that was replaced: its term is older than the
 	// node's.
 	ErrStaleTerm = errors.New("service: stale coordinator term")
+	// ErrDeclaredLost: the coordinator moved the shuffle to an epoch in
+	// which this node is lost; it holds nothing of it any more.
+	ErrDeclaredLost = errors.New("service: node declared lost")
 )
 
 // Busy is an error that the node's handler turns into a TypeBusy reply:

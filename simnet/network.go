@@ -3,6 +3,7 @@ package simnet
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -183,6 +184,46 @@ func (nw *Network) tellLocked(to string, kind member.EventKind, about string) {
 	for s := range dst.subs {
 		s.Push(member.Event{Kind: kind, Member: of.self.Clone()})
 	}
+}
+
+// CutOff cuts node name off from every other node, as Isolate does,
+// and tells both sides what failure detection tells them once it gives up
+// on a cut: every other node gets member.Failed for name, and name gets
+// one for each of them. The node stays a member (Members lists it): a cut
+// is not a crash, the node keeps running. Rejoin undoes it.
+func (nw *Network) CutOff(name string) error {
+	return nw.cutOff(name, true, member.Failed)
+}
+
+// Rejoin ends a CutOff of node name: its links work again and both
+// sides get member.Joined for the other, as when a cut-off node re-joins.
+func (nw *Network) Rejoin(name string) error {
+	return nw.cutOff(name, false, member.Joined)
+}
+
+// cutOff sets name's isolation and tells both sides kind.
+func (nw *Network) cutOff(name string, cut bool, kind member.EventKind) error {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	nd, ok := nw.nodes[name]
+	if !ok || nd.lost {
+		return fmt.Errorf("%w: %s (partition)", ErrUnknownMember, name)
+	}
+	if cut {
+		nw.isolated[name] = true
+	} else {
+		delete(nw.isolated, name)
+	}
+	nw.publishLocked(member.Event{Kind: kind, Member: nd.self.Clone()}, name)
+	others := slices.Sorted(maps.Keys(nw.nodes))
+	for _, o := range others {
+		if od := nw.nodes[o]; o != name && !od.lost {
+			for q := range nd.subs {
+				q.Push(member.Event{Kind: kind, Member: od.self.Clone()})
+			}
+		}
+	}
+	return nil
 }
 
 // members lists the live nodes, sorted by name.

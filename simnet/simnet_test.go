@@ -360,3 +360,44 @@ func TestPartitionHeal(t *testing.T) {
 		t.Errorf("n0 -> n1 after Heal: %v", err)
 	}
 }
+
+// TestPartitionRejoin: a partition cuts the node's links and tells both
+// sides the other failed; a rejoin mends them and tells both sides Joined.
+func TestPartitionRejoin(t *testing.T) {
+	nw, nodes, _ := newNet(t, simnet.Config{}, 3)
+	out, stopOut := nodes[2].Subscribe(0)
+	defer stopOut()
+	in, stopIn := nodes[0].Subscribe(0)
+	defer stopIn()
+	if err := nw.CutOff("n2"); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, in); e.Kind != member.Failed || e.Member.Name != "n2" {
+		t.Errorf("n0 after the partition: %v %s", e.Kind, e.Member.Name)
+	}
+	for _, want := range []string{"n0", "n1"} {
+		if e := next(t, out); e.Kind != member.Failed || e.Member.Name != want {
+			t.Errorf("n2 after the partition: %v %s, want failed %s", e.Kind, e.Member.Name, want)
+		}
+	}
+	if _, err := nodes[0].Request(ctxT(t), "n2", wire.TypeControl, nil); !errors.Is(err, simnet.ErrTransport) {
+		t.Errorf("request across the partition: %v", err)
+	}
+	if err := nw.Rejoin("n2"); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, in); e.Kind != member.Joined || e.Member.Name != "n2" {
+		t.Errorf("n0 after the rejoin: %v %s", e.Kind, e.Member.Name)
+	}
+	for _, want := range []string{"n0", "n1"} {
+		if e := next(t, out); e.Kind != member.Joined || e.Member.Name != want {
+			t.Errorf("n2 after the rejoin: %v %s, want joined %s", e.Kind, e.Member.Name, want)
+		}
+	}
+	if _, err := nodes[0].Request(ctxT(t), "n2", wire.TypeControl, nil); err != nil {
+		t.Errorf("request after the rejoin: %v", err)
+	}
+	if err := nw.CutOff("n9"); !errors.Is(err, simnet.ErrUnknownMember) {
+		t.Errorf("partition of an unknown node: %v", err)
+	}
+}

@@ -36,8 +36,8 @@
 // without it and rebuilds the barrier from the members' facts (failover.go).
 // No split brain (quorum.go): a successor takes over only while a strict
 // majority of the epoch's members is up and answers it, the coordinator
-// declares members lost only while it sees at least half of the shuffle's
-// members up; the two sides of a partition are disjoint, so at most one of
+// declares members lost only while at least half of the shuffle's members
+// are up and answer it; the two sides of a partition are disjoint, so at most one of
 // them acts.
 // Where the network keeps records (kad-dht), the coordinator also writes the
 // shuffle's spec, lost list and term as a record, and a member that missed

@@ -26,20 +26,19 @@ import (
 //     on the other side, one that answers is on this one;
 //   - the coordinator declares members lost (moves their partitions,
 //     orders their replays, may seal without them) only with at least half
-//     of the shuffle's members (every member pinned at create) up, as it
-//     sees them: it breaks the tie of an even split. Below half it declares
-//     nobody lost and waits; when members come back it checks again
-//     (memberEvent), and when the partition heals the others are simply
-//     back.
+//     of the shuffle's members (every member pinned at create) up: first
+//     as it sees them, then as they answer a ping. It breaks the tie of an
+//     even split. Below half it declares nobody lost and waits; when
+//     members come back it checks again (memberEvent), and when the
+//     partition heals the others are simply back.
 //
 // The coordinator counts against every member pinned at create, not its
 // current epoch, for the same one-at-a-time reason: against its shrinking
 // epoch, a coordinator cut off alone from three would see 3 of 4, then 2
 // of 3, then 1 of 2 up and end up alone in a member list of its own, free
-// to seal, while the three others take over. Counted against every member
-// it declares the first two lost (3 of 4, then 2 of 4 up) and stops at
-// the third (1 of 4): its epoch keeps a member it cannot reach, so it
-// cannot seal.
+// to seal, while the three others take over. Counted against every member,
+// and with the ping, it declares none of them lost: the members it does
+// not see down yet do not answer.
 //
 // Why at most one side acts: let A be the coordinator's side of a
 // partition and B the other, disjoint; LB the epoch's members as B knows
@@ -107,6 +106,13 @@ const probeTimeout = 3 * time.Second
 // this one. Any reply counts, a refusal too (an older node refuses the
 // op).
 func (s *Service) reachMajority(ctx context.Context, sh *entry) quorum {
+	return s.reach(ctx, sh, quorum.majority)
+}
+
+// reach pings the members of sh's epoch not seen down (but this node), in
+// parallel, and counts this node and those that answer until enough says
+// so or every ping is over.
+func (s *Service) reach(ctx context.Context, sh *entry, enough func(quorum) bool) quorum {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -119,7 +125,7 @@ func (s *Service) reachMajority(ctx context.Context, sh *entry) quorum {
 	}
 	q := quorum{up: 1, live: len(live), members: len(sh.Members)}
 	for range others {
-		if q.majority() {
+		if enough(q) {
 			break
 		}
 		if <-answers {
@@ -130,8 +136,15 @@ func (s *Service) reachMajority(ctx context.Context, sh *entry) quorum {
 }
 
 // ping reports whether node n answers control.OpPing about shuffle id,
-// asking again as for a takeover (a request or reply may be lost).
+// asking again as for a takeover (a request or reply may be lost). A node
+// that did not answer within the last probeTimeout is not asked again
+// until then: the members of one partition are reported one at a time, and
+// each report would wait for the same silent nodes. Only silence is
+// remembered: an answer counts for the ping it answered, never later.
 func (s *Service) ping(ctx context.Context, n, id string) bool {
+	if s.silent.recent(n, probeTimeout) {
+		return false
+	}
 	err := control.Retry(ctx, takeoverTries, func() error {
 		_, err := s.request(ctx, n, control.Msg{Op: control.OpPing, Shuffle: id, Node: s.Name()})
 		if answered(err) {
@@ -139,7 +152,46 @@ func (s *Service) ping(ctx context.Context, n, id string) bool {
 		}
 		return err
 	})
+	if err != nil && !errors.Is(ctx.Err(), context.Canceled) { // not the caller's giving up
+		s.silent.note(n)
+	}
 	return err == nil
+}
+
+// silence remembers when nodes last failed to answer a ping. Safe for
+// concurrent use.
+type silence struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// note records that n did not answer now.
+func (q *silence) note(n string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.at == nil {
+		q.at = map[string]time.Time{}
+	}
+	q.at[n] = time.Now()
+}
+
+// recent reports whether n failed to answer within the last d.
+func (q *silence) recent(n string, d time.Duration) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at, ok := q.at[n]
+	return ok && time.Since(at) < d
+}
+
+// anyDown reports whether this node sees a member of sh's epoch, other
+// than itself, down.
+func (s *Service) anyDown(sh *entry) bool {
+	for _, n := range sh.Route().Live {
+		if n != s.Name() && s.isDown(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // answered reports whether a request that returned err got a reply.
@@ -148,11 +200,17 @@ func answered(err error) bool {
 	return err == nil || refused || errors.Is(err, wire.ErrBusy)
 }
 
-// mayLose reports whether this node, sh's coordinator, sees at least half
-// of sh's members up, and may declare the others lost; if not, it logs so
-// (once until it may again).
-func (s *Service) mayLose(sh *entry) bool {
+// mayLose reports whether this node, sh's coordinator, has at least half
+// of sh's members up, and may declare the others lost: first as it sees
+// them, then as they answer a ping (a coordinator cut off alone is told of
+// the others' failures one at a time and, without the ping, would declare
+// the first ones lost while it still counted the rest up); if not, it logs
+// so (once until it may again).
+func (s *Service) mayLose(ctx context.Context, sh *entry) bool {
 	q := s.quorumOf(sh)
+	if q.half() {
+		q = s.reach(ctx, sh, quorum.half)
+	}
 	return s.noteQuorum(sh, q.half(), q, "coordinator sees fewer than half of the shuffle's members up: declaring nobody lost, waiting")
 }
 

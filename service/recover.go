@@ -97,7 +97,7 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 		}
 	}
 	co := sh.coordPart()
-	if co == nil || !s.mayLose(sh) {
+	if co == nil || !s.anyDown(sh) || !s.mayLose(ctx, sh) {
 		return
 	}
 	for _, n := range slices.Clone(sh.Route().Live) {

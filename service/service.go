@@ -60,6 +60,7 @@ type Service struct {
 
 	takeovers takeoverStats
 	recheck   rechecker
+	silent    silence // members that recently did not answer a ping (quorum.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no

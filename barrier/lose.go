@@ -78,7 +78,7 @@ func (t *Tracker) loseFrom(task uint64, r int32) lossEffect {
 	case p < 0:
 		return unaffected
 	case ts.sent[p].Pieces > 0:
-		t.undo(task)
+		t.undo(task, p)
 		return mustReplay
 	case hasBit(ts.committed, int(p)):
 		return unaffected
@@ -96,8 +96,10 @@ func (t *Tracker) wasComplete(task uint64) bool {
 }
 
 // undo forgets task's done attempt and its commits: the task counts as not
-// done again.
-func (t *Tracker) undo(task uint64) {
+// done again. Its replay may send only what moved (Undone) when every
+// receiver of the done attempt but the one at position lost (-1: none) that
+// got data of it reported its commit; otherwise it sends everything.
+func (t *Tracker) undo(task uint64, lost int32) {
 	ts := &t.tasks[task]
 	if t.wasComplete(task) {
 		t.counts.committed--
@@ -108,14 +110,34 @@ func (t *Tracker) undo(task uint64) {
 	for _, s := range ts.sent {
 		t.counts.totals = t.counts.totals.Minus(s)
 	}
-	*ts = taskState{undone: ts.epoch + 1}
+	var undone int32
+	if othersCommitted(ts, lost) {
+		undone = ts.epoch + 1
+	}
+	*ts = taskState{undone: undone}
+}
+
+// othersCommitted reports whether every receiver of ts's done attempt that
+// got data of it, but the one at position lost, reported its commit. A
+// sender reports an attempt done when its end markers are acknowledged,
+// which may be before a receiver stored every entry (a batch it refused as
+// busy is sent again later, after the marker): until that receiver
+// commits, its part of the attempt is not kept anywhere for sure.
+func othersCommitted(ts *taskState, lost int32) bool {
+	for i, s := range ts.sent {
+		if int32(i) != lost && s.Pieces > 0 && !hasBit(ts.committed, i) {
+			return false
+		}
+	}
+	return true
 }
 
 // Undone returns the epoch of the done attempt of task that a node loss
-// took back, if task is not done and has one. Receivers of that epoch that
-// are still receivers committed that attempt's data and keep it (exactly
-// once per task and partition: the first committed attempt wins), so a
-// replay needs to send only what moved to other receivers since then.
+// took back, if task is not done and has one whose receivers (but the lost
+// one) had all reported their commits. Receivers of that epoch that are
+// still receivers committed that attempt's data and keep it (exactly once
+// per task and partition: the first committed attempt wins), so a replay
+// needs to send only what moved to other receivers since then.
 func (t *Tracker) Undone(task uint64) (epoch int, ok bool) {
 	if task >= uint64(len(t.tasks)) || t.tasks[task].done || t.tasks[task].undone == 0 {
 		return 0, false

@@ -167,3 +167,26 @@ func must(t *testing.T) func(Decision, error) {
 		}
 	}
 }
+
+// TestLoseBeforeCommits: a task reported done whose receivers had not all
+// reported their commits when a receiver it sent data to is lost is
+// replayed whole (Undone is false): a receiver that did not commit yet may
+// never commit the old attempt (its entries may still be in flight, and
+// an attempt of an older epoch never commits), so nothing of the old
+// attempt is kept for sure there.
+func TestLoseBeforeCommits(t *testing.T) {
+	data := Totals{Pieces: 1, Rows: 5, Bytes: 50, Checksum: 9}
+	tr, err := New(Config{Shuffle: "s", Tasks: 1, Receivers: []string{"a", "b", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t)(tr.TaskDone(0, 0, "a", map[string]Totals{"a": data, "b": data, "c": data}))
+	must(t)(tr.Committed("a", 0, 0, data)) // b's commit is still to come
+	replay, _, err := tr.Lose(1, "c", []string{"a", "b"})
+	if err != nil || !slices.Equal(replay, []uint64{0}) {
+		t.Fatalf("Lose: replay %v, %v; want [0]", replay, err)
+	}
+	if e, ok := tr.Undone(0); ok {
+		t.Errorf("Undone(0) = %d, true: the replay would skip b's partitions, which b may never commit", e)
+	}
+}

@@ -41,7 +41,7 @@ func (t *Tracker) Drop(task uint64) error {
 	if !t.tasks[task].done {
 		return nil
 	}
-	t.undo(task)
+	t.undo(task, -1)
 	t.tasks[task].undone = 0
 	return nil
 }

@@ -174,19 +174,25 @@ func (s *Service) CloseShuffle(ctx context.Context, id string) error {
 }
 
 // drop frees a shuffle on this node: its client closed it.
-func (s *Service) drop(id string) error { return s.dropAs(id, closedReason) }
+func (s *Service) drop(id string) error { return s.dropAs(id, closedReason, false) }
 
 // closedReason is the tombstone of a shuffle its client closed.
 const closedReason = "closed"
 
 // dropAs frees a shuffle on this node; reason says why it is gone to
-// later calls that name it.
-func (s *Service) dropAs(id, reason string) error {
+// later calls that name it. left: the shuffle goes on without this node,
+// and calls about it are answered ErrUnavailable (ask another node), not
+// ErrUnknownShuffle.
+func (s *Service) dropAs(id, reason string, left bool) error {
 	s.mu.Lock()
 	sh, ok := s.shuffles[id]
 	delete(s.shuffles, id)
-	if ok {
+	switch {
+	case ok && left:
+		s.gone.addLeft(id, reason)
+	case ok || s.gone.left[id]: // a shuffle that went on without this node may end later
 		s.gone.add(id, reason)
+		delete(s.gone.left, id)
 	}
 	s.mu.Unlock()
 	if !ok {

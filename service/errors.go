@@ -35,6 +35,10 @@ var (
 	// ErrStaleTerm: a coordinator decision came from a coordinator that
 	// was replaced (its term is older than this node's).
 	ErrStaleTerm = shuffle.ErrStaleTerm
+	// ErrLeft: the shuffle goes on without this node (an epoch move
+	// declared it lost and it freed the shuffle); ask another node. Comes
+	// wrapped with ErrUnavailable.
+	ErrLeft = errors.New("service: the shuffle goes on without this node")
 	// ErrDeclaredLost: the shuffle moved to an epoch in which this node is
 	// lost; the node frees it.
 	ErrDeclaredLost = shuffle.ErrDeclaredLost

@@ -48,7 +48,7 @@ func (s *Service) expireAt(now time.Time) {
 	for _, id := range idle {
 		s.log.Warn("shuffle expired", "shuffle", id, "idle", s.cfg.IdleExpiry)
 		reason := fmt.Sprintf("expired after %s without activity on node %s", s.cfg.IdleExpiry, s.Name())
-		if err := s.dropAs(id, reason); err != nil {
+		if err := s.dropAs(id, reason, false); err != nil {
 			s.log.Error("freeing an expired shuffle", "shuffle", id, "err", err)
 		}
 	}
@@ -62,7 +62,8 @@ const maxTombstones = 1024
 // Not safe for concurrent use: Service.mu guards it.
 type tombstones struct {
 	reason map[string]string
-	order  []string // oldest first
+	left   map[string]bool // shuffles that went on without this node
+	order  []string        // oldest first
 }
 
 func (t *tombstones) add(id, reason string) {
@@ -75,8 +76,19 @@ func (t *tombstones) add(id, reason string) {
 	t.reason[id] = reason
 	if len(t.order) > maxTombstones {
 		delete(t.reason, t.order[0])
+		delete(t.left, t.order[0])
 		t.order = t.order[1:]
 	}
+}
+
+// addLeft is add for a shuffle that goes on without this node (an epoch
+// move declared it lost): a call about it belongs to another node.
+func (t *tombstones) addLeft(id, reason string) {
+	t.add(id, reason)
+	if t.left == nil {
+		t.left = map[string]bool{}
+	}
+	t.left[id] = true
 }
 
 func (t *tombstones) why(id string) (string, bool) {

@@ -134,7 +134,7 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 		return
 	}
 	s.log.Info("shuffle dropped: this node is no longer in it", "shuffle", sh.ID(), "node", s.Name(), "reason", why)
-	if err := s.dropAs(sh.ID(), why); err != nil {
+	if err := s.dropAs(sh.ID(), why, false); err != nil {
 		s.log.Error("freeing a shuffle this node is no longer in", "shuffle", sh.ID(), "err", err)
 	}
 }
@@ -287,7 +287,7 @@ func (s *Service) dropIfLost(id string, err error) {
 		return
 	}
 	s.log.Info("shuffle dropped: this node was declared lost", "shuffle", id, "node", s.Name(), "reason", err.Error())
-	if derr := s.dropAs(id, err.Error()); derr != nil {
+	if derr := s.dropAs(id, err.Error(), true); derr != nil {
 		s.log.Error("freeing a shuffle this node was declared lost in", "shuffle", id, "err", derr)
 	}
 }

@@ -139,7 +139,9 @@ func (s *Service) lookup(id string) (*entry, error) {
 	}
 	sh, ok := s.shuffles[id]
 	if !ok {
-		if why, ok := s.gone.why(id); ok {
+		if why, ok := s.gone.why(id); ok && s.gone.left[id] {
+			return nil, fmt.Errorf("%w: %w: shuffle %s, node %s (ask another node): %s", ErrUnavailable, ErrLeft, id, s.net.Self().Name, why)
+		} else if ok {
 			return nil, fmt.Errorf("%w: %s on node %s: %s", ErrUnknownShuffle, id, s.net.Self().Name, why)
 		}
 		return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, id, s.net.Self().Name)

@@ -31,23 +31,26 @@ import (
 //     should not have sent.
 //
 // Errors name the member. A request to this node (to == Self().Name) calls
-// the handler directly, passing it a copy of payload in a pooled buffer
-// (see RequestParts). A ctx without a deadline gets Config.RequestTimeout.
+// the handler directly, passing it payload, which the handler may keep or
+// recycle: the caller must not use payload after the call. A ctx without a
+// deadline gets Config.RequestTimeout.
 func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error) {
 	return n.RequestParts(ctx, to, t, [][]byte{payload})
 }
 
 // RequestParts is Request with the payload in parts, written to the stream
-// in place (wire.WriteFrameParts) rather than joined first; a request to
-// this node joins them for its handler into a pooled payload buffer
-// (wire.JoinPayload), which the handler owns as it owns one read from a
-// stream. The parts must not change during the call.
+// in place (wire.WriteFrameParts) rather than joined first. A request to
+// this node hands its handler the only part as it is, or joins several into
+// a pooled payload buffer (wire.JoinPayload); either way the handler owns
+// it as it owns one read from a stream (it may keep or recycle it), so the
+// caller must not use the parts after the call. The parts must not change
+// during the call.
 func (n *Node) RequestParts(ctx context.Context, to string, t wire.Type, parts [][]byte) (wire.Frame, error) {
 	if n.isClosed() {
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s", ErrClosed, t, to)
 	}
 	if to == n.cfg.Name {
-		return n.requestSelf(ctx, t, wire.JoinPayload(parts))
+		return n.requestSelf(ctx, t, selfPayload(parts))
 	}
 	e, ok := n.lookup(to)
 	if !ok {
@@ -64,6 +67,15 @@ func (n *Node) RequestParts(ctx context.Context, to string, t wire.Type, parts [
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s: %w", ErrTransport, t, to, err)
 	}
 	return f, n.replyError(f, t, to)
+}
+
+// selfPayload is the payload a request to this node hands its handler: the
+// only part, or the parts joined into a pooled buffer.
+func selfPayload(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return wire.JoinPayload(parts)
 }
 
 // requestSelf runs the handler in place of a network round trip; the reply

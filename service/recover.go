@@ -63,15 +63,20 @@ func (s *Service) memberLost(ctx context.Context, node string) {
 	s.failoverAll(ctx)
 }
 
+// held returns the shuffles this node holds now.
+func (s *Service) held() []*entry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*entry, 0, len(s.shuffles))
+	for _, sh := range s.shuffles {
+		out = append(out, sh)
+	}
+	return out
+}
+
 // failoverAll runs failover on every shuffle not failed.
 func (s *Service) failoverAll(ctx context.Context) {
-	s.mu.RLock()
-	shuffles := make([]*entry, 0, len(s.shuffles))
-	for _, sh := range s.shuffles {
-		shuffles = append(shuffles, sh)
-	}
-	s.mu.RUnlock()
-	for _, sh := range shuffles {
+	for _, sh := range s.held() {
 		if ph, _ := sh.Status(); ph != Failed {
 			s.failover(ctx, sh)
 		}

@@ -96,13 +96,7 @@ func (s *Service) recheckSoon() {
 
 // recheckAll checks every shuffle this node holds, one after the other.
 func (s *Service) recheckAll(ctx context.Context) {
-	s.mu.RLock()
-	held := make([]*entry, 0, len(s.shuffles))
-	for _, sh := range s.shuffles {
-		held = append(held, sh)
-	}
-	s.mu.RUnlock()
-	for _, sh := range held {
+	for _, sh := range s.held() {
 		if ctx.Err() != nil {
 			return
 		}

@@ -75,6 +75,19 @@ func (c *simCluster) split(first int, sides ...[]int) {
 	c.net.Partition(names...)
 }
 
+// putHalf starts 4 nodes, creates f's shuffle on node-0 and puts the first
+// half of its tasks; it returns the tasks left.
+func putHalf(t *testing.T, f frame) (*simCluster, context.Context, []uint64) {
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	first, rest := half(allTasks(f.tasks), f.tasks/2)
+	c.putAll(ctx, f.spec(), f.input(), first)
+	return c, ctx, rest
+}
+
 // half returns the first n tasks and the others.
 func half(tasks []uint64, n int) ([]uint64, []uint64) { return tasks[:n], tasks[n:] }
 
@@ -90,13 +103,7 @@ func half(tasks []uint64, n int) ([]uint64, []uint64) { return tasks[:n], tasks[
 // finds the fourth unreachable.
 func TestSimSplitTwoTwo(t *testing.T) {
 	f := newFrame("split", 12, 7, 6_000, 13)
-	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
-	ctx := testCtx(t)
-	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
-		t.Fatal(err)
-	}
-	first, rest := half(allTasks(f.tasks), f.tasks/2)
-	c.putAll(ctx, f.spec(), f.input(), first)
+	c, ctx, rest := putHalf(t, f)
 	members := []string{"node-0", "node-1", "node-2", "node-3"}
 	next, _, _ := shuffle.CoordinatorOf(f.id, "node-0", members, []string{"node-0"})
 	other := []int{c.index[next]}
@@ -134,13 +141,7 @@ func TestSimSplitTwoTwo(t *testing.T) {
 // queued while a ping waited, in its old term, which the others refuse.)
 func TestSimCoordinatorCutOffAlone(t *testing.T) {
 	f := newFrame("alone", 12, 7, 6_000, 17)
-	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
-	ctx := testCtx(t)
-	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
-		t.Fatal(err)
-	}
-	first, rest := half(allTasks(f.tasks), f.tasks/2)
-	c.putAll(ctx, f.spec(), f.input(), first)
+	c, ctx, rest := putHalf(t, f)
 	c.split(3, []int{1, 2, 3}, []int{0})
 	if next := c.awaitSuccessor(t, f.id, "node-0"); next == "node-0" {
 		t.FailNow()

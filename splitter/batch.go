@@ -10,7 +10,11 @@ func entrySize(e *shard.Entry) int64 { return int64(e.Len()) + 16*int64(len(e.Ru
 type End struct {
 	shard.End
 	// Done is called once, from a splitter goroutine, when the message
-	// carrying the marker was acknowledged (nil) or failed for good.
+	// carrying the marker and every message queued before it to the same
+	// destination were acknowledged (nil), or with the first error among
+	// them. So nil means the receiver has every entry sent before the
+	// marker, even though several messages are in flight at once (a busy
+	// receiver may take an earlier one after a later one).
 	Done func(error)
 }
 
@@ -23,6 +27,8 @@ type Batch struct {
 	Entries []shard.Entry
 	Ends    []End
 	bytes   int64
+	seq     uint64 // its place in its queue
+	err     error  // how its send ended
 }
 
 // Msg returns the batch as the shard message that carries it (entries are

@@ -36,7 +36,11 @@
 // so resending a message whose acknowledgement was lost is safe. A permanent
 // failure fails the queue: every pending End of that queue is completed with
 // the error and later Adds to it return it, so a task can never be reported done
-// after losing data.
+// after losing data. Messages complete in queue order as far as their End
+// markers go: a marker's Done waits until every message queued before it to
+// that destination was acknowledged (a busy receiver may take a later message
+// first), and reports the first failure among them. So Cut.End returning nil
+// means every receiver holds every entry of the attempt, not only its marker.
 //
 // # Concurrency
 //

@@ -21,6 +21,17 @@ type queue struct {
 	pending []*Batch // ready to send
 	err     error    // sticky: set by a failed send or by stop
 	stopped bool
+	order   ordered // batches complete (their end markers) in queue order
+}
+
+// ordered holds completed batches until every batch queued before them
+// completed too, so that an end marker is reported only after the entries
+// sent before it.
+type ordered struct {
+	next    uint64            // seq of the next batch queued
+	through uint64            // every batch with a lower seq has completed
+	held    map[uint64]*Batch // completed before an earlier batch
+	err     error             // the first error of a completed batch, in queue order
 }
 
 func newQueue(s *Splitter, k qkey) *queue {
@@ -82,6 +93,8 @@ func (q *queue) pushLocked() {
 	if q.cur == nil {
 		return
 	}
+	q.cur.seq = q.order.next
+	q.order.next++
 	q.pending = append(q.pending, q.cur)
 	q.cur = nil
 	q.cond.Signal()
@@ -143,6 +156,37 @@ func (q *queue) work() {
 				q.s.cfg.Logger.Warn("send failed", "shuffle", b.Shuffle, "peer", b.Dest, "err", err)
 			}
 		}
-		q.s.complete(b, err)
+		q.s.account(b, err)
+		q.completed(b, err)
+	}
+}
+
+// completed records that b's send ended with err and finishes, in queue
+// order, every batch whose earlier batches have all completed: a batch
+// after a failed one finishes with that failure.
+func (q *queue) completed(b *Batch, err error) {
+	q.mu.Lock()
+	b.err = err
+	if q.order.held == nil {
+		q.order.held = map[uint64]*Batch{}
+	}
+	q.order.held[b.seq] = b
+	var ready []*Batch
+	for {
+		nb, ok := q.order.held[q.order.through]
+		if !ok {
+			break
+		}
+		delete(q.order.held, q.order.through)
+		q.order.through++
+		if q.order.err == nil {
+			q.order.err = nb.err
+		}
+		nb.err = q.order.err
+		ready = append(ready, nb)
+	}
+	q.mu.Unlock()
+	for _, nb := range ready {
+		nb.finish(nb.err)
 	}
 }

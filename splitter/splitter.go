@@ -222,11 +222,11 @@ func (s *Splitter) backoff(n int) time.Duration {
 	return min(d, s.cfg.RetryMax)
 }
 
-// complete finishes b with err and returns its memory.
-func (s *Splitter) complete(b *Batch, err error) {
+// account counts b's send, which ended with err, and returns its memory
+// (its end markers are finished by its queue, in order).
+func (s *Splitter) account(b *Batch, err error) {
 	s.stats.record(b, err)
 	s.mem.release(b.bytes)
-	b.finish(err)
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -291,3 +291,62 @@ func TestForgetBeforeRefusesOlderEpochs(t *testing.T) {
 		t.Fatalf("Add after Drop: %v", err)
 	}
 }
+
+// TestEndWaitsForEarlierBatches: with two messages in flight to a peer,
+// a receiver busy with the first (the entries) may take the second (the
+// end marker) first; the marker's Done still waits until the entries are
+// in, so that a task reported done has every entry at every receiver.
+func TestEndWaitsForEarlierBatches(t *testing.T) {
+	f := newFake()
+	release := make(chan struct{})
+	f.fail = func(b *Batch, call int) error {
+		if len(b.Ends) > 0 {
+			return nil
+		}
+		select {
+		case <-release:
+			return nil
+		default:
+			return Retryable(errors.New("busy"), time.Millisecond)
+		}
+	}
+	s, _ := New(Config{MaxInFlight: 2, BufferBytes: 1}, f)
+	defer s.Close()
+	_ = s.Add(context.Background(), "s", 0, "a", entry(0, 0, 10)) // over BufferBytes: sent at once
+	done := endWait(t, s, "s", "a", 0)
+	select {
+	case err := <-done:
+		t.Fatalf("end reported (%v) before the entries sent ahead of it were in", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := f.got["s/a/0/0/0"]; n != 1 {
+		t.Fatalf("entry delivered %d times, want 1", n)
+	}
+}
+
+// TestEndAfterFailedBatchFails: an end marker acknowledged after an
+// earlier message to the same peer failed for good reports that failure:
+// the entries before it did not all arrive.
+func TestEndAfterFailedBatchFails(t *testing.T) {
+	boom := errors.New("refused")
+	f := newFake()
+	f.fail = func(b *Batch, call int) error {
+		if len(b.Ends) == 0 {
+			time.Sleep(20 * time.Millisecond) // the marker's message is acknowledged first
+			return boom
+		}
+		return nil
+	}
+	s, _ := New(Config{MaxInFlight: 2, BufferBytes: 1}, f)
+	defer s.Close()
+	_ = s.Add(context.Background(), "s", 0, "a", entry(0, 0, 10))
+	if err := <-endWait(t, s, "s", "a", 0); !errors.Is(err, boom) {
+		t.Fatalf("end = %v, want %v", err, boom)
+	}
+}

@@ -98,14 +98,7 @@ func putOneTask(ctx context.Context, t *testing.T, svc *service.Service, id stri
 	}
 	rec := table.GenTask(nil, table.GenConfig{Rows: dc.Rows}, 0, dc.Tasks)
 	defer rec.Release()
-	sent := false
-	next := func() (arrow.Record, error) {
-		if sent {
-			return nil, io.EOF
-		}
-		sent = true
-		return rec, nil
-	}
+	next := oneRecord(rec)
 	if _, err := svc.Put(ctx, id, 0, 0, rec.Schema(), next); err != nil {
 		t.Fatal(err)
 	}
@@ -179,15 +172,20 @@ func putTask(ctx context.Context, t *testing.T, svc *service.Service, id string,
 	t.Helper()
 	rec := table.GenTask(nil, table.GenConfig{Rows: 100}, int(task), tasks)
 	defer rec.Release()
+	next := oneRecord(rec)
+	if _, err := svc.Put(ctx, id, task, 0, rec.Schema(), next); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneRecord yields rec once, then io.EOF: a put stream of one batch.
+func oneRecord(rec arrow.Record) func() (arrow.Record, error) {
 	sent := false
-	next := func() (arrow.Record, error) {
+	return func() (arrow.Record, error) {
 		if sent {
 			return nil, io.EOF
 		}
 		sent = true
 		return rec, nil
-	}
-	if _, err := svc.Put(ctx, id, task, 0, rec.Schema(), next); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -43,17 +43,24 @@ func startSecure(t *testing.T, sec Security) string {
 	return srv.Addr()
 }
 
-// call asks for the status of an unknown shuffle with auth: an admitted
-// call fails with NotFound; the code of the call is returned.
-func call(t *testing.T, addr string, a flightproto.ClientAuth) (codes.Code, error) {
+// dialFor dials addr with a; the client and the 10 s context it returns
+// end with the test.
+func dialFor(t *testing.T, addr string, a flightproto.ClientAuth) (flight.Client, context.Context) {
 	t.Helper()
 	c, err := flightproto.DialAuth(addr, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	t.Cleanup(func() { cancel(); c.Close() })
+	return c, ctx
+}
+
+// call asks for the status of an unknown shuffle with auth: an admitted
+// call fails with NotFound; the code of the call is returned.
+func call(t *testing.T, addr string, a flightproto.ClientAuth) (codes.Code, error) {
+	t.Helper()
+	c, ctx := dialFor(t, addr, a)
 	body, _ := json.Marshal(flightproto.ShuffleRef{Shuffle: "nope"})
 	stream, err := c.DoAction(ctx, &flight.Action{Type: flightproto.ActionStatus, Body: body})
 	if err == nil {
@@ -191,13 +198,7 @@ func TestHandshakeChecksToken(t *testing.T) {
 func handshake(t *testing.T, addr string, a flightproto.ClientAuth) (flightproto.HandshakeReply, error) {
 	t.Helper()
 	var reply flightproto.HandshakeReply
-	c, err := flightproto.DialAuth(addr, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	c, ctx := dialFor(t, addr, a)
 	stream, err := c.Handshake(ctx)
 	if err != nil {
 		return reply, err

@@ -42,13 +42,8 @@ func TestProcessKillCoordinatorAndSuccessor(t *testing.T) {
 			c := startProcs(t, 5)
 			at := procParallel + rand.New(rand.NewPCG(uint64(seed), 21)).IntN(procTasks-2*procParallel)
 			cfg := procDemo(fmt.Sprintf("coord-succ-%d", seed), uint64(seed))
-			var once sync.Once
 			var names []string
-			cfg.BeforeInput = func(task int) {
-				if task == at {
-					once.Do(func() { names = killCoordinatorAndSuccessor(t, c, cfg.ID) })
-				}
-			}
+			cfg.BeforeInput = onceAt(at, func() { names = killCoordinatorAndSuccessor(t, c, cfg.ID) })
 			rep, err := runDemo(t, c.apis(), cfg)
 			t.Logf("coordinator and successor %v killed before task %d", names, at)
 			lo, hi := replayBounds(at, procParallel, procTasks)
@@ -93,17 +88,12 @@ func TestProcessKillClientNode(t *testing.T) {
 			c := startProcs(t, 4)
 			at := rand.New(rand.NewPCG(uint64(seed), 22)).IntN(procTasks)
 			cfg := procDemo(notHomedOn0(fmt.Sprintf("client-node-%d", seed), len(c.procs)), uint64(seed))
-			var once sync.Once
-			cfg.BeforeInput = func(task int) {
-				if task == at {
-					once.Do(func() {
-						if coordinatorProc(t, c, cfg.ID) == c.procs[0] {
-							t.Errorf("shuffle %s is coordinated by the client's first node", cfg.ID)
-						}
-						c.procs[0].kill()
-					})
+			cfg.BeforeInput = onceAt(at, func() {
+				if coordinatorProc(t, c, cfg.ID) == c.procs[0] {
+					t.Errorf("shuffle %s is coordinated by the client's first node", cfg.ID)
 				}
-			}
+				c.procs[0].kill()
+			})
 			rep, err := runDemo(t, c.apis(), cfg)
 			t.Logf("%s (the client's first node) killed before task %d", c.procs[0].name, at)
 			lo, hi := replayBounds(at, procParallel, procTasks)
@@ -140,13 +130,8 @@ func TestProcessKillCoordinatorArray(t *testing.T) {
 			c := startProcs(t, 4)
 			at := rand.New(rand.NewPCG(uint64(seed), 23)).IntN(procTasks)
 			id := fmt.Sprintf("coord-array-%d", seed)
-			var once sync.Once
 			cfg := job.ArrayConfig{ID: id, Old: old, New: rechunked, Parallel: procParallel,
-				BeforeInput: func(task int) {
-					if task == at {
-						once.Do(func() { coordinatorProc(t, c, id).kill() })
-					}
-				}}
+				BeforeInput: onceAt(at, func() { coordinatorProc(t, c, id).kill() })}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			rep, err := job.RunArrayDemo(ctx, c.apis(), cfg)

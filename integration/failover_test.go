@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,24 +61,18 @@ func coordinatorLoss(t *testing.T, seed, replication int) {
 // background, the node coordinating shuffle id before input task at, once,
 // and sends its name on victim.
 func closeCoordinatorAt(t *testing.T, nodes []*node.Node, id string, at int, victim chan<- string) func(int) {
-	var once sync.Once
-	return func(i int) {
-		if i != at {
+	return onceAt(at, func() {
+		in, err := nodes[0].Service.Info(id)
+		if err != nil {
+			t.Errorf("info of %s: %v", id, err)
+			victim <- ""
 			return
 		}
-		once.Do(func() {
-			in, err := nodes[0].Service.Info(id)
-			if err != nil {
-				t.Errorf("info of %s: %v", id, err)
-				victim <- ""
-				return
+		for _, n := range nodes {
+			if n.Name() == in.Coordinator {
+				go n.Close()
 			}
-			for _, n := range nodes {
-				if n.Name() == in.Coordinator {
-					go n.Close()
-				}
-			}
-			victim <- in.Coordinator
-		})
-	}
+		}
+		victim <- in.Coordinator
+	})
 }

@@ -54,17 +54,11 @@ func TestNetnsSplitBarrier(t *testing.T) {
 	var watch sync.WaitGroup
 	var sealed [2]bool
 	var followed []string
-	var once sync.Once
-	cfg.BeforeInput = func(task int) {
-		if task != procTasks-1 {
-			return
-		}
-		once.Do(func() {
-			co := coordinatorProc(t, c.procCluster, cfg.ID).name
-			sides = splitSides(t, c, cfg.ID)
-			watch.Go(func() { sealed, followed = watchSplit(t, c, cfg.ID, sides, co) })
-		})
-	}
+	cfg.BeforeInput = onceAt(procTasks-1, func() {
+		co := coordinatorProc(t, c.procCluster, cfg.ID).name
+		sides = splitSides(t, c, cfg.ID)
+		watch.Go(func() { sealed, followed = watchSplit(t, c, cfg.ID, sides, co) })
+	})
 	rep, err := runDemo(t, c.apis(), cfg)
 	watch.Wait()
 	t.Logf("sides %v: sealed while split %v; result epoch %d, replay set %d, err %v", sides, sealed, rep.Epoch, rep.ReplaySet, err)

@@ -143,26 +143,20 @@ func (c *nsCluster) others(skip int) []int {
 // cutAt returns a BeforeInput hook that cuts h's link before input task
 // at (once) and heals it after d; wait waits for the heal.
 func cutAt(t *testing.T, h *netns.Host, at int, d time.Duration) (hook func(int), wait func()) {
-	var once sync.Once
 	var healed sync.WaitGroup
 	healed.Add(1)
-	hook = func(task int) {
-		if task != at {
-			return
+	hook = onceAt(at, func() {
+		ctx := context.Background()
+		if err := h.Cut(ctx); err != nil {
+			t.Error(err)
 		}
-		once.Do(func() {
-			ctx := context.Background()
-			if err := h.Cut(ctx); err != nil {
+		time.AfterFunc(d, func() {
+			defer healed.Done()
+			if err := h.Heal(ctx); err != nil {
 				t.Error(err)
 			}
-			time.AfterFunc(d, func() {
-				defer healed.Done()
-				if err := h.Heal(ctx); err != nil {
-					t.Error(err)
-				}
-			})
 		})
-	}
+	})
 	return hook, healed.Wait
 }
 

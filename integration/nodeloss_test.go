@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -155,17 +154,11 @@ func repeat(c int64, n int) []int64 {
 // input task (or partition) at, once; in the background if async (the
 // put goes on while the node goes away), else before the hook returns.
 func closeAt(n *node.Node, at int, async bool) func(int) {
-	var once sync.Once
-	return func(i int) {
-		if i != at {
-			return
+	return onceAt(at, func() {
+		if async {
+			go n.Close()
+		} else {
+			n.Close()
 		}
-		once.Do(func() {
-			if async {
-				go n.Close()
-			} else {
-				n.Close()
-			}
-		})
-	}
+	})
 }

@@ -265,12 +265,7 @@ func TestProcessKillCoordinator(t *testing.T) {
 			c := startProcs(t, 4)
 			at := rand.New(rand.NewPCG(uint64(seed), 10)).IntN(procTasks)
 			cfg := procDemo(fmt.Sprintf("coord-kill-%d", seed), uint64(seed))
-			var once sync.Once
-			cfg.BeforeInput = func(task int) {
-				if task == at {
-					once.Do(func() { coordinatorProc(t, c, cfg.ID).kill() })
-				}
-			}
+			cfg.BeforeInput = onceAt(at, func() { coordinatorProc(t, c, cfg.ID).kill() })
 			rep, err := runDemo(t, c.apis(), cfg)
 			t.Logf("coordinator killed before task %d", at)
 			lo, hi := replayBounds(at, procParallel, procTasks)

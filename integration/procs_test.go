@@ -441,3 +441,14 @@ func hasMember(ms []api.Member, name string) bool {
 	}
 	return false
 }
+
+// onceAt returns a BeforeInput (or BeforeRead) hook that runs fn once,
+// before input task (or partition) at.
+func onceAt(at int, fn func()) func(int) {
+	var once sync.Once
+	return func(i int) {
+		if i == at {
+			once.Do(fn)
+		}
+	}
+}

@@ -111,14 +111,13 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 	if time.Since(sh.born) < s.cfg.Recheck || (rt.Coordinator == s.Name() && sh.coordPart() == nil) {
 		return
 	}
-	var why string
-	var drop bool
+	var r ruling
 	if sh.coordPart() != nil {
-		why, drop = s.closedElsewhere(ctx, sh.ID(), rt.Lost)
+		r = s.closedElsewhere(ctx, sh.ID(), rt.Lost)
 	} else {
-		why, drop = s.verdict(ctx, sh.ID(), rt.Coordinator, s.candidatesOf(sh))
+		r = s.verdict(ctx, sh.ID(), rt.Coordinator, s.candidatesOf(sh))
 	}
-	if !drop {
+	if !r.drop {
 		return
 	}
 	s.mu.RLock()
@@ -127,8 +126,8 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 	if !same {
 		return
 	}
-	s.log.Info("shuffle dropped: this node is no longer in it", "shuffle", sh.ID(), "node", s.Name(), "reason", why)
-	if err := s.dropAs(sh.ID(), why, false); err != nil {
+	s.log.Info("shuffle dropped: this node is no longer in it", "shuffle", sh.ID(), "node", s.Name(), "reason", r.why)
+	if err := s.dropAs(sh.ID(), r.why, !r.closed); err != nil {
 		s.log.Error("freeing a shuffle this node is no longer in", "shuffle", sh.ID(), "err", err)
 	}
 }
@@ -140,7 +139,7 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 // shuffle before the cut moved on without the others; back, it learns the
 // shuffle was closed. A member that counts itself in another coordinator's
 // epoch is a split (two coordinators): logged, not acted on here.
-func (s *Service) closedElsewhere(ctx context.Context, id string, lost []string) (string, bool) {
+func (s *Service) closedElsewhere(ctx context.Context, id string, lost []string) ruling {
 	var back []string
 	for _, n := range lost {
 		if n != s.Name() && !s.isDown(n) {
@@ -151,12 +150,25 @@ func (s *Service) closedElsewhere(ctx context.Context, id string, lost []string)
 	for _, n := range back {
 		switch answers[n].Status {
 		case control.StatusClosed:
-			return fmt.Sprintf("closed (node %s freed it on its client's close)", n), true
+			return closedBy(n)
 		case control.StatusMember, control.StatusLost:
 			s.log.Warn("another node coordinates this shuffle too", "shuffle", id, "peer", n, "epoch", answers[n].Epoch)
 		}
 	}
-	return "", false
+	return ruling{}
+}
+
+// ruling is what the answers to a check say of a shuffle held here: drop
+// it or not, why, and whether because it was closed (else it goes on
+// without this node).
+type ruling struct {
+	why          string
+	drop, closed bool
+}
+
+// closedBy is the ruling of a close that node n saw.
+func closedBy(n string) ruling {
+	return ruling{why: fmt.Sprintf("closed (node %s freed it on its client's close)", n), drop: true, closed: true}
 }
 
 // askAll sends control.OpCheck about shuffle id to nodes, in parallel, and
@@ -193,13 +205,13 @@ func (s *Service) candidatesOf(sh *entry) []string {
 // verdict asks first (the coordinator this node knows), then, unless it
 // counts this node in, every other candidate, and says whether to drop the
 // shuffle and why (see the top of this file).
-func (s *Service) verdict(ctx context.Context, id, first string, cands []string) (string, bool) {
+func (s *Service) verdict(ctx context.Context, id, first string, cands []string) ruling {
 	r := s.askCheck(ctx, id, first)
 	switch r.Status {
 	case control.StatusMember:
-		return "", false
+		return ruling{}
 	case control.StatusClosed:
-		return fmt.Sprintf("closed (node %s freed it on its client's close)", first), true
+		return closedBy(first)
 	}
 	answers := s.askAll(ctx, id, otherThan(cands, first))
 	answers[first] = r
@@ -208,7 +220,7 @@ func (s *Service) verdict(ctx context.Context, id, first string, cands []string)
 
 // decide applies the rules at the top of this file to the answers of the
 // candidates, by node (an empty Status: no answer).
-func decide(answers map[string]control.Reply) (string, bool) {
+func decide(answers map[string]control.Reply) ruling {
 	why := "no candidate coordinates it"
 	nodes := make([]string, 0, len(answers))
 	for n := range answers {
@@ -219,7 +231,7 @@ func decide(answers map[string]control.Reply) (string, bool) {
 	for _, n := range nodes {
 		switch r := answers[n]; r.Status {
 		case control.StatusClosed:
-			return fmt.Sprintf("closed (node %s freed it on its client's close)", n), true
+			return closedBy(n)
 		case control.StatusLost:
 			why = fmt.Sprintf("declared lost in epoch %d by its coordinator %s", r.Epoch, n)
 		case control.StatusUnknown:
@@ -227,7 +239,7 @@ func decide(answers map[string]control.Reply) (string, bool) {
 			keep = true
 		}
 	}
-	return why, !keep
+	return ruling{why: why, drop: !keep}
 }
 
 // askCheck sends control.OpCheck about shuffle id to node n; a reply

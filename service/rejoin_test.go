@@ -24,9 +24,9 @@ func TestDecide(t *testing.T) {
 		{"nobody coordinates", map[string]control.Reply{"a": r(control.StatusUnknown), "b": r(control.StatusUnknown)}, true},
 		{"the coordinator is down", map[string]control.Reply{"a": {}, "b": r(control.StatusUnknown)}, false},
 	} {
-		why, drop := decide(tc.answers)
-		if drop != tc.drop {
-			t.Errorf("%s: drop %v (%s), want %v", tc.name, drop, why, tc.drop)
+		got := decide(tc.answers)
+		if got.drop != tc.drop {
+			t.Errorf("%s: drop %v (%s), want %v", tc.name, got.drop, got.why, tc.drop)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func TestProcessKillCoordinatorAndSuccessor(t *testing.T) {
 			cfg.BeforeInput = onceAt(at, func() { names = killCoordinatorAndSuccessor(t, c, cfg.ID) })
 			rep, err := runDemo(t, c.apis(), cfg)
 			t.Logf("coordinator and successor %v killed before task %d", names, at)
-			lo, hi := replayBounds(at, procParallel, procTasks)
+			lo, hi := coordinatorReplayBounds(at, procParallel, procTasks)
 			checkRecovered(t, rep, err, 2, lo, hi)
 		})
 	}
@@ -97,7 +97,12 @@ func TestProcessKillClientNode(t *testing.T) {
 			rep, err := runDemo(t, c.apis(), cfg)
 			t.Logf("%s (the client's first node) killed before task %d", c.procs[0].name, at)
 			lo, hi := replayBounds(at, procParallel, procTasks)
-			checkRecovered(t, rep, err, 1, lo, hi)
+			// The client's puts to its first node fail at once and go to the
+			// next node while its other puts wait on sends to the victim: up to
+			// parallel more tasks may have started before the loss is declared
+			// (CI saw 18 against at+parallel-1 = 16 once, under the load of the
+			// other packages' tests).
+			checkRecovered(t, rep, err, 1, lo, min(procTasks, hi+procParallel))
 		})
 	}
 }

@@ -186,44 +186,56 @@ func (nw *Network) tellLocked(to string, kind member.EventKind, about string) {
 	}
 }
 
-// CutOff cuts node name off from every other node, as Isolate does,
-// and tells both sides what failure detection tells them once it gives up
-// on a cut: every other node gets member.Failed for name, and name gets
-// one for each of them. The node stays a member (Members lists it): a cut
-// is not a crash, the node keeps running. Rejoin undoes it.
+// CutOff is Partition of node name from every other live node: its links
+// are cut and both sides are told what failure detection tells them once
+// it gives up on a cut (every other node gets member.Failed for name, and
+// name one for each of them). The node stays a member (Members lists it):
+// a cut is not a crash, the node keeps running. Rejoin undoes it.
 func (nw *Network) CutOff(name string) error {
-	return nw.cutOff(name, true, member.Failed)
-}
-
-// Rejoin ends a CutOff of node name: its links work again and both
-// sides get member.Joined for the other, as when a cut-off node re-joins.
-func (nw *Network) Rejoin(name string) error {
-	return nw.cutOff(name, false, member.Joined)
-}
-
-// cutOff sets name's isolation and tells both sides kind.
-func (nw *Network) cutOff(name string, cut bool, kind member.EventKind) error {
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
-	nd, ok := nw.nodes[name]
-	if !ok || nd.lost {
-		return fmt.Errorf("%w: %s (partition)", ErrUnknownMember, name)
+	others, err := nw.othersLocked(name)
+	if err != nil {
+		return err
 	}
-	if cut {
-		nw.isolated[name] = true
-	} else {
-		delete(nw.isolated, name)
+	nw.partLocked(name, others)
+	return nil
+}
+
+// Rejoin mends the links of node name that a CutOff or Partition broke, as
+// Heal does for that node alone: both ends of each get member.Joined for
+// the other, as when a cut-off node re-joins.
+func (nw *Network) Rejoin(name string) error {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	others, err := nw.othersLocked(name)
+	if err != nil {
+		return err
 	}
-	nw.publishLocked(member.Event{Kind: kind, Member: nd.self.Clone()}, name)
-	others := slices.Sorted(maps.Keys(nw.nodes))
 	for _, o := range others {
-		if od := nw.nodes[o]; o != name && !od.lost {
-			for q := range nd.subs {
-				q.Push(member.Event{Kind: kind, Member: od.self.Clone()})
-			}
+		if l := linkOf(name, o); nw.parted[l] {
+			delete(nw.parted, l)
+			delete(nw.cut, l)
+			nw.tellLocked(o, member.Joined, name)
+			nw.tellLocked(name, member.Joined, o)
 		}
 	}
 	return nil
+}
+
+// othersLocked returns the live nodes other than name, sorted, or
+// ErrUnknownMember if name is not a live node; nw.mu is held.
+func (nw *Network) othersLocked(name string) ([]string, error) {
+	if nd, ok := nw.nodes[name]; !ok || nd.lost {
+		return nil, fmt.Errorf("%w: %s (partition)", ErrUnknownMember, name)
+	}
+	var out []string
+	for _, o := range slices.Sorted(maps.Keys(nw.nodes)) {
+		if o != name && !nw.nodes[o].lost {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 // members lists the live nodes, sorted by name.

@@ -25,6 +25,7 @@ type ArrayConfig struct {
 	// unknown ones (default Old).
 	Old, New, Actual spec.Chunks
 	Parallel         int
+	ReadParallel     int                    // concurrent chunk reads (default 2 per node)
 	Auth             flightproto.ClientAuth // the nodes' API TLS settings and token
 	BeforeInput      func(task int)
 	// BeforeRead, if set, is called before new chunk p is read.
@@ -79,7 +80,7 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 	defer res.Close(context.WithoutCancel(ctx))
 	rep.ShuffleSeconds = time.Since(start).Seconds()
 	readStart := time.Now()
-	err = verifyChunks(ctx, res, g, sp, c)
+	err = verifyChunks(ctx, res, g, sp, c, len(nodes))
 	rep.Replayed, rep.Epoch = res.Replayed(), res.Epoch // reads may recover a loss
 	if err != nil {
 		return rep, err
@@ -89,11 +90,16 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 	return rep, checkLayout(ctx, res, sp)
 }
 
-// verifyChunks reads every new chunk and compares it with the generator.
-func verifyChunks(ctx context.Context, res *client.Result, g *arrayGen, sp *spec.Spec, c ArrayConfig) error {
+// verifyChunks reads every new chunk, a few at a time (2 per node unless
+// c.ReadParallel says otherwise), and compares each with the generator.
+func verifyChunks(ctx context.Context, res *client.Result, g *arrayGen, sp *spec.Spec, c ArrayConfig, nodes int) error {
 	report := progress(c.Progress, "read")
 	newSizes := g.actualNew(sp.NewChunks)
-	for p := range sp.Partitions {
+	par := c.ReadParallel
+	if par <= 0 {
+		par = 2 * nodes
+	}
+	return forEachPartition(ctx, sp.Partitions, par, func(ctx context.Context, p int) error {
 		if c.BeforeRead != nil {
 			c.BeforeRead(p)
 		}
@@ -104,9 +110,8 @@ func verifyChunks(ctx context.Context, res *client.Result, g *arrayGen, sp *spec
 		if err := g.check(got, newSizes, p); err != nil {
 			return fmt.Errorf("job: new chunk %d: %w", p, err)
 		}
-		report(p+1, sp.Partitions)
-	}
-	return nil
+		return nil
+	}, func(done int) { report(done, sp.Partitions) })
 }
 
 // checkLayout checks the __partitioned__ export against the new chunking.
@@ -152,13 +157,7 @@ func newArrayGen(dt rechunk.DType, actual spec.Chunks) *arrayGen {
 	return g
 }
 
-func (g *arrayGen) total() int64 {
-	n := int64(1)
-	for _, s := range g.shape {
-		n *= s
-	}
-	return n
-}
+func (g *arrayGen) total() int64 { return product(g.shape) }
 
 // actualNew resolves unknown new sizes (only on unchanged axes) from the
 // actual old ones.
@@ -184,12 +183,8 @@ func (g *arrayGen) oldChunk(t int) rechunk.Chunk {
 func (g *arrayGen) fill(sizes [][]int64, t int) rechunk.Chunk {
 	start, shape := chunkBox(sizes, t)
 	c := rechunk.Chunk{DType: g.dt, Shape: shape}
-	n := int64(1)
-	for _, s := range shape {
-		n *= s
-	}
 	isz := int64(g.dt.ItemSize())
-	c.Data = make([]byte, n*isz)
+	c.Data = make([]byte, product(shape)*isz)
 	g.rows(start, shape, func(off, global, count int64) {
 		for i := range count {
 			g.put(c.Data[off+i*isz:], global+i)
@@ -198,24 +193,48 @@ func (g *arrayGen) fill(sizes [][]int64, t int) rechunk.Chunk {
 	return c
 }
 
-// check compares chunk p of the chunking sizes with what it must hold.
+// check compares chunk p of the chunking sizes with what it must hold,
+// element by element in place (no copy of the expected chunk is made).
 func (g *arrayGen) check(got rechunk.Chunk, sizes [][]int64, p int) error {
-	want := g.fill(sizes, p)
-	if fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) || got.DType != want.DType {
-		return fmt.Errorf("dtype %s shape %v, want %s %v", got.DType, got.Shape, want.DType, want.Shape)
+	start, shape := chunkBox(sizes, p)
+	if fmt.Sprint(got.Shape) != fmt.Sprint(shape) || got.DType != g.dt {
+		return fmt.Errorf("dtype %s shape %v, want %s %v", got.DType, got.Shape, g.dt, shape)
 	}
-	if len(got.Data) != len(want.Data) {
-		return fmt.Errorf("%d bytes, want %d", len(got.Data), len(want.Data))
+	isz := int64(g.dt.ItemSize())
+	if n := product(shape) * isz; int64(len(got.Data)) != n {
+		return fmt.Errorf("%d bytes, want %d", len(got.Data), n)
 	}
-	if bytes.Equal(got.Data, want.Data) {
-		return nil
-	}
-	for i := range want.Data {
-		if got.Data[i] != want.Data[i] {
-			return fmt.Errorf("byte %d (element %d) differs", i, i/g.dt.ItemSize())
+	bad := int64(-1)
+	g.rows(start, shape, func(off, global, count int64) {
+		for i := int64(0); i < count && bad < 0; i++ {
+			if !g.holds(got.Data[off+i*isz:], global+i) {
+				bad = off/isz + i
+			}
 		}
+	})
+	if bad >= 0 {
+		return fmt.Errorf("element %d (byte %d) differs", bad, bad*isz)
 	}
 	return nil
+}
+
+// holds reports whether b starts with the bytes put writes for global.
+func (g *arrayGen) holds(b []byte, global int64) bool {
+	if g.dt.ItemSize() == 8 {
+		return binary.LittleEndian.Uint64(b) == hashIndex(global)
+	}
+	want := make([]byte, g.dt.ItemSize())
+	g.put(want, global)
+	return bytes.Equal(b[:len(want)], want)
+}
+
+// product is the number of elements of shape.
+func product(shape []int64) int64 {
+	n := int64(1)
+	for _, s := range shape {
+		n *= s
+	}
+	return n
 }
 
 // rows calls fn for every row of the box (start, shape) along its last
@@ -261,7 +280,7 @@ func nextRow(idx, shape []int64) bool {
 // put writes the item bytes of element global: little-endian words of a
 // hash chain, eight bytes a step, cut to the item size.
 func (g *arrayGen) put(b []byte, global int64) {
-	h := uint64(global)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	h := hashIndex(global)
 	isz := g.dt.ItemSize()
 	if isz == 8 {
 		binary.LittleEndian.PutUint64(b, h)
@@ -274,6 +293,9 @@ func (g *arrayGen) put(b []byte, global int64) {
 		h = h*0xbf58476d1ce4e5b9 + 1
 	}
 }
+
+// hashIndex is the first 8 bytes of the element at global index i.
+func hashIndex(i int64) uint64 { return uint64(i)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019 }
 
 // chunkBox returns the start and shape of chunk t (C-order index) of sizes.
 func chunkBox(sizes [][]int64, t int) (start, shape []int64) {

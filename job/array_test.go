@@ -3,6 +3,7 @@ package job
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/shufflenode/shufflenode/rechunk"
@@ -79,4 +80,43 @@ func naiveChunk(g *arrayGen, start, shape []int64) []byte {
 		}
 	}
 	return out
+}
+
+// TestArrayGenCheck: check accepts every chunk the definition builds and
+// names the first wrong element of a chunk with one byte changed, for each
+// dtype width; a wrong shape, dtype or length is refused.
+func TestArrayGenCheck(t *testing.T) {
+	for _, dtype := range []string{"<f8", "|u1", "<i2", "<c16"} {
+		t.Run(dtype, func(t *testing.T) {
+			dt, err := rechunk.ParseDType(dtype)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks := spec.Chunks{{3, 2}, {4, 1}}
+			g := newArrayGen(dt, chunks)
+			for c := range 4 {
+				start, shape := chunkBox(chunks, c)
+				good := rechunk.Chunk{DType: dt, Shape: shape, Data: naiveChunk(g, start, shape)}
+				if err := g.check(good, chunks, c); err != nil {
+					t.Fatalf("chunk %d: %v", c, err)
+				}
+				last := len(good.Data) - 1
+				bad := good
+				bad.Data = bytes.Clone(good.Data)
+				bad.Data[last] ^= 1
+				want := fmt.Sprintf("element %d ", last/dt.ItemSize())
+				if err := g.check(bad, chunks, c); err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("chunk %d with its last byte changed: %v, want %q", c, err, want)
+				}
+				if err := g.check(good, chunks, (c+1)%4); err == nil { // every chunk here has its own shape
+					t.Fatalf("chunk %d passed as chunk %d", c, (c+1)%4)
+				}
+				short := good
+				short.Data = good.Data[:last]
+				if err := g.check(short, chunks, c); err == nil {
+					t.Fatalf("chunk %d one byte short passed", c)
+				}
+			}
+		})
+	}
 }

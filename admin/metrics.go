@@ -42,7 +42,8 @@ var metricHelp = map[string]string{
 	"spill_disk_live_bytes":           "Spilled bytes of live shuffles.",
 	"spill_errors_total":              "Failed spill batches (disk errors).",
 	"service_shuffles":                "Shuffles held by this node.",
-	"offheap_mapped_bytes":            "Bytes mapped outside the Go heap for accumulated output partitions (process-wide; falls after a closed shuffle's next garbage collection).",
+	"offheap_mapped_bytes":            "Bytes mapped outside the Go heap for accumulated output partitions and chunks (process-wide, pooled bytes included; falls after a closed shuffle's next garbage collection, or once its pooled regions idle out).",
+	"offheap_pooled_bytes":            "Bytes of freed shuffles' arenas this node keeps mapped for the next shuffles (--keep-regions).",
 	"service_takeovers_total":         "Shuffles this node took over as the successor of a lost coordinator.",
 	"service_last_takeover_seconds":   "Seconds the last takeover took, from its start to the barrier rebuilt (0 if none).",
 	"dht_members":                     "Live cluster members seen by this node.",
@@ -124,7 +125,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		"splitter_limit_bytes": float64(st.Send.LimitBytes), "spill_memory_bytes": float64(st.Store.MemoryBytes),
 		"spill_memory_pieces": float64(st.Store.MemoryPieces), "spill_memory_limit_bytes": float64(st.Store.MemoryLimit),
 		"spill_disk_live_bytes": float64(st.Store.DiskBytesLive), "service_shuffles": float64(st.Shuffles),
-		"offheap_mapped_bytes":          float64(offheap.Live()),
+		"offheap_mapped_bytes": float64(offheap.Live()), "offheap_pooled_bytes": float64(st.PooledBytes),
 		"service_last_takeover_seconds": st.LastTakeoverTook.Seconds(),
 	} {
 		c.gauge(ch, name, v)

@@ -20,6 +20,7 @@ const (
 type Arena struct {
 	mu     sync.Mutex
 	free   []byte // the unused tail of the current region
+	dirty  bool   // free came from a Pool: clear what is handed out
 	maps   *mappings
 	mapped atomic.Int64
 }
@@ -33,15 +34,22 @@ var live atomic.Int64
 // garbage collection). Metrics and leak tests read it.
 func Live() int64 { return live.Load() }
 
-// mappings are an Arena's regions, unmapped by its cleanup.
+// mappings are an Arena's regions, unmapped (or given back to the pool)
+// by its cleanup.
 type mappings struct {
 	mu   sync.Mutex
 	regs [][]byte
+	pool *Pool
 }
 
 // New returns an empty Arena.
-func New() *Arena {
-	a := &Arena{maps: &mappings{}}
+func New() *Arena { return NewIn(nil) }
+
+// NewIn returns an empty Arena that takes its regions from pool first, and
+// gives them back to it once unreachable. A nil pool maps fresh regions and
+// unmaps them.
+func NewIn(pool *Pool) *Arena {
+	a := &Arena{maps: &mappings{pool: pool}}
 	runtime.AddCleanup(a, (*mappings).unmapAll, a.maps)
 	return a
 }
@@ -57,16 +65,29 @@ func (a *Arena) Alloc(n int) []byte {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.free) < size {
-		reg, ok := a.mapRegion(RegionBytes)
-		if !ok {
-			return make([]byte, n, size)
-		}
-		a.free = reg
+	if len(a.free) < size && !a.nextRegion() {
+		return make([]byte, n, size)
 	}
 	b := a.free[:n:size]
 	a.free = a.free[size:]
+	if a.dirty {
+		clear(b[:size])
+	}
 	return b
+}
+
+// nextRegion makes a region from the pool, or else a fresh one, the
+// current region; false if the system refuses the mapping.
+func (a *Arena) nextRegion() bool {
+	if reg, ok := a.maps.pool.get(); ok {
+		a.maps.keep(reg)
+		a.mapped.Add(int64(len(reg)))
+		a.free, a.dirty = reg, true
+		return true
+	}
+	reg, ok := a.mapRegion(RegionBytes)
+	a.free, a.dirty = reg, false
+	return ok
 }
 
 // mapOwn maps a buffer of n bytes of its own.
@@ -84,9 +105,7 @@ func (a *Arena) mapRegion(n int) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	a.maps.mu.Lock()
-	a.maps.regs = append(a.maps.regs, reg)
-	a.maps.mu.Unlock()
+	a.maps.keep(reg)
 	a.mapped.Add(int64(len(reg)))
 	live.Add(int64(len(reg)))
 	return reg, true
@@ -96,14 +115,24 @@ func (a *Arena) mapRegion(n int) ([]byte, bool) {
 // count toward a process's memory only once touched).
 func (a *Arena) Mapped() int64 { return a.mapped.Load() }
 
-// unmapAll unmaps every region; the Arena is unreachable, and with it
-// every buffer it handed out.
+// keep records a region of the Arena.
+func (m *mappings) keep(reg []byte) {
+	m.mu.Lock()
+	m.regs = append(m.regs, reg)
+	m.mu.Unlock()
+}
+
+// unmapAll gives every region back to the pool, or unmaps it where the
+// pool has no room; the Arena is unreachable, and with it every buffer it
+// handed out.
 func (m *mappings) unmapAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range m.regs {
-		unmapBytes(r)
-		live.Add(-int64(len(r)))
+		if !m.pool.put(r) {
+			unmapBytes(r)
+			live.Add(-int64(len(r)))
+		}
 	}
 	m.regs = nil
 }

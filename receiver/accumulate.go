@@ -56,7 +56,7 @@ func (sh *Shuffle) acc(p uint32) (*partAcc, error) {
 		return a, nil
 	}
 	if sh.accs.arena == nil {
-		sh.accs.arena = offheap.New()
+		sh.accs.arena = offheap.NewIn(sh.regions)
 	}
 	app, err := table.NewAppenderAlloc(sh.Schema, sh.accs.arena.Alloc)
 	if err != nil {

@@ -67,7 +67,7 @@ func (rc *Receiver) assembly(sh *Shuffle, p uint32) *assembly {
 		return nil
 	}
 	if sh.asm.arena == nil {
-		sh.asm.arena = offheap.New()
+		sh.asm.arena = offheap.NewIn(sh.regions)
 	}
 	cfg := rechunk.Config{Alloc: sh.asm.arena.Alloc, Keep: sh.asm.arena}
 	asm, err := rechunk.NewAssembler(plan, idx, sh.Array.DType, cfg)

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/dedup"
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
@@ -39,12 +40,16 @@ type Shuffle struct {
 	asm    assemblies   // arrays: new chunks assembled as pieces arrive (own locks)
 	accs   accumulators // dataframes: output partitions accumulated as entries arrive (own locks)
 	out    readCounters // what reads of its partitions handed out (atomic)
+	// regions is where the shuffle's arenas take their memory first, and
+	// give it back (the node's pool; nil: fresh mappings).
+	regions *offheap.Pool
 }
 
-// NewShuffle returns the receive side of st.
-func NewShuffle(st *shuffle.State) *Shuffle {
+// NewShuffle returns the receive side of st, whose arenas use regions
+// (nil: none).
+func NewShuffle(st *shuffle.State, regions *offheap.Pool) *Shuffle {
 	return &Shuffle{State: st, ledger: dedup.NewLedger(st.Spec.Tasks, st.Spec.Partitions),
-		recv: map[shuffle.AttemptKey]*attempt{}}
+		recv: map[shuffle.AttemptKey]*attempt{}, regions: regions}
 }
 
 // attempt is a receiver's progress on one (task, attempt).

@@ -37,7 +37,7 @@ func newFixture(t *testing.T, members []string, newChunks []int64) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{sh: NewShuffle(st)}
+	f := &fixture{sh: NewShuffle(st, nil)}
 	f.rc = New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator,
 		Committed: func(_ *shuffle.State, c Commit) { f.commits = append(f.commits, c) }})
 	return f

@@ -42,6 +42,12 @@ type Config struct {
 	// of asking when members come back; a shuffle younger than this is not
 	// asked about. Default 10 s.
 	Recheck time.Duration
+	// KeepRegions is how long the node keeps the memory of a freed
+	// shuffle's arenas (received partitions and chunks, outside the Go
+	// heap) mapped for the next shuffles, up to the store's part of
+	// MemoryLimit: reusing it costs a clear, fresh pages cost a page fault
+	// each (far more under a hypervisor). Default 30 s; negative: never.
+	KeepRegions time.Duration
 	// MaxShuffles caps the shuffles this node holds at once (as
 	// coordinator or member); a create past it is refused with ErrLimit.
 	// Default DefaultMaxShuffles.
@@ -74,7 +80,7 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		MemoryLimit: 1 << 30, BufferBytes: 4 << 20, MaxInFlight: 2,
-		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour, Recheck: 10 * time.Second,
+		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour, Recheck: 10 * time.Second, KeepRegions: 30 * time.Second,
 		MaxShuffles: DefaultMaxShuffles, MaxTasks: DefaultMaxTasks, MaxPartitions: DefaultMaxPartitions, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
 	}
 }
@@ -100,6 +106,7 @@ func (c Config) withDefaults() Config {
 		c.IdleExpiry = d.IdleExpiry
 	}
 	c.Recheck = cmp.Or(c.Recheck, d.Recheck)
+	c.KeepRegions = cmp.Or(c.KeepRegions, d.KeepRegions)
 	c.MaxShuffles = cmp.Or(c.MaxShuffles, d.MaxShuffles)
 	c.MaxTasks = cmp.Or(c.MaxTasks, d.MaxTasks)
 	c.MaxPartitions = cmp.Or(c.MaxPartitions, d.MaxPartitions)

@@ -140,7 +140,7 @@ func (s *Service) install(c *control.Msg) error {
 	if slices.Contains(c.Lost, s.Name()) {
 		return fmt.Errorf("%w: create %s: node %s is among the lost members %v", ErrBadInput, c.Shuffle, s.Name(), c.Lost)
 	}
-	sh, err := newEntry(c.Spec, c.Coordinator, c.Members, c.Lost, s.Name())
+	sh, err := s.newEntry(c.Spec, c.Coordinator, c.Members, c.Lost)
 	if err != nil {
 		return fmt.Errorf("%w: create %s on node %s: %w", ErrBadInput, c.Shuffle, s.Name(), err)
 	}

@@ -91,6 +91,9 @@ type Stats struct {
 	Takeovers        int64
 	LastTakeover     time.Time
 	LastTakeoverTook time.Duration
+	// PooledBytes is the arena memory of freed shuffles kept mapped for the
+	// next ones (Config.KeepRegions).
+	PooledBytes int64
 }
 
 // Stats returns a snapshot of the node's counters.
@@ -98,7 +101,7 @@ func (s *Service) Stats() Stats {
 	s.mu.RLock()
 	n := len(s.shuffles)
 	s.mu.RUnlock()
-	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats()}
+	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes()}
 	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.takeovers.snapshot()
 	return st
 }

@@ -193,7 +193,7 @@ func (s *Service) adopt(ctx context.Context, c *control.Msg) (*entry, error) {
 
 // installRecord installs the shuffle r describes on this node, at r's epoch.
 func (s *Service) installRecord(r *Record) (*entry, error) {
-	sh, err := newEntry(r.Spec, r.Creator, r.Members, r.Lost[:r.Start], s.Name())
+	sh, err := s.newEntry(r.Spec, r.Creator, r.Members, r.Lost[:r.Start])
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -46,11 +47,14 @@ type Service struct {
 	store *spill.Store
 	split *splitter.Splitter
 	recv  *receiver.Receiver
-	coord *coordinator.Coordinator // set by Attach
-	ready chan struct{}            // closed by Attach: net is set
-	ctx   context.Context          // cancelled by Close; parent of background work
-	stop  context.CancelFunc
-	bg    sync.WaitGroup
+	// regions keeps the arena memory of freed shuffles for the next ones
+	// (nil when Config.KeepRegions is negative).
+	regions *offheap.Pool
+	coord   *coordinator.Coordinator // set by Attach
+	ready   chan struct{}            // closed by Attach: net is set
+	ctx     context.Context          // cancelled by Close; parent of background work
+	stop    context.CancelFunc
+	bg      sync.WaitGroup
 
 	mu       sync.RWMutex
 	shuffles map[string]*entry
@@ -77,6 +81,9 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
+	if cfg.KeepRegions > 0 {
+		s.regions = offheap.NewPool(cfg.storeBudget(), cfg.KeepRegions)
+	}
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit})
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
@@ -127,6 +134,7 @@ func (s *Service) Close() error {
 	s.stop()
 	s.bg.Wait()
 	err := s.split.Close()
+	s.regions.Close()
 	return errors.Join(err, s.store.Close())
 }
 

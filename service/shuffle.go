@@ -68,10 +68,10 @@ func (sh *entry) factsLocked() *control.Facts {
 // newEntry builds a shuffle's state from its spec and pinned members. lost
 // are the members already lost, in order (a shuffle co-partitioned with an
 // older one starts in that one's epoch: len(lost)); usually none.
-func newEntry(sp *spec.Spec, creator string, members, lost []string, self string) (*entry, error) {
-	st, err := shuffle.New(sp, creator, members, lost, self)
+func (s *Service) newEntry(sp *spec.Spec, creator string, members, lost []string) (*entry, error) {
+	st, err := shuffle.New(sp, creator, members, lost, s.Name())
 	if err != nil {
 		return nil, err
 	}
-	return &entry{State: st, recv: receiver.NewShuffle(st), puts: map[shuffle.AttemptKey]bool{}, born: time.Now()}, nil
+	return &entry{State: st, recv: receiver.NewShuffle(st, s.regions), puts: map[shuffle.AttemptKey]bool{}, born: time.Now()}, nil
 }

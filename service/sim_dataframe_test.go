@@ -245,8 +245,9 @@ func TestSimMetamorphic(t *testing.T) {
 
 // TestSimArenaFreed: a closed shuffle's accumulated rows and assembled
 // array chunks, held outside the Go heap (offheap), are unmapped once the
-// shuffle is gone: nothing keeps a dropped shuffle's receive state
-// reachable.
+// shuffle is gone (or, with the nodes' region pools on, kept in those pools
+// only, and unmapped when the nodes close): nothing keeps a dropped
+// shuffle's receive state reachable.
 func TestSimArenaFreed(t *testing.T) {
 	dt, err := rechunk.ParseDType("<i4")
 	if err != nil {
@@ -262,15 +263,19 @@ func TestSimArenaFreed(t *testing.T) {
 		{"dataframe", f.spec(), f.input()},
 		{"array", spec.ArraySpec("arena-array", "<i4", g.old, g.new), input{chunk: func(task int) rechunk.Chunk { return g.chunk(g.old, task) }}},
 	} {
-		t.Run(tc.name, func(t *testing.T) { checkArenaFreed(t, tc.sp, tc.in) })
+		for _, keep := range []time.Duration{-1, time.Minute} {
+			t.Run(fmt.Sprintf("%s/keep=%v", tc.name, keep), func(t *testing.T) { checkArenaFreed(t, tc.sp, tc.in, keep) })
+		}
 	}
 }
 
-// checkArenaFreed runs sp on 3 nodes, checks that it held memory in
-// arenas, closes it and checks that the arenas were unmapped.
-func checkArenaFreed(t *testing.T, sp *spec.Spec, in input) {
+// checkArenaFreed runs sp on 3 nodes that keep freed regions for keep,
+// checks that it held memory in arenas, closes it and checks that the
+// arenas were unmapped or pooled, and that closing the nodes unmaps the
+// pooled ones.
+func checkArenaFreed(t *testing.T, sp *spec.Spec, in input, keep time.Duration) {
 	before := settledArenas()
-	c := startSim(t, 3, service.Config{MemoryLimit: 64 << 20}, simnet.Config{})
+	c := startSim(t, 3, service.Config{MemoryLimit: 64 << 20, KeepRegions: keep}, simnet.Config{})
 	ctx := testCtx(t)
 	c.run(ctx, sp, in)
 	if offheap.Live() <= before {
@@ -279,8 +284,19 @@ func checkArenaFreed(t *testing.T, sp *spec.Spec, in input) {
 	if err := c.svcs[0].CloseShuffle(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
+	after := settledArenas()
+	var pooled int64
+	for _, s := range c.svcs {
+		pooled += s.Stats().PooledBytes
+	}
+	if after-pooled > before || keep < 0 && pooled != 0 || keep > 0 && pooled == 0 {
+		t.Fatalf("arenas hold %d bytes after the close (%d of them pooled), %d before", after, pooled, before)
+	}
+	for _, s := range c.svcs {
+		s.Close()
+	}
 	if after := settledArenas(); after > before {
-		t.Fatalf("arenas hold %d bytes after the close, %d before", after, before)
+		t.Fatalf("arenas hold %d bytes after the nodes closed, %d before", after, before)
 	}
 }
 

@@ -26,7 +26,7 @@ type serveFlags struct {
 	rejoinInterval                           time.Duration
 	networkKey, gossipKey, profile, logLevel string
 	memLimit                                 byteSize
-	idleExpiry                               time.Duration
+	idleExpiry, keepRegions                  time.Duration
 	sec                                      apiSecurityFlags
 	pprof                                    bool
 	limits                                   limitFlags
@@ -61,7 +61,7 @@ func (f *serveFlags) config() (node.Config, error) {
 			ListenAddrs: splitList(f.listen), Join: splitList(f.join), RejoinInterval: f.rejoinInterval,
 			Advertise: f.advertise, AdvertiseGossip: f.advGossip, AdvertiseAddrs: splitList(f.advP2P), Logger: log},
 		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"),
-			IdleExpiry: f.idleExpiry, Logger: log},
+			IdleExpiry: f.idleExpiry, KeepRegions: f.keepRegions, Logger: log},
 	}
 	f.limits.apply(&c.Service)
 	var err error
@@ -104,6 +104,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
 	fs.DurationVar(&f.rejoinInterval, "rejoin-interval", 30*time.Second, "contact again, this often, the --join seeds that are not live members (a node cut off for long finds the cluster again; negative: never)")
 	fs.DurationVar(&f.idleExpiry, "idle-expiry", time.Hour, "close a shuffle on this node after this long without puts, reads, barrier calls or shards (negative: never)")
+	fs.DurationVar(&f.keepRegions, "keep-regions", 30*time.Second, "keep the memory of closed shuffles' received data mapped this long for the next shuffles, up to 3/4 of --memory-limit (negative: never)")
 	f.sec.register(fs)
 	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles at /debug/pprof on --admin")
 	f.limits.register(fs)

@@ -1,0 +1,126 @@
+package offheap
+
+import (
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// fillArena allocates regions whole regions' worth of buffers from a new
+// Arena in pool, writes 0xff over them, and returns the first buffer's
+// address. The Arena is unreachable when it returns.
+func fillArena(pool *Pool, regions int) uintptr {
+	a := NewIn(pool)
+	var first uintptr
+	for i := range regions * 4 {
+		b := a.Alloc(RegionBytes / 4)
+		for j := range b {
+			b[j] = 0xff
+		}
+		if i == 0 {
+			first = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		}
+	}
+	return first
+}
+
+// waitPooled collects garbage until the pool holds want bytes.
+func waitPooled(t *testing.T, pool *Pool, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for pool.Bytes() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("pool holds %d bytes, want %d", pool.Bytes(), want)
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestPoolReuse: the regions of an unreachable Arena go back to its pool;
+// the next Arena takes them (the same memory, no new mapping) and hands out
+// zeroed buffers although the last one left 0xff there.
+func TestPoolReuse(t *testing.T) {
+	pool := NewPool(4*RegionBytes, time.Minute)
+	defer pool.Close()
+	first := fillArena(pool, 2)
+	waitPooled(t, pool, 2*RegionBytes)
+	before := Live()
+	a := NewIn(pool)
+	seen := map[uintptr]bool{}
+	for range 8 {
+		b := a.Alloc(RegionBytes / 4)
+		seen[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = true
+		for i, v := range b {
+			if v != 0 {
+				t.Fatalf("byte %d of a buffer from a pooled region is %#x, want 0", i, v)
+			}
+		}
+	}
+	if !seen[first] {
+		t.Fatal("the new Arena did not reuse the pooled regions")
+	}
+	if Live() != before || pool.Bytes() != 0 || a.Mapped() != 2*RegionBytes {
+		t.Fatalf("Live %d (was %d), pool %d, Mapped %d: want the pooled regions taken as they were", Live(), before, pool.Bytes(), a.Mapped())
+	}
+	runtime.KeepAlive(a)
+}
+
+// TestPoolLimit: a pool keeps regions up to its limit and unmaps the rest;
+// a closed pool keeps none.
+func TestPoolLimit(t *testing.T) {
+	pool := NewPool(RegionBytes, time.Minute)
+	before := settledLive()
+	fillArena(pool, 3)
+	waitPooled(t, pool, RegionBytes)
+	waitLive(t, before+RegionBytes)
+	pool.Close()
+	pool.Close()
+	if pool.Bytes() != 0 {
+		t.Fatalf("closed pool holds %d bytes", pool.Bytes())
+	}
+	waitLive(t, before)
+	fillArena(pool, 1)
+	waitLive(t, before)
+}
+
+// TestPoolTrim: regions idle longer than the pool's idle time are unmapped.
+func TestPoolTrim(t *testing.T) {
+	pool := NewPool(4*RegionBytes, time.Second)
+	defer pool.Close()
+	before := settledLive()
+	fillArena(pool, 2)
+	waitPooled(t, pool, 2*RegionBytes)
+	waitPooled(t, pool, 0) // after a second
+	waitLive(t, before)
+}
+
+// settledLive returns Live once the cleanups of earlier tests' Arenas have
+// run (it stays the same over a few collections).
+func settledLive() int64 {
+	last := Live()
+	for stable := 0; stable < 3; {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		if now := Live(); now != last {
+			last, stable = now, 0
+		} else {
+			stable++
+		}
+	}
+	return last
+}
+
+// waitLive collects garbage until Live is want.
+func waitLive(t *testing.T, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for Live() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("Live = %d, want %d", Live(), want)
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+}

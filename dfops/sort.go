@@ -51,6 +51,11 @@ func takeRecord(mem memory.Allocator, rec arrow.Record, rows []int32) (arrow.Rec
 
 // SortIndices returns the row numbers of arr in SortStable's order.
 func SortIndices(arr arrow.Array) ([]int32, error) {
+	return compareIndices(arr)
+}
+
+// compareIndices is SortIndices by comparison sort, for any sortable type.
+func compareIndices(arr arrow.Array) ([]int32, error) {
 	if at, ok := intAt(arr); ok {
 		return order(arr.Len(), at, arr.IsNull), nil
 	}

@@ -1,0 +1,265 @@
+package dfops
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/float16"
+)
+
+// radixMin is the fewest rows sorted by radix; fewer go to the comparison
+// sort, which is faster there.
+const radixMin = 128
+
+// digitBits is the widest radix digit: 2^digitBits counters per pass.
+const digitBits = 11
+
+// maxPasses is the most digit passes a 64-bit key needs.
+const maxPasses = (64 + digitBits - 1) / digitBits
+
+// keySorter orders rows by unsigned 64-bit keys whose order is the rows'
+// order, stably, with LSD radix passes. Missing rows (null, NaN) go last,
+// in row order.
+type keySorter struct {
+	nulls arrow.Array // set when some row is null
+	keys  []uint64    // keys of the present rows, then as much scratch
+	out   []int32     // present rows from the front, missing rows from the back
+	m     int         // present rows so far
+	back  int         // first missing row's slot in out
+}
+
+// newKeySorter makes a sorter for the n rows of arr.
+func newKeySorter(arr arrow.Array) *keySorter {
+	n := arr.Len()
+	s := &keySorter{keys: make([]uint64, 2*n), out: make([]int32, n), back: n}
+	if arr.NullN() > 0 {
+		s.nulls = arr
+	}
+	return s
+}
+
+func (s *keySorter) isNull(i int) bool { return s.nulls != nil && s.nulls.IsNull(i) }
+
+// add takes row i with key k.
+func (s *keySorter) add(i int, k uint64) {
+	s.keys[s.m] = k
+	s.out[s.m] = int32(i)
+	s.m++
+}
+
+// skip takes row i as missing.
+func (s *keySorter) skip(i int) {
+	s.back--
+	s.out[s.back] = int32(i)
+}
+
+// radixIndices returns SortIndices' order of arr by radix sort, or false
+// when arr's type has no fixed-width numeric key.
+func radixIndices(arr arrow.Array) ([]int32, bool) {
+	fill := keyFiller(arr)
+	if fill == nil {
+		return nil, false
+	}
+	s := newKeySorter(arr)
+	fill(s)
+	return s.sort(), true
+}
+
+// keyFiller returns what adds arr's rows to a sorter, or nil.
+func keyFiller(arr arrow.Array) func(*keySorter) {
+	switch a := arr.(type) {
+	case *array.Int8:
+		return func(s *keySorter) { signedKeys(s, a.Int8Values()) }
+	case *array.Int16:
+		return func(s *keySorter) { signedKeys(s, a.Int16Values()) }
+	case *array.Int32:
+		return func(s *keySorter) { signedKeys(s, a.Int32Values()) }
+	case *array.Int64:
+		return func(s *keySorter) { signedKeys(s, a.Int64Values()) }
+	case *array.Date32:
+		return func(s *keySorter) { signedKeys(s, a.Date32Values()) }
+	case *array.Date64:
+		return func(s *keySorter) { signedKeys(s, a.Date64Values()) }
+	case *array.Timestamp:
+		return func(s *keySorter) { signedKeys(s, a.TimestampValues()) }
+	}
+	return otherFiller(arr)
+}
+
+// otherFiller is keyFiller for unsigned, bool and float arrays.
+func otherFiller(arr arrow.Array) func(*keySorter) {
+	switch a := arr.(type) {
+	case *array.Uint8:
+		return func(s *keySorter) { unsignedKeys(s, a.Uint8Values()) }
+	case *array.Uint16:
+		return func(s *keySorter) { unsignedKeys(s, a.Uint16Values()) }
+	case *array.Uint32:
+		return func(s *keySorter) { unsignedKeys(s, a.Uint32Values()) }
+	case *array.Uint64:
+		return func(s *keySorter) { unsignedKeys(s, a.Uint64Values()) }
+	case *array.Boolean:
+		return func(s *keySorter) { boolKeys(s, a) }
+	case *array.Float16:
+		return func(s *keySorter) { half(s, a.Values()) }
+	case *array.Float32:
+		return func(s *keySorter) { floatKeys(s, a.Float32Values()) }
+	case *array.Float64:
+		return func(s *keySorter) { floatKeys(s, a.Float64Values()) }
+	}
+	return nil
+}
+
+// signedKeys adds signed values, their sign bit flipped so that unsigned
+// order is signed order.
+func signedKeys[T int8 | int16 | int32 | int64 | arrow.Date32 | arrow.Date64 | arrow.Timestamp](s *keySorter, v []T) {
+	for i, x := range v {
+		if s.isNull(i) {
+			s.skip(i)
+			continue
+		}
+		s.add(i, uint64(int64(x))^(1<<63))
+	}
+}
+
+// unsignedKeys adds unsigned values as they are.
+func unsignedKeys[T uint8 | uint16 | uint32 | uint64](s *keySorter, v []T) {
+	for i, x := range v {
+		if s.isNull(i) {
+			s.skip(i)
+			continue
+		}
+		s.add(i, uint64(x))
+	}
+}
+
+// boolKeys adds false as 0 and true as 1.
+func boolKeys(s *keySorter, a *array.Boolean) {
+	for i := range a.Len() {
+		switch {
+		case a.IsNull(i):
+			s.skip(i)
+		case a.Value(i):
+			s.add(i, 1)
+		default:
+			s.add(i, 0)
+		}
+	}
+}
+
+// floatKeys adds float values by floatRadixKey; NaN is missing.
+func floatKeys[T float32 | float64](s *keySorter, v []T) {
+	for i, x := range v {
+		f := float64(x)
+		if f != f || s.isNull(i) {
+			s.skip(i)
+			continue
+		}
+		s.add(i, floatRadixKey(f))
+	}
+}
+
+// half is floatKeys for float16 values.
+func half(s *keySorter, v []float16.Num) {
+	for i, x := range v {
+		f := float64(x.Float32())
+		if f != f || s.isNull(i) {
+			s.skip(i)
+			continue
+		}
+		s.add(i, floatRadixKey(f))
+	}
+}
+
+// floatRadixKey maps a float that is not NaN to a key in the same order, -0
+// equal to +0: a negative's bits all flipped, a positive's sign bit set.
+func floatRadixKey(f float64) uint64 {
+	if f == 0 {
+		f = 0 // -0 compares equal to +0
+	}
+	b := math.Float64bits(f)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// sort returns the rows in key order, then the missing rows.
+func (s *keySorter) sort() []int32 {
+	slices.Reverse(s.out[s.back:])
+	m := s.m
+	keys, idx := s.keys[:m], s.out[:m]
+	lo := rebase(keys)
+	w, passes := digits(bits.Len64(lo))
+	var count [maxPasses << digitBits]int32
+	histograms(keys, w, passes, &count)
+	tmpKeys, tmpIdx := s.keys[m:2*m], []int32(nil)
+	for p := range passes {
+		c := count[p<<w : (p+1)<<w]
+		if c[keys[0]>>(uint(p)*w)&(1<<w-1)] == int32(m) {
+			continue // every key has this digit
+		}
+		if tmpIdx == nil {
+			tmpIdx = make([]int32, m)
+		}
+		scatter(keys, idx, tmpKeys, tmpIdx, uint(p)*w, c)
+		keys, tmpKeys, idx, tmpIdx = tmpKeys, keys, tmpIdx, idx
+	}
+	copy(s.out, idx)
+	return s.out
+}
+
+// rebase subtracts the least key from every key and returns the greatest
+// difference (0 when there are no keys).
+func rebase(keys []uint64) uint64 {
+	if len(keys) == 0 {
+		return 0
+	}
+	lo, hi := keys[0], keys[0]
+	for _, k := range keys {
+		lo, hi = min(lo, k), max(hi, k)
+	}
+	for i := range keys {
+		keys[i] -= lo
+	}
+	return hi - lo
+}
+
+// digits splits a key of width bits into the fewest passes of at most
+// digitBits each, as even as can be.
+func digits(width int) (w uint, passes int) {
+	passes = (width + digitBits - 1) / digitBits
+	if passes == 0 {
+		return 1, 0
+	}
+	return uint((width + passes - 1) / passes), passes
+}
+
+// histograms counts each pass's digits of keys, pass p at count[p<<w:].
+func histograms(keys []uint64, w uint, passes int, count *[maxPasses << digitBits]int32) {
+	mask := uint64(1)<<w - 1
+	for _, k := range keys {
+		for p := range passes {
+			count[p<<w+int(k>>(uint(p)*w)&mask)]++
+		}
+	}
+}
+
+// scatter moves keys and idx to dst stably by the digit at shift, whose
+// counts are c.
+func scatter(keys []uint64, idx []int32, dstKeys []uint64, dstIdx []int32, shift uint, c []int32) {
+	var sum int32
+	for d, n := range c {
+		c[d] = sum
+		sum += n
+	}
+	mask := uint64(len(c) - 1)
+	for j, k := range keys {
+		d := k >> shift & mask
+		o := c[d]
+		dstKeys[o], dstIdx[o] = k, idx[j]
+		c[d] = o + 1
+	}
+}

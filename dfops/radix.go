@@ -189,42 +189,76 @@ func floatRadixKey(f float64) uint64 {
 // sort returns the rows in key order, then the missing rows.
 func (s *keySorter) sort() []int32 {
 	slices.Reverse(s.out[s.back:])
-	m := s.m
-	keys, idx := s.keys[:m], s.out[:m]
-	lo := rebase(keys)
-	w, passes := digits(bits.Len64(lo))
-	var count [maxPasses << digitBits]int32
-	histograms(keys, w, passes, &count)
-	tmpKeys, tmpIdx := s.keys[m:2*m], []int32(nil)
-	for p := range passes {
-		c := count[p<<w : (p+1)<<w]
-		if c[keys[0]>>(uint(p)*w)&(1<<w-1)] == int32(m) {
-			continue // every key has this digit
-		}
-		if tmpIdx == nil {
-			tmpIdx = make([]int32, m)
-		}
-		scatter(keys, idx, tmpKeys, tmpIdx, uint(p)*w, c)
-		keys, tmpKeys, idx, tmpIdx = tmpKeys, keys, tmpIdx, idx
+	keys, idx := s.keys[:s.m], s.out[:s.m]
+	lo, hi := bounds(keys)
+	width, rowBits := bits.Len64(hi-lo), bits.Len(uint(len(s.out)))
+	if width+rowBits <= 64 {
+		sortPacked(keys, s.keys[s.m:2*s.m], idx, lo, width, uint(rowBits))
+	} else {
+		sortWide(keys, s.keys[s.m:2*s.m], idx, lo, width)
 	}
-	copy(s.out, idx)
 	return s.out
 }
 
-// rebase subtracts the least key from every key and returns the greatest
-// difference (0 when there are no keys).
-func rebase(keys []uint64) uint64 {
+// bounds returns the least and greatest key (0, 0 when there are none).
+func bounds(keys []uint64) (lo, hi uint64) {
 	if len(keys) == 0 {
-		return 0
+		return 0, 0
 	}
-	lo, hi := keys[0], keys[0]
+	lo, hi = keys[0], keys[0]
 	for _, k := range keys {
 		lo, hi = min(lo, k), max(hi, k)
 	}
+	return lo, hi
+}
+
+// sortPacked sorts keys that differ from lo in their low width bits only,
+// each packed above its row (of rowBits bits), width+rowBits <= 64, so
+// that a pass moves one word per row; the rows end in idx.
+func sortPacked(keys, tmp []uint64, idx []int32, lo uint64, width int, rowBits uint) {
+	for i, k := range keys {
+		keys[i] = (k-lo)<<rowBits | uint64(idx[i])
+	}
+	w, passes := digits(width)
+	var count [maxPasses << digitBits]int32
+	histograms(keys, rowBits, w, passes, &count)
+	for p := range passes {
+		c, shift := count[p<<w:(p+1)<<w], rowBits+uint(p)*w
+		if !trivial(keys, c, shift) {
+			scatterPacked(keys, tmp, shift, c)
+			keys, tmp = tmp, keys
+		}
+	}
+	mask := uint64(1)<<rowBits - 1
+	for i, k := range keys {
+		idx[i] = int32(k & mask)
+	}
+}
+
+// sortWide sorts keys, whose rows are idx, in ping-pong passes through tmp
+// and a second row buffer.
+func sortWide(keys, tmp []uint64, idx []int32, lo uint64, width int) {
 	for i := range keys {
 		keys[i] -= lo
 	}
-	return hi - lo
+	w, passes := digits(width)
+	var count [maxPasses << digitBits]int32
+	histograms(keys, 0, w, passes, &count)
+	out, tmpIdx := idx, make([]int32, len(idx))
+	for p := range passes {
+		c, shift := count[p<<w:(p+1)<<w], uint(p)*w
+		if !trivial(keys, c, shift) {
+			scatter(keys, idx, tmp, tmpIdx, shift, c)
+			keys, tmp, idx, tmpIdx = tmp, keys, tmpIdx, idx
+		}
+	}
+	copy(out, idx)
+}
+
+// trivial reports whether every key has the same digit at shift, whose
+// counts are c.
+func trivial(keys []uint64, c []int32, shift uint) bool {
+	return c[keys[0]>>shift&uint64(len(c)-1)] == int32(len(keys))
 }
 
 // digits splits a key of width bits into the fewest passes of at most
@@ -237,29 +271,47 @@ func digits(width int) (w uint, passes int) {
 	return uint((width + passes - 1) / passes), passes
 }
 
-// histograms counts each pass's digits of keys, pass p at count[p<<w:].
-func histograms(keys []uint64, w uint, passes int, count *[maxPasses << digitBits]int32) {
+// histograms counts each pass's digits of keys from bit base up, pass p's
+// at count[p<<w:].
+func histograms(keys []uint64, base, w uint, passes int, count *[maxPasses << digitBits]int32) {
 	mask := uint64(1)<<w - 1
 	for _, k := range keys {
+		k >>= base
 		for p := range passes {
 			count[p<<w+int(k>>(uint(p)*w)&mask)]++
 		}
 	}
 }
 
-// scatter moves keys and idx to dst stably by the digit at shift, whose
-// counts are c.
-func scatter(keys []uint64, idx []int32, dstKeys []uint64, dstIdx []int32, shift uint, c []int32) {
+// offsets turns c's counts into each digit's first slot.
+func offsets(c []int32) {
 	var sum int32
 	for d, n := range c {
 		c[d] = sum
 		sum += n
 	}
+}
+
+// scatter moves keys and idx to dst stably by the digit at shift, whose
+// counts are c.
+func scatter(keys []uint64, idx []int32, dstKeys []uint64, dstIdx []int32, shift uint, c []int32) {
+	offsets(c)
 	mask := uint64(len(c) - 1)
 	for j, k := range keys {
 		d := k >> shift & mask
 		o := c[d]
 		dstKeys[o], dstIdx[o] = k, idx[j]
 		c[d] = o + 1
+	}
+}
+
+// scatterPacked is scatter for packed keys.
+func scatterPacked(keys, dst []uint64, shift uint, c []int32) {
+	offsets(c)
+	mask := uint64(len(c) - 1)
+	for _, k := range keys {
+		d := k >> shift & mask
+		dst[c[d]] = k
+		c[d]++
 	}
 }

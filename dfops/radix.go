@@ -1,6 +1,7 @@
 package dfops
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -219,40 +220,70 @@ func sortPacked(keys, tmp []uint64, idx []int32, lo uint64, width int, rowBits u
 	for i, k := range keys {
 		keys[i] = (k-lo)<<rowBits | uint64(idx[i])
 	}
-	w, passes := digits(width)
-	var count [maxPasses << digitBits]int32
-	histograms(keys, rowBits, w, passes, &count)
-	for p := range passes {
-		c, shift := count[p<<w:(p+1)<<w], rowBits+uint(p)*w
-		if !trivial(keys, c, shift) {
-			scatterPacked(keys, tmp, shift, c)
-			keys, tmp = tmp, keys
-		}
-	}
+	keys, _ = radixPasses(keys, tmp, rowBits, width)
 	mask := uint64(1)<<rowBits - 1
 	for i, k := range keys {
 		idx[i] = int32(k & mask)
 	}
 }
 
-// sortWide sorts keys, whose rows are idx, in ping-pong passes through tmp
-// and a second row buffer.
+// sortWide sorts keys too wide to pack beside their rows: it sorts the
+// keys' top bits packed above each key's position j, then each run of
+// equal top bits by the whole key, and puts the rows, idx, in that order.
 func sortWide(keys, tmp []uint64, idx []int32, lo uint64, width int) {
-	for i := range keys {
-		keys[i] -= lo
+	jBits := uint(bits.Len(uint(len(keys))))
+	drop := uint(width) + jBits - 64
+	packed := make([]uint64, len(keys))
+	for j, k := range keys {
+		packed[j] = (k-lo)>>drop<<jBits | uint64(j)
 	}
+	packed, free := radixPasses(packed, tmp, jBits, 64-int(jBits))
+	mask := uint64(1)<<jBits - 1
+	sortRuns(packed, keys, jBits)
+	for i, p := range packed {
+		free[i] = uint64(idx[p&mask])
+	}
+	for i, r := range free {
+		idx[i] = int32(r)
+	}
+}
+
+// sortRuns sorts each run of packed words with equal bits above jBits by
+// keys[j], ties by j, where j is a word's low jBits.
+func sortRuns(packed, keys []uint64, jBits uint) {
+	mask := uint64(1)<<jBits - 1
+	byKey := func(a, b uint64) int {
+		if c := cmp.Compare(keys[a&mask], keys[b&mask]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	for i := 0; i < len(packed); {
+		e := i + 1
+		for e < len(packed) && packed[e]>>jBits == packed[i]>>jBits {
+			e++
+		}
+		if run := packed[i:e]; len(run) > 1 && !slices.IsSortedFunc(run, byKey) {
+			slices.SortFunc(run, byKey)
+		}
+		i = e
+	}
+}
+
+// radixPasses sorts keys by their width bits from bit base up, in passes
+// between keys and tmp, and returns the sorted buffer and the other one.
+func radixPasses(keys, tmp []uint64, base uint, width int) (sorted, free []uint64) {
 	w, passes := digits(width)
 	var count [maxPasses << digitBits]int32
-	histograms(keys, 0, w, passes, &count)
-	out, tmpIdx := idx, make([]int32, len(idx))
+	histograms(keys, base, w, passes, &count)
 	for p := range passes {
-		c, shift := count[p<<w:(p+1)<<w], uint(p)*w
+		c, shift := count[p<<w:(p+1)<<w], base+uint(p)*w
 		if !trivial(keys, c, shift) {
-			scatter(keys, idx, tmp, tmpIdx, shift, c)
-			keys, tmp, idx, tmpIdx = tmp, keys, tmpIdx, idx
+			scatter(keys, tmp, shift, c)
+			keys, tmp = tmp, keys
 		}
 	}
-	copy(out, idx)
+	return keys, tmp
 }
 
 // trivial reports whether every key has the same digit at shift, whose
@@ -292,21 +323,9 @@ func offsets(c []int32) {
 	}
 }
 
-// scatter moves keys and idx to dst stably by the digit at shift, whose
-// counts are c.
-func scatter(keys []uint64, idx []int32, dstKeys []uint64, dstIdx []int32, shift uint, c []int32) {
-	offsets(c)
-	mask := uint64(len(c) - 1)
-	for j, k := range keys {
-		d := k >> shift & mask
-		o := c[d]
-		dstKeys[o], dstIdx[o] = k, idx[j]
-		c[d] = o + 1
-	}
-}
-
-// scatterPacked is scatter for packed keys.
-func scatterPacked(keys, dst []uint64, shift uint, c []int32) {
+// scatter moves keys to dst stably by the digit at shift, whose counts
+// are c.
+func scatter(keys, dst []uint64, shift uint, c []int32) {
 	offsets(c)
 	mask := uint64(len(c) - 1)
 	for _, k := range keys {

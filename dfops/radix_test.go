@@ -30,7 +30,7 @@ func TestRadixMatchesComparison(t *testing.T) {
 		t.Run(typ.String(), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			for seed := range 120 {
+			for seed := range 144 {
 				rng := rand.New(rand.NewPCG(uint64(ti), uint64(seed)))
 				checkRadix(t, mem, rng, typ, seed)
 			}
@@ -81,6 +81,7 @@ func randomKeys(rng *rand.Rand, n, seed int) ([]rawKey, string) {
 		{"narrow", narrowKeys(rng)},
 		{"duplicates", func() rawKey { v := rng.IntN(3) - 1; return rawKey{int64(v), float64(v)} }},
 		{"special floats", func() rawKey { return rawKey{int64(rng.IntN(5)), specialFloat(rng)} }},
+		{"clustered", clusteredKeys(rng)},
 		{"normal", func() rawKey { return rawKey{int64(rng.NormFloat64() * 1e4), rng.NormFloat64() * 1e4} }},
 	}
 	m := modes[(seed/8)%len(modes)]
@@ -104,6 +105,16 @@ func narrowKeys(rng *rand.Rand) func() rawKey {
 	return func() rawKey {
 		d := rng.Int64N(span)
 		return rawKey{base + d, fbase + float64(d)/16}
+	}
+}
+
+// clusteredKeys returns a generator of keys near three far-apart bases,
+// so that wide keys share their top bits in runs.
+func clusteredKeys(rng *rand.Rand) func() rawKey {
+	bases := []int64{int64(rng.Uint64()), int64(rng.Uint64()), int64(rng.Uint64())}
+	return func() rawKey {
+		b, d := bases[rng.IntN(3)], rng.Int64N(1<<12)
+		return rawKey{b + d, math.Float64frombits(uint64(b)) * (1 + float64(d)*1e-15)}
 	}
 }
 

@@ -11,9 +11,14 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/float16"
 )
 
-// radixMin is the fewest rows sorted by radix; fewer go to the comparison
-// sort, which is faster there.
+// radixMin is the fewest rows sorted as uint64 keys; fewer go to the
+// comparison sort, which is as fast there.
 const radixMin = 128
+
+// passesMin is the fewest keys sorted by radix passes; fewer are sorted by
+// slices.Sort, which is faster there (1.5-3x at 256 keys of 64 bits, where
+// radix pays for up to 6 passes of 2048 counters).
+const passesMin = 1024
 
 // digitBits is the widest radix digit: 2^digitBits counters per pass.
 const digitBits = 11
@@ -270,9 +275,14 @@ func sortRuns(packed, keys []uint64, jBits uint) {
 	}
 }
 
-// radixPasses sorts keys by their width bits from bit base up, in passes
-// between keys and tmp, and returns the sorted buffer and the other one.
+// radixPasses sorts keys, whose bits below base are unique, by their width
+// bits from bit base up, in passes between keys and tmp, and returns the
+// sorted buffer and the other one.
 func radixPasses(keys, tmp []uint64, base uint, width int) (sorted, free []uint64) {
+	if len(keys) < passesMin {
+		slices.Sort(keys) // the bits below base keep equal keys stable
+		return keys, tmp
+	}
 	w, passes := digits(width)
 	var count [maxPasses << digitBits]int32
 	histograms(keys, base, w, passes, &count)

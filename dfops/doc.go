@@ -46,7 +46,10 @@
 // # Sort and divisions
 //
 // SortStable orders a record by one column, keeping the input order of
-// equal keys; nulls and float NaNs go last, in input order. Quantiles picks
+// equal keys; nulls and float NaNs go last, in input order. Integer, date,
+// timestamp, bool and float keys are radix sorted as order-preserving
+// 64-bit words (only the digits in which the keys differ), strings and
+// short columns by comparison. Quantiles picks
 // n-1 ascending divisions from a weighted sample (the approximate quantiles
 // Dask's set_index uses), and Sample collects one from the columns of many
 // files and encodes the divisions as the JSON values of a range partitioning

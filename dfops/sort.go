@@ -50,7 +50,19 @@ func takeRecord(mem memory.Allocator, rec arrow.Record, rows []int32) (arrow.Rec
 }
 
 // SortIndices returns the row numbers of arr in SortStable's order.
+// Fixed-width numeric keys are sorted by radix, the rest (and short
+// arrays) by comparison.
 func SortIndices(arr arrow.Array) ([]int32, error) {
+	if arr.Len() >= radixMin {
+		if order, ok := radixIndices(arr); ok {
+			return order, nil
+		}
+	}
+	return compareIndices(arr)
+}
+
+// compareIndices is SortIndices by comparison sort, for any sortable type.
+func compareIndices(arr arrow.Array) ([]int32, error) {
 	if at, ok := intAt(arr); ok {
 		return order(arr.Len(), at, arr.IsNull), nil
 	}

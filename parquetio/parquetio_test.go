@@ -407,6 +407,7 @@ func TestWriteConfigValidate(t *testing.T) {
 		{"zero", WriteConfig{}, true},
 		{"default", DefaultWriteConfig(), true},
 		{"zstd", WriteConfig{Compression: Zstd}, true},
+		{"auto", WriteConfig{Compression: Auto}, true},
 		{"unknown compression", WriteConfig{Compression: "lzo"}, false},
 		{"negative row groups", WriteConfig{RowGroupRows: -1}, false},
 	}

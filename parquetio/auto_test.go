@@ -2,6 +2,8 @@ package parquetio
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -14,7 +16,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/file"
 )
 
-// autoSchema has compressible columns (small ints, repeated strings) and
+// autoSchema has compressible columns (small ints, repeated strings, short
+// random tags, which snappy shrinks by their 4-byte lengths in the page) and
 // incompressible ones (random float64 bits, wide random ids).
 func autoSchema() *arrow.Schema {
 	return arrow.NewSchema([]arrow.Field{
@@ -22,6 +25,7 @@ func autoSchema() *arrow.Schema {
 		{Name: "val", Type: arrow.PrimitiveTypes.Float64},
 		{Name: "word", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "tag", Type: arrow.BinaryTypes.String},
 	}, nil)
 }
 
@@ -41,17 +45,18 @@ func autoRecord(mem memory.Allocator, rows int, seed uint64, zeroVal bool) arrow
 		b.Field(1).(*array.Float64Builder).Append(v)
 		b.Field(2).(*array.StringBuilder).Append(words[i%len(words)])
 		b.Field(3).(*array.Int64Builder).Append(int64(rng.Uint64()))
+		b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("t%07d", rng.IntN(10_000_000)))
 	}
 	return b.NewRecord()
 }
 
 // all returns every column of autoSchema with c.
 func all(c Compression) map[string]Compression {
-	return map[string]Compression{"small": c, "val": c, "word": c, "id": c}
+	return map[string]Compression{"small": c, "val": c, "word": c, "id": c, "tag": c}
 }
 
 func TestAutoCompression(t *testing.T) {
-	chosen := map[string]Compression{"small": Snappy, "val": Uncompressed, "word": Snappy, "id": Uncompressed}
+	chosen := map[string]Compression{"small": Snappy, "val": Uncompressed, "word": Snappy, "id": Uncompressed, "tag": Snappy}
 	cases := []struct {
 		name    string
 		cfg     WriteConfig
@@ -65,7 +70,7 @@ func TestAutoCompression(t *testing.T) {
 		{"auto small record", WriteConfig{Compression: Auto}, []int{300}, false, chosen},
 		{"auto after an empty record", WriteConfig{Compression: Auto}, []int{0, 20000}, false, chosen},
 		{"auto decides on the first record", WriteConfig{Compression: Auto, RowGroupRows: 5000}, []int{3000, 20000}, true,
-			map[string]Compression{"small": Snappy, "val": Snappy, "word": Snappy, "id": Uncompressed}},
+			map[string]Compression{"small": Snappy, "val": Snappy, "word": Snappy, "id": Uncompressed, "tag": Snappy}},
 		{"auto empty file", WriteConfig{Compression: Auto}, nil, false, all(Snappy)},
 		{"auto only empty records", WriteConfig{Compression: Auto}, []int{0, 0}, false, all(Snappy)},
 		{"snappy", WriteConfig{Compression: Snappy}, []int{20000}, false, all(Snappy)},
@@ -150,70 +155,72 @@ func checkRoundTrip(t *testing.T, mem memory.Allocator, path string, in []arrow.
 	}
 }
 
-// TestValueSample checks the sampled bytes of sliced arrays of each layout.
-func TestValueSample(t *testing.T) {
+// TestSample checks the sampled bytes of sliced arrays of each layout.
+func TestSample(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	rec := genRecord(mem, allTypes(), 1000, 3)
 	defer rec.Release()
 	slice := rec.NewSlice(13, 1000)
 	defer slice.Release()
+	var s sampler
 	for i, f := range slice.Schema().Fields() {
 		t.Run(f.Name, func(t *testing.T) {
 			col := slice.Column(i)
-			wantRaw, wantLimited := sampleSizes(col)
-			if got := sampleLen(valueSample(col, 1<<20)); got != wantRaw {
-				t.Errorf("whole sample %d bytes, want %d", got, wantRaw)
+			if got, want := len(s.sample(col, 1<<20)), plainSize(col); got != want {
+				t.Errorf("whole sample %d bytes, want %d", got, want)
 			}
-			if got := sampleLen(valueSample(col, 256)); got > wantLimited {
-				t.Errorf("256-byte sample %d bytes, want <= %d", got, wantLimited)
+			if got := len(s.sample(col, 256)); got > 256+maxRowBytes(col) {
+				t.Errorf("256-byte sample %d bytes, want <= 256 + one row", got)
 			}
-			if col.IsValid(0) && !startsAtRow0(col, valueSample(col, 256)) {
+			if !startsAtRow0(col, s.sample(col, 256)) {
 				t.Error("sample does not start at row 0")
 			}
 		})
 	}
 }
 
-// sampleSizes returns the bytes of a's values (data and offsets for
-// variable width) and the most a sample limited to 256 bytes may hold
-// (about 256: the rows of a variable-width sample are chosen from the
-// average width).
-func sampleSizes(a arrow.Array) (whole, limited int) {
-	switch v := a.(type) {
-	case *array.String:
-		return len(v.ValueBytes()) + 4*(v.Len()+1), 2 * 256
-	case *array.Binary:
-		return len(v.ValueBytes()) + 4*(v.Len()+1), 2 * 256
-	case *array.LargeString:
-		return len(v.ValueBytes()) + 8*(v.Len()+1), 2 * 256
-	case *array.LargeBinary:
-		return len(v.ValueBytes()) + 8*(v.Len()+1), 2 * 256
-	case *array.Boolean:
-		return (a.Data().Offset()+a.Len()+7)/8 - a.Data().Offset()/8, 256
+// plainSize returns the bytes of a's values as sampled: the values buffer
+// (bits for booleans), or each valid value with its 4-byte length.
+func plainSize(a arrow.Array) int {
+	if v, ok := a.(varWidth); ok {
+		n := 0
+		for i := range v.Len() {
+			if v.IsValid(i) {
+				n += 4 + v.ValueLen(i)
+			}
+		}
+		return n
 	}
-	w := a.DataType().(arrow.FixedWidthDataType).Bytes()
-	return w * a.Len(), 256
+	if a.DataType().ID() == arrow.BOOL {
+		return (a.Data().Offset()+a.Len()+7)/8 - a.Data().Offset()/8
+	}
+	return a.DataType().(arrow.FixedWidthDataType).Bytes() * a.Len()
 }
 
-func sampleLen(parts [][]byte) int {
+// maxRowBytes is the most bytes one row adds to a sample of a.
+func maxRowBytes(a arrow.Array) int {
+	v, ok := a.(varWidth)
+	if !ok {
+		return 0
+	}
 	n := 0
-	for _, p := range parts {
-		n += len(p)
+	for i := range v.Len() {
+		n = max(n, 4+v.ValueLen(i))
 	}
 	return n
 }
 
 // startsAtRow0 reports whether the sample of a starts at its first row
-// (for the layouts it knows; true for others).
-func startsAtRow0(a arrow.Array, parts [][]byte) bool {
+// (row 0 must be valid; true for layouts it does not know).
+func startsAtRow0(a arrow.Array, sample []byte) bool {
 	switch v := a.(type) {
 	case *array.Int64:
-		return arrow.Int64Traits.CastFromBytes(parts[0])[0] == v.Value(0)
+		return arrow.Int64Traits.CastFromBytes(sample)[0] == v.Value(0)
 	case *array.String:
-		return string(parts[0][:v.ValueLen(0)]) == v.Value(0)
+		return int(binary.LittleEndian.Uint32(sample)) == v.ValueLen(0) && string(sample[4:4+v.ValueLen(0)]) == v.Value(0)
 	case *array.LargeBinary:
-		return string(parts[0][:v.ValueLen(0)]) == string(v.Value(0))
+		return int(binary.LittleEndian.Uint32(sample)) == v.ValueLen(0) && string(sample[4:4+v.ValueLen(0)]) == string(v.Value(0))
 	}
 	return true
 }

@@ -11,11 +11,12 @@ type Compression string
 
 // The compressions a Writer can use. Snappy, Zstd and Uncompressed apply to
 // every column. Auto chooses per column from the first record with rows
-// written: Snappy where snappy shrinks a sample of the column's value bytes
-// (up to 64 KiB of its data buffer, with the offsets of strings and binaries)
-// to at most 7/8 of its size, else Uncompressed, like a file system's early
-// abort; incompressible columns (random floats, wide ids) then cost no
-// snappy time. A file committed without rows uses Snappy.
+// written: Snappy where snappy shrinks a sample of the column's values
+// (about 16 KiB, laid out as in a Parquet page: strings and binaries each
+// after its 4-byte length) to at most 7/8 of its size, else Uncompressed,
+// like a file system's early abort; incompressible columns (random floats,
+// random 64-bit ids) then cost no snappy time. A file committed without rows
+// uses Snappy.
 const (
 	Auto         Compression = "auto"
 	Snappy       Compression = "snappy"

@@ -129,8 +129,8 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 }
 
 // parquetJob is the shared part of the merge and set-index runs: output
-// under dir, no dictionary encoding.
+// under dir, no dictionary encoding, compression auto.
 func (b *bench) parquetJob(dir string) ShuffleConfig {
 	return ShuffleConfig{Output: filepath.Join(dir, "out"), Partitions: b.parts(), Cluster: b.cfg.Cluster,
-		BatchRows: parquetio.DefaultBatchRows, Compression: "snappy", NoDictionary: true}
+		BatchRows: parquetio.DefaultBatchRows, Compression: string(parquetio.Auto), NoDictionary: true}
 }

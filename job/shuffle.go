@@ -35,7 +35,7 @@ type ShuffleConfig struct {
 	ID           string // job ID, the prefix of its shuffle IDs (default: <command>-<time>)
 	Parallel     int    // input files put and output partitions processed at once (default 2 per node)
 	BatchRows    int64  // rows per record batch read from an input file
-	Compression  string // of the output files: snappy, zstd or none
+	Compression  string // of the output files: auto (default), snappy, zstd or none
 	Overwrite    bool   // remove part-*.parquet files already in Output
 	NoDictionary bool   // write the output without dictionary encoding
 	Progress     Progress

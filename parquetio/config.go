@@ -9,8 +9,16 @@ import (
 // Compression names the codec of written column chunks.
 type Compression string
 
-// The compressions a Writer can use.
+// The compressions a Writer can use. Snappy, Zstd and Uncompressed apply to
+// every column. Auto chooses per column from the first record with rows
+// written: Snappy where snappy shrinks a sample of the column's values
+// (about 16 KiB, laid out as in a Parquet page: strings and binaries each
+// after its 4-byte length) to at most 7/8 of its size, else Uncompressed,
+// like a file system's early abort; incompressible columns (random floats,
+// random 64-bit ids) then cost no snappy time. A file committed without rows
+// uses Snappy.
 const (
+	Auto         Compression = "auto"
 	Snappy       Compression = "snappy"
 	Zstd         Compression = "zstd"
 	Uncompressed Compression = "none"
@@ -18,7 +26,8 @@ const (
 
 // WriteConfig configures a Writer. The zero value is the default.
 type WriteConfig struct {
-	// Compression of column chunks: Snappy (default), Zstd or Uncompressed.
+	// Compression of column chunks: Auto (default), Snappy, Zstd or
+	// Uncompressed.
 	Compression Compression
 	// RowGroupRows is the most rows in one row group (default 1 Mi). A row
 	// group is buffered (encoded and compressed) in memory until it is full.
@@ -30,10 +39,10 @@ type WriteConfig struct {
 	NoDictionary bool
 }
 
-// DefaultWriteConfig returns the default configuration: Snappy, row groups of
+// DefaultWriteConfig returns the default configuration: Auto, row groups of
 // at most 1 Mi rows.
 func DefaultWriteConfig() WriteConfig {
-	return WriteConfig{Compression: Snappy, RowGroupRows: 1 << 20}
+	return WriteConfig{Compression: Auto, RowGroupRows: 1 << 20}
 }
 
 // withDefaults fills zero fields with their defaults.
@@ -51,7 +60,7 @@ func (c WriteConfig) withDefaults() WriteConfig {
 // Validate checks the configuration.
 func (c WriteConfig) Validate() error {
 	c = c.withDefaults()
-	if _, err := c.codec(); err != nil {
+	if _, err := c.Compression.codec(); err != nil {
 		return err
 	}
 	if c.RowGroupRows < 0 {
@@ -60,15 +69,16 @@ func (c WriteConfig) Validate() error {
 	return nil
 }
 
-// codec maps Compression to the Parquet codec.
-func (c WriteConfig) codec() (compress.Compression, error) {
-	switch c.Compression {
-	case Snappy:
+// codec maps c to the Parquet codec (Auto to Snappy, its choice for a file
+// without rows).
+func (c Compression) codec() (compress.Compression, error) {
+	switch c {
+	case Auto, Snappy:
 		return compress.Codecs.Snappy, nil
 	case Zstd:
 		return compress.Codecs.Zstd, nil
 	case Uncompressed:
 		return compress.Codecs.Uncompressed, nil
 	}
-	return 0, fmt.Errorf("parquetio: compression %q: want snappy, zstd or none", c.Compression)
+	return 0, fmt.Errorf("parquetio: compression %q: want auto, snappy, zstd or none", c)
 }

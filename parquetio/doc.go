@@ -8,7 +8,9 @@
 // package table); ReadFile reads one file (one input task) into records.
 // Create opens an output file for streaming writes; Writer.Commit makes it
 // appear at its path atomically (temporary file, fsync, rename), and
-// WriteFile does all of that for a list of records.
+// WriteFile does all of that for a list of records. Output columns are
+// compressed with snappy only where it pays (Auto, the default: decided per
+// column from a sample of the first record written), or all alike.
 //
 // # Caller's duties
 //

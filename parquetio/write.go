@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -17,12 +18,17 @@ import (
 // Writer streams records into one Parquet file. The file appears at its
 // path only on Commit: until then the rows go to a hidden temporary file in
 // the same directory.
+//
+// The Parquet writer behind it starts with the first Write of a record with
+// rows (under Auto, whose codecs that record decides), or at Commit.
 type Writer struct {
 	path   string
 	schema *arrow.Schema
+	cfg    WriteConfig
 	tmp    *os.File
 	buf    *bufio.Writer
-	fw     *pqarrow.FileWriter
+	fw     *pqarrow.FileWriter    // nil until started
+	codecs map[string]Compression // of each column, once fw started
 	rows   int64
 	closed bool
 }
@@ -33,22 +39,51 @@ func Create(path string, schema *arrow.Schema, cfg WriteConfig) (*Writer, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	codec, _ := cfg.codec()
+	if _, err := pqarrow.ToParquet(schema, nil, arrowProps()); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrWrite, path, err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrWrite, path, err)
 	}
-	w := &Writer{path: path, schema: schema, tmp: tmp, buf: bufio.NewWriterSize(tmp, 1<<20)}
-	props := parquet.NewWriterProperties(parquet.WithCompression(codec),
-		parquet.WithMaxRowGroupLength(cfg.RowGroupRows), parquet.WithDictionaryDefault(!cfg.NoDictionary))
-	w.fw, err = pqarrow.NewFileWriter(schema, w.buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		w.removeTemp()
-		return nil, fmt.Errorf("%w: %s: %w", ErrWrite, path, err)
-	}
-	return w, nil
+	return &Writer{path: path, schema: schema, cfg: cfg.withDefaults(), tmp: tmp,
+		buf: bufio.NewWriterSize(tmp, 1<<20)}, nil
 }
+
+// start creates the Parquet writer with the codecs chosen from rec (nil
+// when there is none).
+func (w *Writer) start(rec arrow.Record) error {
+	codecs := chooseCodecs(w.schema, w.cfg.Compression, rec)
+	fw, err := pqarrow.NewFileWriter(w.schema, w.buf, w.props(codecs), arrowProps())
+	if err != nil {
+		return err
+	}
+	w.fw, w.codecs = fw, codecs
+	return nil
+}
+
+// props returns the Parquet writer properties of the config with the
+// codecs of the columns.
+func (w *Writer) props(codecs map[string]Compression) *parquet.WriterProperties {
+	codec, _ := w.cfg.Compression.codec()
+	opts := []parquet.WriterProperty{parquet.WithCompression(codec),
+		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows), parquet.WithDictionaryDefault(!w.cfg.NoDictionary)}
+	for name, comp := range codecs {
+		codec, _ := comp.codec()
+		opts = append(opts, parquet.WithCompressionFor(name, codec))
+	}
+	return parquet.NewWriterProperties(opts...)
+}
+
+// arrowProps stores the Arrow schema in the file.
+func arrowProps() pqarrow.ArrowWriterProperties {
+	return pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+}
+
+// Codecs returns the compression of each column by name, as chosen (see
+// Auto), or nil before the first record with rows is written or the file
+// committed. The map is the caller's.
+func (w *Writer) Codecs() map[string]Compression { return maps.Clone(w.codecs) }
 
 // Write appends the rows of rec, whose columns must have the writer's names
 // and types (nullability and metadata may differ). rec is not retained.
@@ -62,6 +97,14 @@ func (w *Writer) Write(rec arrow.Record) error {
 		}
 		rec = array.NewRecord(w.schema, rec.Columns(), rec.NumRows())
 		defer rec.Release()
+	}
+	if w.fw == nil && rec.NumRows() == 0 {
+		return nil
+	}
+	if w.fw == nil {
+		if err := w.start(rec); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
+		}
 	}
 	if err := w.fw.WriteBuffered(rec); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
@@ -94,7 +137,13 @@ func (w *Writer) Commit() error {
 
 // finish closes the Parquet writer and makes the temporary file durable.
 func (w *Writer) finish() error {
-	err := w.fw.Close()
+	var err error
+	if w.fw == nil {
+		err = w.start(nil)
+	}
+	if err == nil {
+		err = w.fw.Close()
+	}
 	if err == nil {
 		err = w.buf.Flush()
 	}
@@ -113,7 +162,9 @@ func (w *Writer) Abort() error {
 		return nil
 	}
 	w.closed = true
-	_ = w.fw.Close()
+	if w.fw != nil {
+		_ = w.fw.Close()
+	}
 	w.removeTemp()
 	return nil
 }

@@ -1,0 +1,226 @@
+package parquetio
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+)
+
+// autoSchema has compressible columns (small ints, repeated strings, short
+// random tags, which snappy shrinks by their 4-byte lengths in the page) and
+// incompressible ones (random float64 bits, wide random ids).
+func autoSchema() *arrow.Schema {
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "small", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "val", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "word", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "tag", Type: arrow.BinaryTypes.String},
+	}, nil)
+}
+
+// autoRecord makes rows of autoSchema; with zeroVal the val column is all
+// zeros (compressible).
+func autoRecord(mem memory.Allocator, rows int, seed uint64, zeroVal bool) arrow.Record {
+	b := array.NewRecordBuilder(mem, autoSchema())
+	defer b.Release()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	words := []string{"alpha", "beta", "gamma", "delta"}
+	for i := range rows {
+		b.Field(0).(*array.Int64Builder).Append(rng.Int64N(100))
+		v := math.Float64frombits(rng.Uint64() &^ (1 << 62)) // finite (exponent < 0x400), random bits
+		if zeroVal {
+			v = 0
+		}
+		b.Field(1).(*array.Float64Builder).Append(v)
+		b.Field(2).(*array.StringBuilder).Append(words[i%len(words)])
+		b.Field(3).(*array.Int64Builder).Append(int64(rng.Uint64()))
+		b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("t%07d", rng.IntN(10_000_000)))
+	}
+	return b.NewRecord()
+}
+
+// all returns every column of autoSchema with c.
+func all(c Compression) map[string]Compression {
+	return map[string]Compression{"small": c, "val": c, "word": c, "id": c, "tag": c}
+}
+
+func TestAutoCompression(t *testing.T) {
+	chosen := map[string]Compression{"small": Snappy, "val": Uncompressed, "word": Snappy, "id": Uncompressed, "tag": Snappy}
+	cases := []struct {
+		name    string
+		cfg     WriteConfig
+		rows    []int // rows of each record; 0 rows is an empty record
+		zeroVal bool  // the first record's val column is all zeros
+		want    map[string]Compression
+	}{
+		{"auto", WriteConfig{Compression: Auto}, []int{20000}, false, chosen},
+		{"default is auto", WriteConfig{}, []int{20000}, false, chosen},
+		{"auto no dictionary", WriteConfig{Compression: Auto, NoDictionary: true}, []int{20000}, false, chosen},
+		{"auto small record", WriteConfig{Compression: Auto}, []int{300}, false, chosen},
+		{"auto after an empty record", WriteConfig{Compression: Auto}, []int{0, 20000}, false, chosen},
+		{"auto decides on the first record", WriteConfig{Compression: Auto, RowGroupRows: 5000}, []int{3000, 20000}, true,
+			map[string]Compression{"small": Snappy, "val": Snappy, "word": Snappy, "id": Uncompressed, "tag": Snappy}},
+		{"auto empty file", WriteConfig{Compression: Auto}, nil, false, all(Snappy)},
+		{"auto only empty records", WriteConfig{Compression: Auto}, []int{0, 0}, false, all(Snappy)},
+		{"snappy", WriteConfig{Compression: Snappy}, []int{20000}, false, all(Snappy)},
+		{"zstd", WriteConfig{Compression: Zstd}, []int{20000}, false, all(Zstd)},
+		{"none", WriteConfig{Compression: Uncompressed}, []int{20000}, false, all(Uncompressed)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			var in []arrow.Record
+			for i, n := range tc.rows {
+				in = append(in, autoRecord(mem, n, uint64(i), tc.zeroVal && i == 0))
+			}
+			defer releaseRecs(in)
+			path := filepath.Join(t.TempDir(), "f.parquet")
+			got := writeCodecs(t, path, in, tc.cfg)
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("Codecs() = %v, want %v", got, tc.want)
+			}
+			checkChunkCodecs(t, path, tc.want)
+			checkRoundTrip(t, mem, path, in)
+		})
+	}
+}
+
+// writeCodecs writes recs to path with cfg and returns the writer's Codecs.
+func writeCodecs(t *testing.T, path string, recs []arrow.Record, cfg WriteConfig) map[string]Compression {
+	t.Helper()
+	w, err := Create(path, autoSchema(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return w.Codecs()
+}
+
+// checkChunkCodecs checks the codec of every column chunk in the file's
+// metadata against want.
+func checkChunkCodecs(t *testing.T, path string, want map[string]Compression) {
+	t.Helper()
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for g := range r.NumRowGroups() {
+		rg := r.MetaData().RowGroup(g)
+		for c := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := cc.PathInSchema().String()
+			if wc, _ := want[name].codec(); cc.Compression() != wc {
+				t.Errorf("row group %d column %s: codec %v, want %v", g, name, cc.Compression(), wc)
+			}
+		}
+	}
+}
+
+// checkRoundTrip reads path back and compares its rows with in.
+func checkRoundTrip(t *testing.T, mem memory.Allocator, path string, in []arrow.Record) {
+	t.Helper()
+	out, err := ReadFile(context.Background(), path, mem, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseRecs(out)
+	want, got := concatAll(t, mem, autoSchema(), in), concatAll(t, mem, autoSchema(), out)
+	defer want.Release()
+	defer got.Release()
+	if !array.RecordEqual(want, got) {
+		t.Fatalf("records differ: want %d rows, got %d", want.NumRows(), got.NumRows())
+	}
+}
+
+// TestSample checks the sampled bytes of sliced arrays of each layout.
+func TestSample(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := genRecord(mem, allTypes(), 1000, 3)
+	defer rec.Release()
+	slice := rec.NewSlice(13, 1000)
+	defer slice.Release()
+	var s sampler
+	for i, f := range slice.Schema().Fields() {
+		t.Run(f.Name, func(t *testing.T) {
+			col := slice.Column(i)
+			if got, want := len(s.sample(col, 1<<20)), plainSize(col); got != want {
+				t.Errorf("whole sample %d bytes, want %d", got, want)
+			}
+			if got := len(s.sample(col, 256)); got > 256+maxRowBytes(col) {
+				t.Errorf("256-byte sample %d bytes, want <= 256 + one row", got)
+			}
+			if !startsAtRow0(col, s.sample(col, 256)) {
+				t.Error("sample does not start at row 0")
+			}
+		})
+	}
+}
+
+// plainSize returns the bytes of a's values as sampled: the values buffer
+// (bits for booleans), or each valid value with its 4-byte length.
+func plainSize(a arrow.Array) int {
+	if v, ok := a.(varWidth); ok {
+		n := 0
+		for i := range v.Len() {
+			if v.IsValid(i) {
+				n += 4 + v.ValueLen(i)
+			}
+		}
+		return n
+	}
+	if a.DataType().ID() == arrow.BOOL {
+		return (a.Data().Offset()+a.Len()+7)/8 - a.Data().Offset()/8
+	}
+	return a.DataType().(arrow.FixedWidthDataType).Bytes() * a.Len()
+}
+
+// maxRowBytes is the most bytes one row adds to a sample of a.
+func maxRowBytes(a arrow.Array) int {
+	v, ok := a.(varWidth)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for i := range v.Len() {
+		n = max(n, 4+v.ValueLen(i))
+	}
+	return n
+}
+
+// startsAtRow0 reports whether the sample of a starts at its first row
+// (row 0 must be valid; true for layouts it does not know).
+func startsAtRow0(a arrow.Array, sample []byte) bool {
+	switch v := a.(type) {
+	case *array.Int64:
+		return arrow.Int64Traits.CastFromBytes(sample)[0] == v.Value(0)
+	case *array.String:
+		return int(binary.LittleEndian.Uint32(sample)) == v.ValueLen(0) && string(sample[4:4+v.ValueLen(0)]) == v.Value(0)
+	case *array.LargeBinary:
+		return int(binary.LittleEndian.Uint32(sample)) == v.ValueLen(0) && string(sample[4:4+v.ValueLen(0)]) == string(v.Value(0))
+	}
+	return true
+}

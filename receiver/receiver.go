@@ -45,6 +45,23 @@ type Shuffle struct {
 	regions *offheap.Pool
 }
 
+// OffheapBytes returns the bytes the shuffle's arenas have mapped (its
+// assembled chunks and accumulated partitions).
+func (sh *Shuffle) OffheapBytes() int64 {
+	var n int64
+	sh.asm.mu.Lock()
+	if sh.asm.arena != nil {
+		n += sh.asm.arena.Mapped()
+	}
+	sh.asm.mu.Unlock()
+	sh.accs.mu.Lock()
+	if sh.accs.arena != nil {
+		n += sh.accs.arena.Mapped()
+	}
+	sh.accs.mu.Unlock()
+	return n
+}
+
 // NewShuffle returns the receive side of st, whose arenas use regions
 // (nil: none).
 func NewShuffle(st *shuffle.State, regions *offheap.Pool) *Shuffle {

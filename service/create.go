@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -200,5 +202,24 @@ func (s *Service) dropAs(id, reason string, left bool) error {
 	}
 	sh.Finish(Failed, errors.New(reason))
 	s.split.Drop(id)
+	if sh.recv.OffheapBytes() >= offheap.RegionBytes {
+		s.collectSoon()
+	}
 	return s.store.DropShuffle(id)
+}
+
+// collectSoon runs a garbage collection in the background, unless one it
+// started still runs. A dropped shuffle's arenas are freed by the
+// collector's cleanup (see offheap): without this, that memory would stay
+// mapped, and out of the node's region pool, until the next collection,
+// which on an idle node may be minutes away. A collection costs little
+// here: the shuffle's bulk is off the Go heap.
+func (s *Service) collectSoon() {
+	if !s.collecting.CompareAndSwap(false, true) {
+		return
+	}
+	s.bg.Go(func() {
+		defer s.collecting.Store(false)
+		runtime.GC()
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
@@ -49,12 +50,13 @@ type Service struct {
 	recv  *receiver.Receiver
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (nil when Config.KeepRegions is negative).
-	regions *offheap.Pool
-	coord   *coordinator.Coordinator // set by Attach
-	ready   chan struct{}            // closed by Attach: net is set
-	ctx     context.Context          // cancelled by Close; parent of background work
-	stop    context.CancelFunc
-	bg      sync.WaitGroup
+	regions    *offheap.Pool
+	collecting atomic.Bool              // collectSoon's collection runs
+	coord      *coordinator.Coordinator // set by Attach
+	ready      chan struct{}            // closed by Attach: net is set
+	ctx        context.Context          // cancelled by Close; parent of background work
+	stop       context.CancelFunc
+	bg         sync.WaitGroup
 
 	mu       sync.RWMutex
 	shuffles map[string]*entry

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -281,9 +282,11 @@ func checkArenaFreed(t *testing.T, sp *spec.Spec, in input, keep time.Duration) 
 	if offheap.Live() <= before {
 		t.Fatalf("arenas hold %d bytes during the shuffle, %d before: nothing was held off the heap", offheap.Live(), before)
 	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // only the nodes' own collections run
 	if err := c.svcs[0].CloseShuffle(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
+	waitReclaimed(t, c, before)
 	after := settledArenas()
 	var pooled int64
 	for _, s := range c.svcs {
@@ -297,6 +300,27 @@ func checkArenaFreed(t *testing.T, sp *spec.Spec, in input, keep time.Duration) 
 	}
 	if after := settledArenas(); after > before {
 		t.Fatalf("arenas hold %d bytes after the nodes closed, %d before", after, before)
+	}
+}
+
+// waitReclaimed waits, without collecting garbage itself, until the
+// closed shuffle's arenas are unmapped or pooled: the nodes collect when
+// they drop a shuffle that held arena memory.
+func waitReclaimed(t *testing.T, c *simCluster, before int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var pooled int64
+		for _, s := range c.svcs {
+			pooled += s.Stats().PooledBytes
+		}
+		if offheap.Live()-pooled <= before {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("arenas hold %d bytes (%d pooled) 10 s after the close, %d before: the nodes did not reclaim them", offheap.Live(), pooled, before)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

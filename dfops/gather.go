@@ -33,13 +33,31 @@ func (p picker) at(r int) (src int, row int) {
 	return -1, 0
 }
 
+// allValid reports whether every output row is a row of a source without
+// nulls: then the output needs no validity bitmap.
+func (p picker) allValid() bool {
+	for _, s := range p.srcs {
+		if s != nil && s.NullN() > 0 {
+			return false
+		}
+	}
+	for r, i := range p.a {
+		if i < 0 && (p.srcs[1] == nil || p.b[r] < 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // gather builds the array of len(p.a) rows that p describes, allocated from
 // mem; the caller must Release it.
 func gather(mem memory.Allocator, p picker) (arrow.Array, error) {
 	dt := p.srcs[0].DataType()
 	n := len(p.a)
 	valid, nulls := gatherValidity(mem, p)
-	defer valid.Release()
+	if valid != nil {
+		defer valid.Release()
+	}
 	var bufs []*memory.Buffer
 	var err error
 	switch dt.ID() {
@@ -63,8 +81,12 @@ func gather(mem memory.Allocator, p picker) (arrow.Array, error) {
 	return array.MakeFromData(data), nil
 }
 
-// gatherValidity returns the output's validity bitmap and null count.
+// gatherValidity returns the output's validity bitmap and null count; no
+// bitmap (nil, 0) when every row is valid.
 func gatherValidity(mem memory.Allocator, p picker) (*memory.Buffer, int) {
+	if p.allValid() {
+		return nil, 0
+	}
 	n := len(p.a)
 	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
 	bits := buf.Bytes()

@@ -188,11 +188,7 @@ func readAll(ctx context.Context, res *client.Result, v *Verifier, c DemoConfig,
 				if c.BeforeRead != nil {
 					c.BeforeRead(p)
 				}
-				err := res.Read(ctx, p, func(rec arrow.Record) error {
-					mu.Lock()
-					defer mu.Unlock()
-					return v.Output(p, rec)
-				})
+				err := res.Read(ctx, p, func(rec arrow.Record) error { return v.Output(p, rec) })
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("job: reading partition %d: %w", p, err)

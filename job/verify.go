@@ -14,7 +14,7 @@ import (
 // partition the partitioner assigns to its key, and the per-partition row
 // count and key checksum equal to what the input implies.
 type Verifier struct {
-	mu       sync.Mutex // Input may be called from several goroutines
+	mu       sync.Mutex // Input and Output may be called from several goroutines
 	part     *table.Partitioner
 	seen     []bool
 	idCol    int
@@ -49,12 +49,15 @@ func (v *Verifier) Input(rec arrow.Record) error {
 	return nil
 }
 
-// Output accounts for one output record read from partition p.
+// Output accounts for one output record read from partition p. Safe to
+// call concurrently: the keys are partitioned before the lock is taken.
 func (v *Verifier) Output(p int, rec arrow.Record) error {
 	pids, err := v.part.Partition(rec, nil)
 	if err != nil {
 		return err
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	ids := rec.Column(v.idCol).(*array.Int64)
 	keys := rec.Column(v.keyCol).(*array.Int64)
 	for i, q := range pids {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/float16"
 )
 
 // rangeRows applies a Range rule: each key goes to the number of divisions
@@ -14,11 +15,11 @@ func (p *Partitioner) rangeRows(arr arrow.Array, out []uint32) {
 	ct, d := p.c.types[0], &p.c.div
 	switch ct.class {
 	case classSigned:
-		rangeFixedSigned(arr.DataType().ID(), fixedBytes(arr, ct.width), d.i, out)
+		rangeFixedSigned(arr.DataType().ID(), fixedBytes(arr, ct.width), d.ord, out)
 	case classUnsigned:
 		rangeFixedUnsigned(arr.DataType().ID(), fixedBytes(arr, ct.width), d.u, out)
 	case classFloat:
-		rangeFixedFloat(arr.DataType().ID(), fixedBytes(arr, ct.width), d.f, out)
+		rangeFixedFloat(arr.DataType().ID(), fixedBytes(arr, ct.width), d.ord, out)
 	case classBool:
 		bits, off := boolBits(arr)
 		for i := range out {
@@ -48,33 +49,20 @@ func upper[T cmp.Ordered](div []T, v T) uint32 {
 	return uint32(lo)
 }
 
-// rangeSigned places signed keys widened to int64.
-func rangeSigned[T signed](vals []T, div []int64, out []uint32) {
-	for i, v := range vals {
-		out[i] = upper(div, int64(v))
-	}
+// rangeSigned places signed keys widened to int64 (div: their order keys).
+func rangeSigned[T signed](vals []T, div []uint64, out []uint32) {
+	placeEach(vals, func(v T) uint64 { return signedKey(int64(v)) }, div, out)
 }
 
 // rangeUnsigned places unsigned keys widened to uint64.
 func rangeUnsigned[T unsigned](vals []T, div []uint64, out []uint32) {
-	for i, v := range vals {
-		out[i] = upper(div, uint64(v))
-	}
+	placeEach(vals, func(v T) uint64 { return uint64(v) }, div, out)
 }
 
-// rangeFloat places float keys widened to float64; NaN goes last.
-func rangeFloat[T floating](vals []T, div []float64, out []uint32) {
-	for i, v := range vals {
-		out[i] = upperFloat(div, float64(v))
-	}
-}
-
-// upperFloat is upper for floats with NaN placed after every division.
-func upperFloat(div []float64, v float64) uint32 {
-	if v != v {
-		return uint32(len(div))
-	}
-	return upper(div, v)
+// rangeFloat places float keys widened to float64 (div: their order keys);
+// NaN goes last.
+func rangeFloat[T floating](vals []T, div []uint64, out []uint32) {
+	placeEach(vals, func(v T) uint64 { return floatKey(float64(v)) }, div, out)
 }
 
 // rangeVar places byte-string keys in bytewise order.
@@ -95,7 +83,7 @@ func rangeVar[O offset](offs []O, data []byte, div [][]byte, out []uint32) {
 }
 
 // rangeFixedSigned dispatches a signed column to its typed loop.
-func rangeFixedSigned(id arrow.Type, b []byte, div []int64, out []uint32) {
+func rangeFixedSigned(id arrow.Type, b []byte, div []uint64, out []uint32) {
 	switch id {
 	case arrow.INT8:
 		rangeSigned(asI8(b), div, out)
@@ -123,12 +111,10 @@ func rangeFixedUnsigned(id arrow.Type, b []byte, div []uint64, out []uint32) {
 }
 
 // rangeFixedFloat dispatches a float column to its typed loop.
-func rangeFixedFloat(id arrow.Type, b []byte, div []float64, out []uint32) {
+func rangeFixedFloat(id arrow.Type, b []byte, div []uint64, out []uint32) {
 	switch id {
 	case arrow.FLOAT16:
-		for i, v := range asF16(b) {
-			out[i] = upperFloat(div, float64(v.Float32()))
-		}
+		placeEach(asF16(b), func(v float16.Num) uint64 { return floatKey(float64(v.Float32())) }, div, out)
 	case arrow.FLOAT32:
 		rangeFloat(asF32(b), div, out)
 	default:

@@ -100,19 +100,7 @@ func TestAutoCompression(t *testing.T) {
 // writeCodecs writes recs to path with cfg and returns the writer's Codecs.
 func writeCodecs(t *testing.T, path string, recs []arrow.Record, cfg WriteConfig) map[string]Compression {
 	t.Helper()
-	w, err := Create(path, autoSchema(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	return w.Codecs()
+	return writeWith(t, path, autoSchema(), recs, cfg)
 }
 
 // checkChunkCodecs checks the codec of every column chunk in the file's

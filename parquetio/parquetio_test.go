@@ -176,7 +176,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func writeWith(t *testing.T, path string, schema *arrow.Schema, recs []arrow.Record, cfg WriteConfig) {
+func writeWith(t *testing.T, path string, schema *arrow.Schema, recs []arrow.Record, cfg WriteConfig) map[string]Compression {
 	t.Helper()
 	w, err := Create(path, schema, cfg)
 	if err != nil {
@@ -190,6 +190,7 @@ func writeWith(t *testing.T, path string, schema *arrow.Schema, recs []arrow.Rec
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	return w.Codecs()
 }
 
 // checkBatches checks that no batch is empty or larger than batchRows.

@@ -11,4 +11,7 @@
 // An Arena frees its mappings when it becomes unreachable (a runtime
 // cleanup), so a holder of its memory must also hold the Arena. Buffers are
 // never freed one by one: an Arena lives as long as the shuffle it serves.
+// An Arena made with NewIn gives its regions to a Pool instead, which keeps
+// them (up to a limit, for an idle time) for the next Arenas of the same
+// owner: a node's later shuffles reuse memory already mapped and touched.
 package offheap

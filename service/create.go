@@ -218,7 +218,7 @@ func (s *Service) collectSoon() {
 	if !s.collecting.CompareAndSwap(false, true) {
 		return
 	}
-	s.bg.Go(func() {
+	s.background(func(context.Context) {
 		defer s.collecting.Store(false)
 		runtime.GC()
 	})

@@ -15,8 +15,9 @@ func fillArena(pool *Pool, regions int) uintptr {
 	var first uintptr
 	for i := range regions * 4 {
 		b := a.Alloc(RegionBytes / 4)
-		for j := range b {
-			b[j] = 0xff
+		b[0] = 0xff
+		for j := 1; j < len(b); j *= 2 {
+			copy(b[j:], b[:j])
 		}
 		if i == 0 {
 			first = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
@@ -26,7 +27,7 @@ func fillArena(pool *Pool, regions int) uintptr {
 }
 
 // waitPooled collects garbage until the pool holds want bytes.
-func waitPooled(t *testing.T, pool *Pool, want int64) {
+func waitPooled(t testing.TB, pool *Pool, want int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for pool.Bytes() != want {
@@ -122,5 +123,30 @@ func waitLive(t *testing.T, want int64) {
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// BenchmarkArenaFill fills 64 MiB of buffers from a new Arena per
+// iteration, with fresh mappings (every page faulted in again) and with a
+// Pool (the previous Arena's regions, cleared as they are handed out).
+func BenchmarkArenaFill(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		pool *Pool
+	}{{"fresh", nil}, {"pooled", NewPool(4*RegionBytes, time.Minute)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			defer tc.pool.Close()
+			b.SetBytes(2 * RegionBytes)
+			for b.Loop() {
+				fillArena(tc.pool, 2)
+				b.StopTimer()
+				if tc.pool != nil {
+					waitPooled(b, tc.pool, 2*RegionBytes)
+				} else {
+					runtime.GC()
+				}
+				b.StartTimer()
+			}
+		})
 	}
 }

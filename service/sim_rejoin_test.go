@@ -32,9 +32,7 @@ func TestSimRejoinAfterClose(t *testing.T) {
 		t.Fatal(d)
 	}
 	_ = c.svcs[0].CloseShuffle(ctx, f.id) // node-2 cannot hear it
-	c.checkHeld(t, 2, f.id)
-	c.mend(2)
-	c.awaitFreed(t, 2, f.id)
+	c.mendFrees(t, 2, f.id)
 }
 
 // TestSimRejoinWhileOpen: node-2 is cut off for longer than failure
@@ -51,9 +49,7 @@ func TestSimRejoinWhileOpen(t *testing.T) {
 		if err := c.awaitEpochOn(0, f.id); err != nil {
 			t.Error(err)
 		}
-		c.checkHeld(t, 2, f.id)
-		c.mend(2)
-		c.awaitFreed(t, 2, f.id)
+		c.mendFrees(t, 2, f.id)
 	})
 	b := c.run(ctx, f.spec(), in)
 	if b.Epoch != 1 {
@@ -105,6 +101,15 @@ func (c *simCluster) awaitEpochOn(i int, id string) error {
 	return fmt.Errorf("node-%d still places partitions of %s on a lost node", i, id)
 }
 
+// mendFrees checks that the cut-off node i still holds shuffle id, mends
+// its links and waits until it lets the shuffle go.
+func (c *simCluster) mendFrees(t *testing.T, i int, id string) {
+	t.Helper()
+	c.checkHeld(t, i, id)
+	c.mend(i)
+	c.awaitFreed(t, i, id)
+}
+
 // checkHeld checks that node i still holds shuffle id, with data.
 func (c *simCluster) checkHeld(t *testing.T, i int, id string) {
 	if _, err := c.svcs[i].Info(id); err != nil {
@@ -154,9 +159,7 @@ func TestSimRejoinCoordinator(t *testing.T) {
 		t.Fatal(d)
 	}
 	_ = c.svcs[1].CloseShuffle(ctx, f.id) // node-0 cannot hear it
-	c.checkHeld(t, 0, f.id)
-	c.mend(0)
-	c.awaitFreed(t, 0, f.id)
+	c.mendFrees(t, 0, f.id)
 }
 
 // freed reports whether err says the node holds the shuffle no more: it is

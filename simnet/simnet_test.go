@@ -226,6 +226,21 @@ func next(t *testing.T, ch <-chan member.Event) member.Event {
 	return member.Event{}
 }
 
+// expectSides checks the events after phase cut n2 off from (or mended it
+// with) n0 and n1: in (n0's) sees n2, out (n2's) sees n0 then n1, all of
+// kind.
+func expectSides(t *testing.T, in, out <-chan member.Event, kind member.EventKind, phase string) {
+	t.Helper()
+	if e := next(t, in); e.Kind != kind || e.Member.Name != "n2" {
+		t.Errorf("n0 after %s: %v %s, want %v n2", phase, e.Kind, e.Member.Name, kind)
+	}
+	for _, want := range []string{"n0", "n1"} {
+		if e := next(t, out); e.Kind != kind || e.Member.Name != want {
+			t.Errorf("n2 after %s: %v %s, want %v %s", phase, e.Kind, e.Member.Name, kind, want)
+		}
+	}
+}
+
 func TestMembershipEvents(t *testing.T) {
 	nw, nodes, _ := newNet(t, simnet.Config{}, 2)
 	events, stop := nodes[0].Subscribe(0)
@@ -372,28 +387,14 @@ func TestPartitionRejoin(t *testing.T) {
 	if err := nw.CutOff("n2"); err != nil {
 		t.Fatal(err)
 	}
-	if e := next(t, in); e.Kind != member.Failed || e.Member.Name != "n2" {
-		t.Errorf("n0 after the partition: %v %s", e.Kind, e.Member.Name)
-	}
-	for _, want := range []string{"n0", "n1"} {
-		if e := next(t, out); e.Kind != member.Failed || e.Member.Name != want {
-			t.Errorf("n2 after the partition: %v %s, want failed %s", e.Kind, e.Member.Name, want)
-		}
-	}
+	expectSides(t, in, out, member.Failed, "the partition")
 	if _, err := nodes[0].Request(ctxT(t), "n2", wire.TypeControl, nil); !errors.Is(err, simnet.ErrTransport) {
 		t.Errorf("request across the partition: %v", err)
 	}
 	if err := nw.Rejoin("n2"); err != nil {
 		t.Fatal(err)
 	}
-	if e := next(t, in); e.Kind != member.Joined || e.Member.Name != "n2" {
-		t.Errorf("n0 after the rejoin: %v %s", e.Kind, e.Member.Name)
-	}
-	for _, want := range []string{"n0", "n1"} {
-		if e := next(t, out); e.Kind != member.Joined || e.Member.Name != want {
-			t.Errorf("n2 after the rejoin: %v %s, want joined %s", e.Kind, e.Member.Name, want)
-		}
-	}
+	expectSides(t, in, out, member.Joined, "the rejoin")
 	if _, err := nodes[0].Request(ctxT(t), "n2", wire.TypeControl, nil); err != nil {
 		t.Errorf("request after the rejoin: %v", err)
 	}

@@ -31,6 +31,10 @@ type Writer struct {
 	codecs map[string]Compression // of each column, once fw started
 	rows   int64
 	closed bool
+	// held are the records written to the open row group, retained until
+	// it is closed (see hold); groupRows is that group's rows.
+	held      []arrow.Record
+	groupRows int64
 }
 
 // Create starts a Parquet file at path with schema (stored in the file, so
@@ -86,7 +90,9 @@ func arrowProps() pqarrow.ArrowWriterProperties {
 func (w *Writer) Codecs() map[string]Compression { return maps.Clone(w.codecs) }
 
 // Write appends the rows of rec, whose columns must have the writer's names
-// and types (nullability and metadata may differ). rec is not retained.
+// and types (nullability and metadata may differ). rec is Retained until
+// the row group its rows went to is written (see hold), so the caller may
+// release it, and its memory be reused, as soon as Write returns.
 func (w *Writer) Write(rec arrow.Record) error {
 	if w.closed {
 		return fmt.Errorf("%w: %s", ErrClosed, w.path)
@@ -109,8 +115,36 @@ func (w *Writer) Write(rec arrow.Record) error {
 	if err := w.fw.WriteBuffered(rec); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
 	}
+	w.hold(rec)
 	w.rows += rec.NumRows()
 	return nil
+}
+
+// hold retains rec, just written, until the row group that holds its last
+// rows is closed, and releases the records of the row groups its write
+// closed. Until a row group is closed, the Parquet writer's statistics keep
+// the least and greatest values of its string and binary columns as slices
+// of the records written (they are copied when the group is closed), so a
+// record released earlier could have its memory reused under them (as a
+// pooled Flight reader's records do, see flightproto.NewPooledReader).
+// WriteBuffered fills the open group up to RowGroupRows and starts a new
+// one for each further RowGroupRows rows of rec.
+func (w *Writer) hold(rec arrow.Record) {
+	total, limit := w.groupRows+rec.NumRows(), w.cfg.RowGroupRows
+	if total > limit {
+		w.releaseHeld()
+		total = (total-limit-1)%limit + 1
+	}
+	rec.Retain()
+	w.held, w.groupRows = append(w.held, rec), total
+}
+
+// releaseHeld releases every held record.
+func (w *Writer) releaseHeld() {
+	for _, r := range w.held {
+		r.Release()
+	}
+	w.held = nil
 }
 
 // Rows is the number of rows written so far.
@@ -144,6 +178,7 @@ func (w *Writer) finish() error {
 	if err == nil {
 		err = w.fw.Close()
 	}
+	w.releaseHeld()
 	if err == nil {
 		err = w.buf.Flush()
 	}
@@ -165,6 +200,7 @@ func (w *Writer) Abort() error {
 	if w.fw != nil {
 		_ = w.fw.Close()
 	}
+	w.releaseHeld()
 	w.removeTemp()
 	return nil
 }

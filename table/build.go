@@ -19,8 +19,11 @@ func alignBody(body []byte) []byte {
 }
 
 // buildRecord builds a record of the Codec's schema whose buffers are
-// slices of body, after checking every length, offset and null count.
-func (c *Codec) buildRecord(bm batchMeta, body []byte) (rec arrow.Record, err error) {
+// slices of body, after checking every length, offset and null count. With
+// owner set (body is owner's bytes), each buffer is a slice of owner that
+// holds a reference to it; without, the buffers are plain wraps of body,
+// which the garbage collector keeps alive.
+func (c *Codec) buildRecord(bm batchMeta, body []byte, owner *memory.Buffer) (rec arrow.Record, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			rec, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
@@ -39,7 +42,7 @@ func (c *Codec) buildRecord(bm batchMeta, body []byte) (rec arrow.Record, err er
 		if next+nb > len(bm.buffers) {
 			return nil, fmt.Errorf("%w: column %q: %d buffers in message, need more", ErrCorrupt, f.Name, len(bm.buffers))
 		}
-		data, err := buildData(f, bm.rows, bm.nodes[i], bm.buffers[next:next+nb], body)
+		data, err := buildData(f, bm.rows, bm.nodes[i], bm.buffers[next:next+nb], body, owner)
 		if err != nil {
 			return nil, err
 		}
@@ -62,8 +65,9 @@ func bufferCount(dt arrow.DataType) int {
 	return 2
 }
 
-// buildData checks one column's node and buffers and wraps the buffers.
-func buildData(f arrow.Field, rows int64, node [2]int64, spans [][2]int64, body []byte) (*array.Data, error) {
+// buildData checks one column's node and buffers and wraps the buffers
+// (slices of owner, when set; see buildRecord).
+func buildData(f arrow.Field, rows int64, node [2]int64, spans [][2]int64, body []byte, owner *memory.Buffer) (*array.Data, error) {
 	length, nulls := node[0], node[1]
 	if length != rows || nulls < 0 || nulls > length {
 		return nil, fmt.Errorf("%w: column %q: %d rows and %d nulls in a batch of %d rows", ErrCorrupt, f.Name, length, nulls, rows)
@@ -72,17 +76,37 @@ func buildData(f arrow.Field, rows int64, node [2]int64, spans [][2]int64, body 
 	for j, sp := range spans {
 		off, n := sp[0], sp[1]
 		if off < 0 || n < 0 || off%8 != 0 || off > int64(len(body))-n {
+			releaseBuffers(bufs)
 			return nil, fmt.Errorf("%w: column %q: buffer %d at [%d, +%d) outside a body of %d bytes or misaligned", ErrCorrupt, f.Name, j, off, n, len(body))
 		}
 		if j == 0 && nulls == 0 || n == 0 {
 			continue // no validity bitmap needed; empty buffers stay nil
 		}
-		bufs[j] = memory.NewBufferBytes(body[off : off+n])
+		bufs[j] = wrapSpan(body, owner, off, n)
 	}
 	data := array.NewData(f.Type, int(length), bufs, nil, int(nulls), 0)
+	releaseBuffers(bufs) // data holds its own references
 	if err := validateData(data); err != nil {
 		data.Release()
 		return nil, fmt.Errorf("%w: column %q: %v", ErrCorrupt, f.Name, err)
 	}
 	return data, nil
+}
+
+// wrapSpan is bytes [off, off+n) of body as a buffer: a slice of owner that
+// holds a reference to it, or a plain wrap when owner is nil.
+func wrapSpan(body []byte, owner *memory.Buffer, off, n int64) *memory.Buffer {
+	if owner == nil {
+		return memory.NewBufferBytes(body[off : off+n])
+	}
+	return memory.SliceBuffer(owner, int(off), int(n))
+}
+
+// releaseBuffers releases every non-nil buffer of bufs.
+func releaseBuffers(bufs []*memory.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
 }

@@ -175,6 +175,17 @@ func (c *Codec) DecodeMessage(meta, body []byte) (arrow.Record, error) {
 	return c.decodeParts(meta, body)
 }
 
+// DecodeMessageBuffer is DecodeMessage for a body held by a reference-counted
+// buffer, such as one whose memory goes back to a pool when it is released:
+// the record's buffers are slices of body that hold their own references to
+// it, so body's memory is freed only when the record (and every array or
+// slice taken from it) has been released. The caller keeps its own
+// reference to body and releases it as usual. A compressed or misaligned
+// body is decoded into new buffers and the record holds no reference to it.
+func (c *Codec) DecodeMessageBuffer(meta []byte, body *memory.Buffer) (arrow.Record, error) {
+	return c.decodeOwned(meta, body)
+}
+
 // SchemaFromMessage is SchemaFromBytes for a schema message already split
 // into metadata and body (a FlightData's DataHeader and DataBody).
 func SchemaFromMessage(meta, body []byte) (*arrow.Schema, error) {

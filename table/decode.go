@@ -139,7 +139,24 @@ func (c *Codec) decodeParts(meta, body []byte) (arrow.Record, error) {
 	if bm.compressed {
 		return c.decodeCompressed(meta, body)
 	}
-	return c.buildRecord(bm, alignBody(body))
+	return c.buildRecord(bm, alignBody(body), nil)
+}
+
+// decodeOwned implements DecodeMessageBuffer: decodeParts, with the
+// record's buffers slices of owner when they are built over its bytes.
+func (c *Codec) decodeOwned(meta []byte, owner *memory.Buffer) (arrow.Record, error) {
+	body := owner.Bytes()
+	bm, err := parseBatch(meta, len(body))
+	if err != nil {
+		return nil, err
+	}
+	if bm.compressed {
+		return c.decodeCompressed(meta, body)
+	}
+	if aligned := alignBody(body); len(body) > 0 && &aligned[0] != &body[0] {
+		return c.buildRecord(bm, aligned, nil) // a copy: owner is not referenced
+	}
+	return c.buildRecord(bm, body, owner)
 }
 
 // decodeCompressed decodes with Arrow's stream reader and validates the

@@ -55,6 +55,7 @@ func FuzzCodecDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkOwnedDecode(t, c, b)
 		rec, err := c.Decode(b)
 		if err != nil {
 			return
@@ -62,6 +63,26 @@ func FuzzCodecDecode(f *testing.F) {
 		defer rec.Release()
 		exercise(t, c, part, rec)
 	})
+}
+
+// checkOwnedDecode decodes b's parts with DecodeMessageBuffer, as a pooled
+// Flight reader does: it accepts what Decode accepts, and frees the owner
+// exactly once, after the record (if any) is released.
+func checkOwnedDecode(t *testing.T, c *Codec, b []byte) {
+	meta, body, err := splitMessage(b)
+	if err != nil {
+		return
+	}
+	f := &freeCounter{}
+	owner := memory.NewBufferWithAllocator(append([]byte(nil), body...), f)
+	rec, err := c.DecodeMessageBuffer(meta, owner)
+	owner.Release()
+	if err == nil {
+		rec.Release()
+	}
+	if f.frees != 1 {
+		t.Fatalf("owner freed %d times, want 1 (decode error %v)", f.frees, err)
+	}
 }
 
 // exercise partitions, splits, re-encodes and re-decodes a decoded record.

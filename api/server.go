@@ -192,7 +192,9 @@ func sendJSON(stream flight.FlightService_DoActionServer, v any) error {
 
 // DoPut runs one input task attempt.
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
-	rdr, err := flightproto.NewReader(stream, s.mem)
+	// Put copies every record's rows (splitter.Cut) before the next: its
+	// messages' buffers are pooled.
+	rdr, err := flightproto.NewPooledReader(stream, s.mem)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "put: reading the stream: %v", err)
 	}
@@ -328,7 +330,8 @@ func (s *Server) partitionSchema(tk flightproto.Ticket) (*arrow.Schema, error) {
 
 // putChunk reads the one chunk of an array put and runs it.
 func (s *Server) putChunk(ctx context.Context, cmd flightproto.PutCmd, next func() (arrow.Record, error)) (service.PutResult, error) {
-	c, err := flightproto.ChunkFromRecords(next)
+	c, release, err := flightproto.ChunkFromRecords(next)
+	defer release() // PutChunk has cut the chunk into its own buffers when it returns
 	if err != nil {
 		return service.PutResult{}, fmt.Errorf("%w: shuffle %s task %d: %w", service.ErrBadInput, cmd.Shuffle, cmd.Task, err)
 	}

@@ -253,7 +253,9 @@ func (c *Client) Locations(ctx context.Context, shuffle string) ([]Endpoint, err
 }
 
 // Read streams the records of one output partition from its owner to fn,
-// which must not keep a record past its call without Retain.
+// which must not keep a record, or any slice of its buffers, past its call
+// without Retain: a released record's memory is reused for later
+// messages (flightproto.NewPooledReader).
 func (c *Client) Read(ctx context.Context, ep Endpoint, fn func(arrow.Record) error) error {
 	fc, err := c.peer(ep.Addr)
 	if err != nil {
@@ -263,7 +265,7 @@ func (c *Client) Read(ctx context.Context, ep Endpoint, fn func(arrow.Record) er
 	if err != nil {
 		return err
 	}
-	rdr, err := flightproto.NewReader(stream, memory.DefaultAllocator)
+	rdr, err := flightproto.NewPooledReader(stream, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("client: partition %d from %s: %w", ep.Partition, ep.Addr, err)
 	}
@@ -300,7 +302,9 @@ func (c *Client) readChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, []b
 		return rechunk.Chunk{}, nil, err
 	}
 	i := 0
-	ch, err := flightproto.ChunkFromRecords(func() (arrow.Record, error) {
+	// The chunk keeps its record (release not called): the caller's chunk
+	// is Go memory, as ReadChunk promises.
+	ch, _, err := flightproto.ChunkFromRecords(func() (arrow.Record, error) {
 		if i == len(recs) {
 			return nil, io.EOF
 		}

@@ -17,8 +17,9 @@ import (
 )
 
 // Op runs op on the node at addr ("" for the node c was dialled to) and
-// streams the result's records to fn, which must not keep a record past its
-// call without Retain; records without rows are not passed on. It returns
+// streams the result's records to fn, which must not keep a record, or any
+// slice of its buffers, past its call without Retain (their memory is
+// reused, as Read's is); records without rows are not passed on. It returns
 // the stats the node reported. Errors carry the node's gRPC status code.
 func (c *Client) Op(ctx context.Context, addr string, op flightproto.OpTicket, fn func(arrow.Record) error) (flightproto.OpStats, error) {
 	var st flightproto.OpStats
@@ -34,7 +35,7 @@ func (c *Client) Op(ctx context.Context, addr string, op flightproto.OpTicket, f
 	if err != nil {
 		return st, err
 	}
-	rdr, err := flightproto.NewReader(stream, memory.DefaultAllocator)
+	rdr, err := flightproto.NewPooledReader(stream, memory.DefaultAllocator)
 	if err != nil {
 		return st, err
 	}

@@ -67,12 +67,20 @@ func ChunkRecord(c rechunk.Chunk) arrow.Record {
 }
 
 // ChunkFromRecords decodes the one chunk that a stream of ArraySchema
-// records carries (next yields records until io.EOF). The chunk's data
-// aliases the record's buffer, not a copy: the records must hold Go memory
-// (as a Reader's and Arrow's Go allocator's do) that nothing changes
-// afterwards; the garbage collector keeps it alive once they are released.
-func ChunkFromRecords(next func() (arrow.Record, error)) (rechunk.Chunk, error) {
-	var c rechunk.Chunk
+// records carries (next yields records until io.EOF; each valid until the
+// next call, as a Reader's). The chunk's data aliases the record's buffer,
+// not a copy: the record is Retained, and release releases it. Call
+// release once nothing uses the chunk's data (its buffer may then go back
+// to a pool, see NewPooledReader); a chunk whose release is never called
+// is the garbage collector's. release is never nil and is idempotent.
+func ChunkFromRecords(next func() (arrow.Record, error)) (c rechunk.Chunk, release func(), err error) {
+	var held arrow.Record
+	release = func() {
+		if held != nil {
+			held.Release()
+			held = nil
+		}
+	}
 	rows := 0
 	for {
 		rec, err := next()
@@ -80,19 +88,23 @@ func ChunkFromRecords(next func() (arrow.Record, error)) (rechunk.Chunk, error) 
 			break
 		}
 		if err != nil {
-			return c, err
+			release()
+			return c, release, err
 		}
 		if rows += int(rec.NumRows()); rows > 1 || rec.NumRows() == 0 {
 			continue
 		}
 		if c, err = chunkFromRecord(rec); err != nil {
-			return c, err
+			return c, release, err
 		}
+		rec.Retain()
+		held = rec
 	}
 	if rows != 1 {
-		return c, fmt.Errorf("an array chunk travels as exactly one row, got %d", rows)
+		release()
+		return rechunk.Chunk{}, release, fmt.Errorf("an array chunk travels as exactly one row, got %d", rows)
 	}
-	return c, nil
+	return c, release, nil
 }
 
 func chunkFromRecord(rec arrow.Record) (rechunk.Chunk, error) {

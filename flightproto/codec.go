@@ -137,17 +137,57 @@ func appendField(b []byte, num protowire.Number, v []byte) []byte {
 }
 
 // Unmarshal decodes data into v; a FlightData keeps references into one
-// copy of data that nothing else uses.
+// copy of data that nothing else uses: a new buffer, or for a pooledData
+// one from the codec's pool.
 func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
-	fd, ok := v.(*flight.FlightData)
-	if !ok {
-		return c.proto.Unmarshal(data, v)
+	switch m := v.(type) {
+	case *pooledData:
+		return c.unmarshalPooled(data, m)
+	case *flight.FlightData:
+		n := data.Len()
+		pad := bodyPad(data)
+		b := make([]byte, pad+n)[pad:]
+		data.CopyTo(b)
+		return decodeFlightData(b, m)
 	}
+	return c.proto.Unmarshal(data, v)
+}
+
+// unmarshalPooled decodes data into d over a buffer from the pool, which d
+// holds until d.release.
+func (c *codec) unmarshalPooled(data mem.BufferSlice, d *pooledData) error {
 	n := data.Len()
 	pad := bodyPad(data)
-	b := make([]byte, pad+n)[pad:]
+	buf := c.pool.Get(pad + n)
+	b := (*buf)[pad:]
 	data.CopyTo(b)
-	return decodeFlightData(b, fd)
+	if err := decodeFlightData(b, &d.FlightData); err != nil {
+		c.pool.Put(buf)
+		return err
+	}
+	d.pool, d.buf = c.pool, buf
+	return nil
+}
+
+// pooledData is a FlightData that the codec decodes into a buffer from its
+// pool rather than a new one, for a reader that knows when the message's
+// bytes are no longer used (Reader's pooled mode): release hands the
+// buffer back. Through another codec (gRPC's proto codec, which the
+// embedded FlightData satisfies) it is an ordinary FlightData and release
+// does nothing.
+type pooledData struct {
+	flight.FlightData
+	pool *bufferPool
+	buf  *[]byte
+}
+
+// release hands d's buffer back to its pool; nothing may use d's byte
+// fields afterwards. It is idempotent.
+func (d *pooledData) release() {
+	if d.buf != nil {
+		d.pool.putReleased(d.buf)
+		d.buf = nil
+	}
 }
 
 // bodyPad is how far to shift a FlightData's copy so that its DataBody

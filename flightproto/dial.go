@@ -33,7 +33,7 @@ func DialAuth(addr string, a ClientAuth) (flight.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := new(bufferPool)
+	pool := sharedPool
 	return flight.NewClientWithMiddleware(addr, nil, nil, append(opts,
 		experimental.WithBufferPool(pool),
 		grpc.WithWriteBufferSize(writeBufferBytes), grpc.WithSharedWriteBuffer(true), grpc.WithReadBufferSize(readBufferBytes),
@@ -44,7 +44,7 @@ func DialAuth(addr string, a ClientAuth) (flight.Client, error) {
 // ServerOptions are the gRPC options of a Flight server that Dial's
 // clients talk to: the same message limits, buffers, codec and pool.
 func ServerOptions() []grpc.ServerOption {
-	pool := new(bufferPool)
+	pool := sharedPool
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 		experimental.BufferPool(pool), grpc.ForceServerCodecV2(newCodec(pool)),

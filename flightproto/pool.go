@@ -3,6 +3,7 @@ package flightproto
 import (
 	"math/bits"
 	"sync"
+	"testing"
 )
 
 // Buffer sizes the pool keeps: powers of two from 4 KiB to 256 MiB.
@@ -10,6 +11,12 @@ const (
 	minPoolShift = 12
 	maxPoolShift = 28
 )
+
+// sharedPool is the pool of every connection of the process (Dial's
+// clients and ServerOptions' servers): a message buffer released by one
+// stream's reader serves the next message of any other, so a client with a
+// connection per node, or nodes sharing a process, reuse each other's.
+var sharedPool = new(bufferPool)
 
 // bufferPool is a gRPC mem.BufferPool that does not zero the buffers it
 // hands out. gRPC's default pool clears a whole buffer on every Get, which
@@ -44,4 +51,22 @@ func (p *bufferPool) Put(b *[]byte) {
 		return
 	}
 	p.tiers[shift].Put(b)
+}
+
+// poisonReleased makes putReleased overwrite a buffer before pooling it, so
+// that a reader of a message's bytes after their record was released reads
+// garbage rather than, by luck, the same bytes: on in test binaries, where
+// the shuffles' checksums then catch it.
+var poisonReleased = testing.Testing()
+
+// putReleased returns the buffer of a message whose last reference was
+// released (pooledData.release).
+func (p *bufferPool) putReleased(b *[]byte) {
+	if poisonReleased {
+		full := (*b)[:cap(*b)]
+		for i := range full {
+			full[i] = 0xA5
+		}
+	}
+	p.Put(b)
 }

@@ -1,6 +1,7 @@
 package flightproto
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 // Not safe for concurrent use.
 type Reader struct {
 	stream flight.DataStreamReader
+	pooled msgReceiver // set: messages are received into pooled buffers
 	codec  *table.Codec
 	arrow  *flight.Reader // the fallback, when codec is nil
 	desc   *flight.FlightDescriptor
@@ -49,6 +51,27 @@ func NewReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, e
 	}
 	return r, nil
 }
+
+// NewPooledReader is NewReader for a consumer that keeps a record, or any
+// slice of its buffers, only by Retaining it, as Arrow's contract asks:
+// each batch is received into a buffer from the connection's pool (a
+// stream of Dial's clients or of a server with ServerOptions), which goes
+// back to the pool when the last reference to the batch's buffers is
+// released. That saves the allocation, clearing and collection of every
+// message. A consumer that reads a buffer after releasing it (a slice kept
+// from a released record) would read another message's bytes; test
+// binaries overwrite released buffers so that such a bug shows. Streams
+// of other codecs read as NewReader's.
+func NewPooledReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, error) {
+	r, err := NewReader(stream, mem)
+	if err == nil && r.arrow == nil {
+		r.pooled, _ = stream.(msgReceiver)
+	}
+	return r, err
+}
+
+// msgReceiver is a gRPC stream's RecvMsg, which the codec decodes.
+type msgReceiver interface{ RecvMsg(m any) error }
 
 // fallback hands the stream, first message included, to Arrow's reader.
 func (r *Reader) fallback(first *flight.FlightData, mem memory.Allocator) (*Reader, error) {
@@ -103,24 +126,68 @@ func (r *Reader) Next() bool {
 // the end of the stream.
 func (r *Reader) nextRecord() (arrow.Record, error) {
 	for {
-		fd, err := r.stream.Recv()
+		d, err := r.recv()
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		r.appMD = fd.AppMetadata
-		if len(fd.DataHeader) == 0 {
+		r.appMD = d.AppMetadata
+		if d.buf != nil {
+			r.appMD = bytes.Clone(d.AppMetadata) // outlives the buffer
+		}
+		if len(d.DataHeader) == 0 {
+			d.release()
 			continue // metadata only
 		}
-		rec, err := r.codec.DecodeMessage(fd.DataHeader, fd.DataBody)
+		rec, err := r.decode(d)
 		if err != nil {
 			return nil, fmt.Errorf("flightproto: reading a batch: %w", err)
 		}
 		return rec, nil
 	}
 }
+
+// recv receives the next message: into a pooled buffer in pooled mode.
+func (r *Reader) recv() (*pooledData, error) {
+	if r.pooled != nil {
+		d := new(pooledData)
+		return d, r.pooled.RecvMsg(d)
+	}
+	fd, err := r.stream.Recv()
+	if err != nil {
+		return nil, err
+	}
+	d := new(pooledData)
+	d.DataHeader, d.DataBody, d.AppMetadata = fd.DataHeader, fd.DataBody, fd.AppMetadata
+	return d, nil
+}
+
+// decode decodes d's batch. A pooled message's body becomes a buffer that
+// hands d's buffer back to the pool when the record's last reference to it
+// is released (at once when the record does not refer to it, or on error).
+func (r *Reader) decode(d *pooledData) (arrow.Record, error) {
+	if d.buf == nil {
+		return r.codec.DecodeMessage(d.DataHeader, d.DataBody)
+	}
+	body := memory.NewBufferWithAllocator(d.DataBody, msgBody{d})
+	defer body.Release()
+	return r.codec.DecodeMessageBuffer(d.DataHeader, body)
+}
+
+// msgBody is the memory.Allocator of a pooled message's body: it never
+// allocates, and Free releases the message.
+type msgBody struct{ d *pooledData }
+
+func (msgBody) Allocate(int) []byte { panic("flightproto: a message body does not allocate") }
+
+func (msgBody) Reallocate(int, []byte) []byte {
+	panic("flightproto: a message body does not allocate")
+}
+
+// Free releases the message once its body's last reference is gone.
+func (m msgBody) Free([]byte) { m.d.release() }
 
 // Record returns the current batch, valid until the next call to Next or
 // Release (Retain it to keep it longer).

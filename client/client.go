@@ -278,33 +278,35 @@ func (c *Client) Read(ctx context.Context, ep Endpoint, fn func(arrow.Record) er
 	return rdr.Err()
 }
 
-// ReadChunk reads one new chunk of an array shuffle from its owner.
+// ReadChunk reads one new chunk of an array shuffle from its owner. The
+// chunk's data is the caller's, for as long as it likes (Go memory).
 func (c *Client) ReadChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, error) {
-	ch, _, err := c.readChunk(ctx, ep)
+	ch, _, _, err := c.readChunk(ctx, ep)
 	return ch, err
 }
 
 // readChunk reads one new chunk of an array shuffle and the DAP
 // description its stream's schema carries (nil when the node sent none).
-func (c *Client) readChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, []byte, error) {
+// The chunk's data is a received message's buffer: release hands it back
+// to the pool once nothing uses the data (see VisitChunk); a chunk never
+// released is the garbage collector's. release is never nil.
+func (c *Client) readChunk(ctx context.Context, ep Endpoint) (ch rechunk.Chunk, dimData []byte, release func(), err error) {
 	var recs []arrow.Record
 	defer func() {
 		for _, r := range recs {
 			r.Release()
 		}
 	}()
-	err := c.Read(ctx, ep, func(r arrow.Record) error {
+	err = c.Read(ctx, ep, func(r arrow.Record) error {
 		r.Retain()
 		recs = append(recs, r)
 		return nil
 	})
 	if err != nil {
-		return rechunk.Chunk{}, nil, err
+		return rechunk.Chunk{}, nil, func() {}, err
 	}
 	i := 0
-	// The chunk keeps its record (release not called): the caller's chunk
-	// is Go memory, as ReadChunk promises.
-	ch, _, err := flightproto.ChunkFromRecords(func() (arrow.Record, error) {
+	ch, release, err = flightproto.ChunkFromRecords(func() (arrow.Record, error) {
 		if i == len(recs) {
 			return nil, io.EOF
 		}
@@ -312,10 +314,10 @@ func (c *Client) readChunk(ctx context.Context, ep Endpoint) (rechunk.Chunk, []b
 		return recs[i-1], nil
 	})
 	if err != nil {
-		return ch, nil, err
+		return ch, nil, release, err
 	}
 	local, _ := flightproto.DimDataOf(recs[0].Schema())
-	return ch, local, nil
+	return ch, local, release, nil
 }
 
 // Layout returns an array shuffle's layout (the __partitioned__ form).

@@ -119,6 +119,25 @@ func (r *Result) ReadChunk(ctx context.Context, p int) (rechunk.Chunk, error) {
 	return c, err
 }
 
+// VisitChunk reads new chunk p as ReadChunk does and hands it to fn, which
+// must not keep the chunk's data past its call: its memory goes back to
+// the connection's buffer pool for later messages, which saves allocating
+// and clearing a new buffer for every chunk read.
+func (r *Result) VisitChunk(ctx context.Context, p int, fn func(rechunk.Chunk) error) error {
+	var c rechunk.Chunk
+	release := func() {}
+	defer func() { release() }()
+	err := r.onOwner(ctx, p, func(cl *Client, ep Endpoint) (err error) {
+		release() // an earlier try's chunk
+		c, _, release, err = cl.readChunk(ctx, ep)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return fn(c)
+}
+
 // ReadLocal reads output partition p of an array shuffle whose output is
 // a DAP distribution (dap.Spec): process p's local array, padding filled,
 // with its dim_data. For a regular output the dim_data is block on every
@@ -129,7 +148,7 @@ func (r *Result) ReadLocal(ctx context.Context, p int) (rechunk.Chunk, dap.Local
 	var c rechunk.Chunk
 	var sent []byte
 	err := r.onOwner(ctx, p, func(cl *Client, ep Endpoint) (err error) {
-		c, sent, err = cl.readChunk(ctx, ep)
+		c, sent, _, err = cl.readChunk(ctx, ep)
 		return err
 	})
 	if err != nil {

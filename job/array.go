@@ -103,12 +103,16 @@ func verifyChunks(ctx context.Context, res *client.Result, g *arrayGen, sp *spec
 		if c.BeforeRead != nil {
 			c.BeforeRead(p)
 		}
-		got, err := res.ReadChunk(ctx, p)
+		var bad error
+		err := res.VisitChunk(ctx, p, func(got rechunk.Chunk) error {
+			bad = g.check(got, newSizes, p)
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("job: reading new chunk %d: %w", p, err)
 		}
-		if err := g.check(got, newSizes, p); err != nil {
-			return fmt.Errorf("job: new chunk %d: %w", p, err)
+		if bad != nil {
+			return fmt.Errorf("job: new chunk %d: %w", p, bad)
 		}
 		return nil
 	}, func(done int) { report(done, sp.Partitions) })

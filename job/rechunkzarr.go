@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/zarr"
@@ -132,10 +133,9 @@ func writeChunks(ctx context.Context, res *client.Result, out *zarr.Array, sp *s
 	for range par {
 		done.Go(func() {
 			for p := range parts {
-				c, err := res.ReadChunk(ctx, p)
-				if err == nil {
-					err = out.WriteChunk(splitaxes.Unravel(p, grid), c)
-				}
+				err := res.VisitChunk(ctx, p, func(c rechunk.Chunk) error {
+					return out.WriteChunk(splitaxes.Unravel(p, grid), c)
+				})
 				if err != nil {
 					errs <- fmt.Errorf("new chunk %d: %w", p, err)
 					return

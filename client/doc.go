@@ -12,4 +12,11 @@
 //
 // A Client keeps a few gRPC connections to each node it talks to and
 // spreads its calls over them. A Client is safe for concurrent use.
+//
+// Records handed to a read function (Read, Op, Join, Sort) follow Arrow's
+// reference counting strictly: their memory is a received message's buffer,
+// which goes back to a pool for later messages once the record is released
+// (flightproto.NewPooledReader). Keep a record, or any slice of its
+// buffers, past the call only by Retaining it. ReadChunk's chunks are the
+// caller's to keep; VisitChunk's are valid during its function only.
 package client

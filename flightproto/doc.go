@@ -5,8 +5,11 @@
 // chunks. It also holds what both ends of a Flight connection use to move
 // batches: Dial and ServerOptions (message limits, a codec and a buffer
 // pool that copy and clear less than gRPC's defaults), DialAuth and
-// ClientAuth (TLS, client certificate and bearer token of a client) and
-// Writer (a Flight record writer that presizes and reuses its body buffer).
+// ClientAuth (TLS, client certificate and bearer token of a client),
+// Writer (a Flight record writer that presizes and reuses its body buffer)
+// and Reader (a record reader that builds batches over the received
+// message without copying; NewPooledReader's messages come from, and go
+// back to, the process's buffer pool as their records are released).
 //
 // It imports no part of the engine (service, dht, spill), so a program that
 // only calls a cluster links Arrow and gRPC but not memberlist, libp2p or

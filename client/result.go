@@ -121,7 +121,7 @@ func (r *Result) ReadChunk(ctx context.Context, p int) (rechunk.Chunk, error) {
 
 // VisitChunk reads new chunk p as ReadChunk does and hands it to fn, which
 // must not keep the chunk's data past its call: its memory goes back to
-// the connection's buffer pool for later messages, which saves allocating
+// the process's buffer pool for later messages, which saves allocating
 // and clearing a new buffer for every chunk read.
 func (r *Result) VisitChunk(ctx context.Context, p int, fn func(rechunk.Chunk) error) error {
 	var c rechunk.Chunk

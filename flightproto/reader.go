@@ -54,7 +54,7 @@ func NewReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, e
 
 // NewPooledReader is NewReader for a consumer that keeps a record, or any
 // slice of its buffers, only by Retaining it, as Arrow's contract asks:
-// each batch is received into a buffer from the connection's pool (a
+// each batch is received into a buffer from the process's pool (every
 // stream of Dial's clients or of a server with ServerOptions), which goes
 // back to the pool when the last reference to the batch's buffers is
 // released. That saves the allocation, clearing and collection of every

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -50,8 +51,23 @@ func Create(path string, schema *arrow.Schema, cfg WriteConfig) (*Writer, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrWrite, path, err)
 	}
-	return &Writer{path: path, schema: schema, cfg: cfg.withDefaults(), tmp: tmp,
-		buf: bufio.NewWriterSize(tmp, 1<<20)}, nil
+	buf := bufPool.Get().(*bufio.Writer)
+	buf.Reset(tmp)
+	return &Writer{path: path, schema: schema, cfg: cfg.withDefaults(), tmp: tmp, buf: buf}, nil
+}
+
+// bufPool holds the 1 MiB write buffers of Writers: an output job writes
+// one file per partition, and a new buffer for each would be a megabyte
+// allocated and cleared per file.
+var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+
+// putBuf returns the writer's buffer to bufPool.
+func (w *Writer) putBuf() {
+	if w.buf != nil {
+		w.buf.Reset(nil)
+		bufPool.Put(w.buf)
+		w.buf = nil
+	}
 }
 
 // start creates the Parquet writer with the codecs chosen from rec (nil
@@ -182,6 +198,7 @@ func (w *Writer) finish() error {
 	if err == nil {
 		err = w.buf.Flush()
 	}
+	w.putBuf()
 	if err == nil {
 		err = w.tmp.Chmod(0o644)
 	}
@@ -201,6 +218,7 @@ func (w *Writer) Abort() error {
 		_ = w.fw.Close()
 	}
 	w.releaseHeld()
+	w.putBuf()
 	w.removeTemp()
 	return nil
 }

@@ -175,7 +175,14 @@ func (c *Client) CloseShuffle(ctx context.Context, shuffle string) error {
 // reference (flightproto.NewSharingWriter), so they must not change, nor be
 // freed, until Put returns; Put returns only once the server has answered
 // the whole stream, or the stream has failed.
+//
+// When next fails, Put aborts the call rather than ending the stream: the
+// server then fails the attempt, where a stream that ended cleanly would
+// make the records sent so far the whole task (and a retry of the task be
+// skipped as done, its other rows lost).
 func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.Schema, next func() (arrow.Record, error)) (flightproto.PutReply, error) {
+	ctx, abort := context.WithCancel(ctx)
+	defer abort()
 	stream, err := c.home.pick().DoPut(ctx)
 	if err != nil {
 		return flightproto.PutReply{}, err
@@ -184,6 +191,11 @@ func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.
 	d, _ := json.Marshal(cmd)
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: d})
 	if err := writeAll(w, next); err != nil {
+		var in inputError
+		if errors.As(err, &in) {
+			abort()
+			return flightproto.PutReply{}, in.err
+		}
 		_ = stream.CloseSend()
 		if errors.Is(err, io.EOF) {
 			return putReply(stream) // the server ended the call early: its reply or status says why
@@ -196,14 +208,22 @@ func (c *Client) Put(ctx context.Context, cmd flightproto.PutCmd, schema *arrow.
 	return putReply(stream)
 }
 
+// inputError is an error of a Put's next, as writeAll returns it (apart
+// from the stream's own errors).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+
+// writeAll writes the records of next until it returns io.EOF, then ends
+// the IPC stream. An error of next comes back as an inputError.
 func writeAll(w *flightproto.Writer, next func() (arrow.Record, error)) error {
 	for {
 		rec, err := next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF {
 			return w.Close()
 		}
 		if err != nil {
-			return err
+			return inputError{err}
 		}
 		if err := w.Write(rec); err != nil {
 			return err

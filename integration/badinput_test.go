@@ -174,6 +174,27 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("retry of an abandoned attempt: %v", err)
 		}
 	})
+	t.Run("client input fails mid-put", func(t *testing.T) {
+		// The client's next fails after half the task's rows, its context
+		// still live: the put must fail on the server too, not end as a
+		// finished attempt of half the rows (the full put of task 3 below
+		// would then be skipped, and verify would miss rows).
+		full := f.task(3)
+		defer full.Release()
+		half := full.NewSlice(0, full.NumRows()/2)
+		defer half.Release()
+		i := 0
+		next := func() (arrow.Record, error) {
+			if i++; i == 1 {
+				return half, nil
+			}
+			return nil, errors.New("input file unreadable")
+		}
+		_, err := f.clients[1].Put(ctx, api.PutCmd{Shuffle: f.sp.ID, Task: 3, Attempt: 1}, table.GenSchema(), next)
+		if err == nil || !strings.Contains(err.Error(), "input file unreadable") {
+			t.Fatalf("put whose input failed: %v, want the input's error", err)
+		}
+	})
 	t.Run("read before barrier", func(t *testing.T) {
 		eps, err := c0.Locations(ctx, f.sp.ID)
 		if err != nil {

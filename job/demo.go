@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
-	"github.com/shufflenode/shufflenode/mempool"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -214,8 +213,3 @@ func progress(fn func(string, int, int), phase string) func(int, int) {
 		}
 	}
 }
-
-// genPool is the allocator of the demos' generated inputs (table rows and
-// old chunks): each task's input is released once put, and the next
-// task's reuses its memory.
-var genPool = new(mempool.Allocator)

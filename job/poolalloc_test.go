@@ -1,4 +1,4 @@
-package mempool
+package job
 
 import (
 	"bytes"
@@ -9,12 +9,12 @@ import (
 	"github.com/shufflenode/shufflenode/table"
 )
 
-var _ memory.Allocator = (*Allocator)(nil)
+var _ memory.Allocator = (*poolAlloc)(nil)
 
-// TestAllocatorZeroes checks that a pooled buffer comes back zeroed, in its
+// TestPoolAllocZeroes checks that a pooled buffer comes back zeroed, in its
 // class, and that Reallocate keeps the contents.
-func TestAllocatorZeroes(t *testing.T) {
-	p := new(Allocator)
+func TestPoolAllocZeroes(t *testing.T) {
+	p := new(poolAlloc)
 	b := p.Allocate(5000)
 	if len(b) != 5000 || cap(b) != 8192 {
 		t.Fatalf("Allocate(5000): len %d cap %d, want 5000 and 8192", len(b), cap(b))
@@ -43,11 +43,11 @@ func TestAllocatorZeroes(t *testing.T) {
 	}
 }
 
-// TestAllocatorGenTask checks that records generated over a pool that
+// TestPoolAllocGenTask checks that records generated over a pool that
 // reuses (and in tests poisons) freed buffers are the same as over Go
 // memory, task after task.
-func TestAllocatorGenTask(t *testing.T) {
-	p := new(Allocator)
+func TestPoolAllocGenTask(t *testing.T) {
+	p := new(poolAlloc)
 	gen := table.GenConfig{Rows: 40000, Seed: 7, PayloadBytes: 24}
 	for task := range 8 {
 		want := table.GenTask(memory.NewGoAllocator(), gen, task, 8)

@@ -50,25 +50,11 @@ func DimDataOf(s *arrow.Schema) (local []byte, ok bool) {
 // ChunkRecord encodes one chunk as a one-row record of ArraySchema. The
 // record references c.Data.
 func ChunkRecord(c rechunk.Chunk) arrow.Record {
-	return chunkRecord(c, memory.NewBufferBytes(c.Data))
-}
-
-// ChunkRecordAlloc is ChunkRecord for a chunk whose data mem allocated:
-// the record's last Release frees c.Data to mem (a pooling allocator can
-// then hand the bytes out again, so nothing else may keep them).
-func ChunkRecordAlloc(c rechunk.Chunk, mem memory.Allocator) arrow.Record {
-	buf := memory.NewBufferWithAllocator(c.Data, mem)
-	defer buf.Release()
-	return chunkRecord(c, buf)
-}
-
-// chunkRecord builds the record of c over values, its data (retained).
-func chunkRecord(c rechunk.Chunk, values *memory.Buffer) arrow.Record {
 	shape, _ := json.Marshal(c.Shape)
 	schema := ArraySchema(c.DType.String())
 	data := array.NewData(arrow.BinaryTypes.LargeBinary, 1, []*memory.Buffer{nil,
 		memory.NewBufferBytes(arrow.Int64Traits.CastToBytes([]int64{0, int64(len(c.Data))})),
-		values}, nil, 0, 0)
+		memory.NewBufferBytes(c.Data)}, nil, 0, 0)
 	defer data.Release()
 	col := array.NewLargeBinaryData(data)
 	defer col.Release()

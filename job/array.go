@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/rechunk"
@@ -71,7 +71,7 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 			if c.BeforeInput != nil {
 				c.BeforeInput(t)
 			}
-			return []arrow.Record{flightproto.ChunkRecordAlloc(g.oldChunk(t, genPool), genPool)}, nil
+			return []arrow.Record{api.ChunkRecord(g.oldChunk(t))}, nil
 		},
 		Progress: progress(c.Progress, "put")})
 	if err != nil {
@@ -178,17 +178,17 @@ func (g *arrayGen) actualNew(nc spec.Chunks) [][]int64 {
 	return out
 }
 
-// oldChunk generates old chunk t, its data from mem.
-func (g *arrayGen) oldChunk(t int, mem memory.Allocator) rechunk.Chunk {
-	return g.fill(g.chunks, t, mem)
+// oldChunk generates old chunk t.
+func (g *arrayGen) oldChunk(t int) rechunk.Chunk {
+	return g.fill(g.chunks, t)
 }
 
-// fill generates chunk t of the chunking sizes, its data from mem.
-func (g *arrayGen) fill(sizes [][]int64, t int, mem memory.Allocator) rechunk.Chunk {
+// fill generates chunk t of the chunking sizes.
+func (g *arrayGen) fill(sizes [][]int64, t int) rechunk.Chunk {
 	start, shape := chunkBox(sizes, t)
 	c := rechunk.Chunk{DType: g.dt, Shape: shape}
 	isz := int64(g.dt.ItemSize())
-	c.Data = mem.Allocate(int(product(shape) * isz))
+	c.Data = make([]byte, product(shape)*isz)
 	g.rows(start, shape, func(off, global, count int64) {
 		if isz == 8 {
 			putRow8(c.Data[off:off+count*8], global)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/spec"
 )
@@ -49,7 +48,7 @@ func TestArrayGenMatchesDefinition(t *testing.T) {
 				chunks *= len(axis)
 			}
 			for c := range chunks {
-				got := g.oldChunk(c, memory.DefaultAllocator)
+				got := g.oldChunk(c)
 				start, shape := chunkBox(tc.chunks, c)
 				if want := naiveChunk(g, start, shape); !bytes.Equal(got.Data, want) {
 					t.Fatalf("chunk %d (start %v shape %v) differs from the definition", c, start, shape)

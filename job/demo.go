@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/spec"
@@ -122,7 +123,7 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 			if c.BeforeInput != nil {
 				c.BeforeInput(t)
 			}
-			rec := table.GenTask(genPool, gen, t, c.Tasks)
+			rec := table.GenTask(memory.DefaultAllocator, gen, t, c.Tasks)
 			if err := in.expect(t, rec); err != nil {
 				rec.Release()
 				return nil, err

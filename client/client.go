@@ -172,9 +172,12 @@ func (c *Client) CloseShuffle(ctx context.Context, shuffle string) error {
 
 // Put sends one input task attempt: the records yielded by next until it
 // returns io.EOF (Put does not release them). Their buffers go to gRPC by
-// reference (flightproto.NewSharingWriter), so they must not change, nor be
-// freed, until Put returns; Put returns only once the server has answered
-// the whole stream, or the stream has failed.
+// reference (flightproto.NewSharingWriter), so they must not change until
+// Put returns: after a successful Put, the server has read every byte. A
+// Put that fails can return while gRPC still copies a batch into frames of
+// the dead stream: release the records then, but let the garbage collector
+// have memory that a pool would hand out again (Go memory, as
+// memory.GoAllocator's, is kept alive by gRPC's references).
 //
 // When next fails, Put aborts the call rather than ending the stream: the
 // server then fails the attempt, where a stream that ended cleanly would

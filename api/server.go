@@ -203,12 +203,17 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	if d := rdr.LatestFlightDescriptor(); d == nil || json.Unmarshal(d.Cmd, &cmd) != nil {
 		return status.Error(codes.InvalidArgument, "put: the descriptor's cmd must be a PutCmd as JSON")
 	}
+	var rows uint64
 	next := func() (arrow.Record, error) {
 		if rdr.Next() {
+			rows += uint64(rdr.Record().NumRows())
 			return rdr.Record(), nil
 		}
 		if err := rdr.Err(); err != nil {
 			return nil, err
+		}
+		if cmd.Rows != 0 && rows != cmd.Rows {
+			return nil, fmt.Errorf("%w: the stream ended after %d rows, but the put declared %d (node %s)", service.ErrBadInput, rows, cmd.Rows, s.svc.Name())
 		}
 		return nil, io.EOF
 	}

@@ -237,7 +237,15 @@ func putOnce(ctx context.Context, job Job, c *Client, schema *arrow.Schema, t in
 		i++
 		return recs[i-1], nil
 	}
-	_, err = c.Put(ctx, flightproto.PutCmd{Shuffle: job.Spec.ID, Task: uint64(t), Attempt: attempt}, schema, next)
+	var rows uint64
+	for _, r := range recs {
+		rows += uint64(r.NumRows())
+	}
+	cmd := flightproto.PutCmd{Shuffle: job.Spec.ID, Task: uint64(t), Attempt: attempt}
+	if job.Spec.Kind != spec.Array {
+		cmd.Rows = rows // the node checks it: a cut stream fails the attempt
+	}
+	_, err = c.Put(ctx, cmd, schema, next)
 	return err
 }
 

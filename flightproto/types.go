@@ -50,6 +50,10 @@ type PutCmd struct {
 	Shuffle string `json:"shuffle"`
 	Task    uint64 `json:"task"`
 	Attempt uint32 `json:"attempt"`
+	// Rows, when not 0, is how many rows the client is putting: a node
+	// fails a dataframe put whose stream ends with another count, so a
+	// stream cut short can never pass for the whole task.
+	Rows uint64 `json:"rows,omitempty"`
 }
 
 // PutReply is the app metadata of the PutResult that ends a DoPut.

@@ -195,6 +195,21 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("put whose input failed: %v, want the input's error", err)
 		}
 	})
+	t.Run("stream ends short of the declared rows", func(t *testing.T) {
+		// A client (or anything between it and the node) ends the stream
+		// cleanly after half the rows it declared: the node must fail the
+		// attempt, not take half the task for all of it.
+		full := f.task(3)
+		defer full.Release()
+		half := full.NewSlice(0, full.NumRows()/2)
+		defer half.Release()
+		cmd := api.PutCmd{Shuffle: f.sp.ID, Task: 3, Attempt: 2, Rows: uint64(full.NumRows())}
+		_, err := f.clients[2].Put(ctx, cmd, table.GenSchema(), records(half))
+		wantCode(t, "put of half its declared rows", err, codes.InvalidArgument)
+		if !strings.Contains(err.Error(), "declared") || !strings.Contains(err.Error(), "task 3") {
+			t.Fatalf("error does not say what was cut: %v", err)
+		}
+	})
 	t.Run("read before barrier", func(t *testing.T) {
 		eps, err := c0.Locations(ctx, f.sp.ID)
 		if err != nil {

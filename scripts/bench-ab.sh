@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench-ab.sh: two shufflenode binaries, back to back, interleaved, on the same host hour.
+#
+# The host's noise (±10-30% between runs and between hours) is larger than most single
+# changes, so README's figures compare a change with its starting point this way: for ROUNDS
+# rounds, `A bench` then `B bench` (the in-process jobs); the same for `bench --cluster` with
+# -c; then once each `bench --jobs merge,setindex --quick 16` unless -M. Each job's lines go
+# to OUT/*.txt as the bench prints them, and a summary of the medians per binary to stdout.
+# Run it on an otherwise idle machine.
+#
+# Usage: scripts/bench-ab.sh [-r ROUNDS] [-c] [-M] [-o OUT] A B
+#   A, B       shufflenode binaries (A: the starting point)
+#   -r ROUNDS  rounds of the in-process (and cluster) bench (default 3)
+#   -c         also run `bench --cluster` (4 real serve processes) ROUNDS times each
+#   -M         skip merge and set-index
+#   -o OUT     directory for the raw output (default: a new temporary directory)
+set -euo pipefail
+
+rounds=3 cluster=0 merge=1 out=""
+while getopts "r:cMo:h" opt; do
+	case $opt in
+	r) rounds=$OPTARG ;;
+	c) cluster=1 ;;
+	M) merge=0 ;;
+	o) out=$OPTARG ;;
+	*) sed -n '2,17p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 2 ] || { sed -n '2,17p' "$0"; exit 2; }
+a=$1 b=$2
+out=${out:-$(mktemp -d)}
+mkdir -p "$out"
+
+# run NAME FILE ARGS...: one bench of binary NAME, its job lines appended to FILE.
+run() {
+	local bin=$1 file=$2
+	shift 2
+	echo "== $bin" >>"$file"
+	"$bin" bench "$@" 2>&1 | grep -E '^(demo|rows|array|merge|set-index|memory|libp2p|Flight)' >>"$file"
+}
+
+for _ in $(seq "$rounds"); do
+	run "$a" "$out/inproc.txt"
+	run "$b" "$out/inproc.txt"
+done
+if [ "$cluster" = 1 ]; then
+	for _ in $(seq "$rounds"); do
+		run "$a" "$out/cluster.txt" --cluster
+		run "$b" "$out/cluster.txt" --cluster
+	done
+fi
+if [ "$merge" = 1 ]; then
+	run "$a" "$out/merge.txt" --jobs merge,setindex --quick 16
+	run "$b" "$out/merge.txt" --jobs merge,setindex --quick 16
+fi
+
+# Medians per binary and job: the run of the median MB/s, with its put+barrier, read and CPU s.
+for f in "$out"/*.txt; do
+	echo "# $(basename "$f")"
+	awk '/^== / { bin = $2; next }
+		$1 ~ /^(memory|libp2p|Flight):/ { next }
+		{ n = NF; label = bin; for (i = 1; i <= n - 10; i++) label = label " " $i
+		  printf "%s|%s|%s|%s|%s\n", label, $(n-5), $(n-7), $(n-6), $(n-4) }' "$f" |
+		sort -t'|' -k1,1 -k2,2n |
+		awk -F'|' '
+			function flush() { if (n) { split(r[int((n + 1) / 2)], v, "|"); printf "%s: put+barrier %s s, read %s s, %s MB/s, %s CPU s (median of %d)\n", key, v[3], v[4], v[2], v[5], n } }
+			$1 != key { flush(); key = $1; n = 0 }
+			{ r[++n] = $0 }
+			END { flush() }'
+done
+echo "raw output: $out"

@@ -65,6 +65,16 @@ func (f *badFixture) task(t int) arrow.Record {
 	return table.GenTask(memory.DefaultAllocator, f.gen, t, f.demo.Tasks)
 }
 
+// halfTask returns the first half of task's rows (released when t ends)
+// and the task's row count.
+func (f *badFixture) halfTask(t *testing.T, task int) (arrow.Record, int64) {
+	full := f.task(task)
+	defer full.Release()
+	half := full.NewSlice(0, full.NumRows()/2)
+	t.Cleanup(half.Release)
+	return half, full.NumRows()
+}
+
 func (f *badFixture) put(ctx context.Context, node int, task uint64, attempt uint32, recs ...arrow.Record) (api.PutReply, error) {
 	return f.clients[node].Put(ctx, api.PutCmd{Shuffle: f.sp.ID, Task: task, Attempt: attempt}, table.GenSchema(), records(recs...))
 }
@@ -179,10 +189,7 @@ func TestBadInput(t *testing.T) {
 		// still live: the put must fail on the server too, not end as a
 		// finished attempt of half the rows (the full put of task 3 below
 		// would then be skipped, and verify would miss rows).
-		full := f.task(3)
-		defer full.Release()
-		half := full.NewSlice(0, full.NumRows()/2)
-		defer half.Release()
+		half, _ := f.halfTask(t, 3)
 		i := 0
 		next := func() (arrow.Record, error) {
 			if i++; i == 1 {
@@ -199,11 +206,8 @@ func TestBadInput(t *testing.T) {
 		// A client (or anything between it and the node) ends the stream
 		// cleanly after half the rows it declared: the node must fail the
 		// attempt, not take half the task for all of it.
-		full := f.task(3)
-		defer full.Release()
-		half := full.NewSlice(0, full.NumRows()/2)
-		defer half.Release()
-		cmd := api.PutCmd{Shuffle: f.sp.ID, Task: 3, Attempt: 2, Rows: uint64(full.NumRows())}
+		half, rows := f.halfTask(t, 3)
+		cmd := api.PutCmd{Shuffle: f.sp.ID, Task: 3, Attempt: 2, Rows: uint64(rows)}
 		_, err := f.clients[2].Put(ctx, cmd, table.GenSchema(), records(half))
 		wantCode(t, "put of half its declared rows", err, codes.InvalidArgument)
 		if !strings.Contains(err.Error(), "declared") || !strings.Contains(err.Error(), "task 3") {

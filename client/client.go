@@ -222,7 +222,7 @@ func (e inputError) Error() string { return e.err.Error() }
 func writeAll(w *flightproto.Writer, next func() (arrow.Record, error)) error {
 	for {
 		rec, err := next()
-		if err == io.EOF {
+		if err == io.EOF { // io.EOF itself: a wrapped one is an input that failed
 			return w.Close()
 		}
 		if err != nil {

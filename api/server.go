@@ -384,11 +384,13 @@ func toStatus(err error) error {
 		code = codes.AlreadyExists
 	case errors.Is(err, service.ErrNotSealed), errors.Is(err, service.ErrSealed), errors.Is(err, service.ErrNotOwner):
 		code = codes.FailedPrecondition
+	case errors.Is(err, service.ErrStaleEpoch):
+		code = codes.Unavailable // before ErrFailed: the attempt is stale, run a new one
 	case errors.Is(err, service.ErrFailed):
 		code = codes.Aborted
 	case errors.Is(err, service.ErrLimit):
 		code = codes.ResourceExhausted
-	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed), errors.Is(err, service.ErrStaleEpoch):
+	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed):
 		code = codes.Unavailable
 	case errors.Is(err, ErrVersion):
 		code = codes.Unimplemented

@@ -219,6 +219,8 @@ func refusalSentinel(code wire.RefusalCode) error {
 	switch code {
 	case wire.RefuseUnknownShuffle:
 		return ErrUnknownShuffle
+	case wire.RefuseStaleEpoch:
+		return ErrStaleEpoch
 	case wire.RefuseSealed:
 		return ErrSealed
 	case wire.RefuseBadRequest:

@@ -12,16 +12,28 @@ import (
 // refusal (wire.ErrRefused: the peer meant it), ctx ends or tries run out,
 // backing off from 20 ms. It returns fn's last error.
 func Retry(ctx context.Context, tries int, fn func() error) error {
-	var err error
-	for i := range tries {
-		if err = fn(); err == nil || errors.Is(err, wire.ErrRefused) || ctx.Err() != nil {
+	left := tries
+	return RetryWhile(ctx, func() bool { left--; return left > 0 }, fn)
+}
+
+// RetryWhile is Retry for as long as more, asked after each failed call,
+// says so: for a peer that should answer as long as some condition holds
+// (it is still a member, say), however many requests a lossy network drops.
+// The back-off doubles from 20 ms up to 1.28 s.
+func RetryWhile(ctx context.Context, more func() bool, fn func() error) error {
+	for i := 0; ; i++ {
+		err := fn()
+		if err == nil || errors.Is(err, wire.ErrRefused) || ctx.Err() != nil || !more() {
 			return err
 		}
 		select {
-		case <-time.After(time.Duration(20<<min(i, 6)) * time.Millisecond):
+		case <-time.After(Backoff(i)):
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
 		}
 	}
-	return err
 }
+
+// Backoff is the wait after the i-th failed try (from 0): 20 ms doubling up
+// to 1.28 s.
+func Backoff(i int) time.Duration { return time.Duration(20<<min(i, 6)) * time.Millisecond }

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -23,12 +24,19 @@ type fakeNode struct {
 	sent   []control.Msg
 	forgot int
 	wg     sync.WaitGroup
+	// drops is how many of the next messages to each node are lost (a
+	// negative count: all of them).
+	drops map[string]int
 }
 
 func (n *fakeNode) Broadcast(_ context.Context, nodes []string, m control.Msg) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for range nodes {
+	for _, to := range nodes {
+		if d := n.drops[to]; d != 0 {
+			n.drops[to] = d - 1
+			return fmt.Errorf("%s to %s: request dropped", m.Op, to)
+		}
 		n.sent = append(n.sent, m)
 	}
 	return nil
@@ -59,6 +67,12 @@ var members = []string{"a", "b", "c"}
 // newFixture is a coordinator on node "a" of a two-task array shuffle.
 func newFixture(t *testing.T) (*Coordinator, *Shuffle, *fakeNode) {
 	t.Helper()
+	return newFixtureWait(t, time.Second)
+}
+
+// newFixtureWait is newFixture with a LossWait of wait.
+func newFixtureWait(t *testing.T, wait time.Duration) (*Coordinator, *Shuffle, *fakeNode) {
+	t.Helper()
 	sp := &spec.Spec{ID: "s", Kind: spec.Array, Tasks: 2, Partitions: 2, DType: "|u1",
 		OldChunks: spec.Chunks{{2, 2}}, NewChunks: spec.Chunks{{2, 2}}}
 	st, err := shuffle.New(sp, "a", members, nil, "a")
@@ -70,7 +84,7 @@ func newFixture(t *testing.T) (*Coordinator, *Shuffle, *fakeNode) {
 		t.Fatal(err)
 	}
 	n := &fakeNode{}
-	cd := New(Config{Node: n, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), LossWait: time.Second})
+	cd := New(Config{Node: n, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), LossWait: wait})
 	return cd, sh, n
 }
 
@@ -109,6 +123,37 @@ func TestSealThenLossReopens(t *testing.T) {
 	r, err := cd.Status(sh)
 	if err != nil || r.Status != control.StatusRunning || r.Epoch != 1 || !slices.Equal(r.Replay, []uint64{0, 1}) {
 		t.Fatalf("status after losing c: %+v, %v; want running in epoch 1, replaying 0 and 1", r, err)
+	}
+}
+
+// TestSealReachesALiveMemberOnALossyNetwork: a member that is still one is
+// told the seal past announceTries lost messages, for up to LossWait; a
+// member that never takes it fails the shuffle once LossWait has passed.
+func TestSealReachesALiveMemberOnALossyNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		drops  int // of the seals to c; -1: all
+		wait   time.Duration
+		sealed bool
+	}{
+		{"lossy", announceTries + 1, 10 * time.Second, true},
+		{"never", -1, time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cd, sh, n := newFixtureWait(t, tc.wait)
+			n.drops = map[string]int{"c": tc.drops}
+			runTask(t, cd, sh, 0)
+			runTask(t, cd, sh, 1)
+			ops := n.ops()
+			r, err := cd.Status(sh)
+			if tc.sealed && (err != nil || r.Status != control.StatusSealed || !slices.Equal(ops, []string{"seal", "seal", "seal"})) {
+				t.Fatalf("status %+v, %v after broadcasting %v; want sealed on every member", r, err, ops)
+			}
+			if !tc.sealed && (!errors.Is(err, shuffle.ErrFailed) || !slices.Contains(ops, "fail")) {
+				t.Fatalf("status %+v, %v after broadcasting %v; want failed", r, err, ops)
+			}
+		})
 	}
 }
 

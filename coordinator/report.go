@@ -88,12 +88,17 @@ func (sh *Shuffle) decision(op, reason string) control.Msg {
 	return control.Msg{Op: op, Shuffle: sh.ID(), Node: sh.Self, Term: sh.Term(), Reason: reason}
 }
 
+// announceTries is the fewest times the coordinator tells one member an
+// outcome before it gives up on it (backing off from 20 ms to 1.28 s: ~2.5 s
+// in all), however short LossWait is.
+const announceTries = 8
+
 // conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
 func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg, failure error) {
 	rt := sh.Route()
-	err := cd.announce(ctx, rt.Live, c)
+	err := cd.announce(ctx, sh, rt, c)
 	if err != nil && failure == nil {
-		if cd.awaitEpoch(ctx, sh, rt.Epoch) {
+		if sh.Route().Epoch != rt.Epoch {
 			return // a member was lost meanwhile: the shuffle reopened and will seal again
 		}
 		failure = fmt.Errorf("shuffle %s: telling members of the seal: %w", sh.ID(), err)
@@ -114,19 +119,25 @@ func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg,
 	sh.Unlock()
 }
 
-// announceTries is how often the coordinator tells one member an outcome
-// before it gives up on it (backing off from 20 ms to 1.28 s: ~2.5 s in all).
-const announceTries = 8
-
-// announce tells every member in nodes c, each with retries of its own: a
+// announce tells every member of rt c, each with retries of its own: a
 // member that took it is not asked again, and one lost frame does not cost
-// the others a round.
-func (cd *Coordinator) announce(ctx context.Context, nodes []string, c control.Msg) error {
-	errs := make([]error, len(nodes))
+// the others a round. A member is asked again for as long as it is one: until
+// the epoch moves on (the failure detector found it lost, and the shuffle
+// reopens) or the detector has had LossWait to do so, and at least
+// announceTries times. A fixed number of tries alone would fail a whole
+// shuffle on a lossy network whose members are all alive.
+func (cd *Coordinator) announce(ctx context.Context, sh *Shuffle, rt *shuffle.Route, c control.Msg) error {
+	deadline := time.Now().Add(cd.cfg.LossWait)
+	errs := make([]error, len(rt.Live))
 	var wg sync.WaitGroup
-	for i, n := range nodes {
+	for i, n := range rt.Live {
+		tries := 0
+		member := func() bool {
+			tries++
+			return sh.Route().Epoch == rt.Epoch && (tries < announceTries || time.Now().Before(deadline))
+		}
 		wg.Go(func() {
-			errs[i] = control.Retry(ctx, announceTries, func() error { return cd.cfg.Node.Broadcast(ctx, []string{n}, c) })
+			errs[i] = control.RetryWhile(ctx, member, func() error { return cd.cfg.Node.Broadcast(ctx, []string{n}, c) })
 		})
 	}
 	wg.Wait()
@@ -140,23 +151,6 @@ func (sh *Shuffle) releaseWaiters() {
 		sh.concluded = true
 		close(sh.final)
 	}
-}
-
-// awaitEpoch waits (up to the failure detector's reach) for sh to leave
-// epoch: a member that did not take the seal is usually dying.
-func (cd *Coordinator) awaitEpoch(ctx context.Context, sh *Shuffle, epoch uint64) bool {
-	deadline := time.Now().Add(cd.cfg.LossWait)
-	for time.Now().Before(deadline) {
-		if sh.Route().Epoch != epoch {
-			return true
-		}
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return false
 }
 
 // Status handles control.OpBarrier: the current outcome, without waiting:

@@ -62,8 +62,11 @@ type benchRow struct {
 	name      string
 	bytes     int64
 	put, read float64 // seconds: put+barrier, read (or join, sort, write)
-	usage     Usage   // this process
-	procs     []Usage // each serve process, in order
+	// prepCPU is CPU time this process spent preparing the job (generating
+	// its input files) before the job proper: not the job's, so not counted.
+	prepCPU float64
+	usage   Usage   // this process
+	procs   []Usage // each serve process, in order
 }
 
 // Bench runs the benchmark and writes its table to w as it goes.
@@ -182,6 +185,7 @@ func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, er
 		return err
 	}
 	row.usage = m.Stop()
+	row.usage.CPUSeconds -= row.prepCPU
 	for i, u := range b.procUsage(false) {
 		row.procs = append(row.procs, Usage{CPUSeconds: u.CPUSeconds - before[i].CPUSeconds, PeakRSS: u.PeakRSS})
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/shufflenode/shufflenode/parquetio"
@@ -85,12 +87,14 @@ func (b *bench) merge(ctx context.Context, skew float64) (benchRow, error) {
 	defer os.RemoveAll(dir)
 	nl, nr := int(b.scaled(1_000_000)), int(b.scaled(250_000))
 	left, right := filepath.Join(dir, "left"), filepath.Join(dir, "right")
+	cpu0 := selfCPU()
 	if err := GenParquet(GenParquetConfig{Dir: right, Rows: nr, Files: 4, KeyType: "int64", Tag: true, Seed: 2}); err != nil {
 		return benchRow{}, err
 	}
 	if err := GenParquet(GenParquetConfig{Dir: left, Rows: nl, Files: 16, KeyType: "int64", Cardinality: int64(max(nr, 1)), Skew: skew, Seed: 1}); err != nil {
 		return benchRow{}, err
 	}
+	prep := b.prepared(cpu0)
 	plan, err := PlanMerge(MergeConfig{Left: filepath.Join(left, "*.parquet"), Right: filepath.Join(right, "*.parquet"),
 		On: "key", How: "inner", Suffixes: "_x,_y", Job: b.parquetJob(dir)})
 	if err != nil {
@@ -101,11 +105,12 @@ func (b *bench) merge(ctx context.Context, skew float64) (benchRow, error) {
 		return benchRow{}, err
 	}
 	return benchRow{name: fmt.Sprintf("merge %dx%d rows %d parts skew %g", nl, nr, b.parts(), skew), bytes: rep.arrowBytes[0] + rep.arrowBytes[1],
-		put: rep.shuffleSecs[0] + rep.shuffleSecs[1], read: rep.joinSecs}, nil
+		put: rep.shuffleSecs[0] + rep.shuffleSecs[1], read: rep.joinSecs, prepCPU: prep}, nil
 }
 
 // setIndex sorts generated rows (uniform random keys, skew of them 0) by
-// key.
+// key. Its put+barrier includes sampling the key column for the divisions:
+// a set-index must do that before it can put a row.
 func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 	dir, err := os.MkdirTemp(b.cfg.TempDir, "shufflenode-bench-setindex-")
 	if err != nil {
@@ -113,9 +118,11 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 	}
 	defer os.RemoveAll(dir)
 	n, in := int(b.scaled(1_000_000)), filepath.Join(dir, "in")
+	cpu0 := selfCPU()
 	if err := GenParquet(GenParquetConfig{Dir: in, Rows: n, Files: 16, KeyType: "int64", Cardinality: 1 << 40, Skew: skew, Tag: true, Seed: 3}); err != nil {
 		return benchRow{}, err
 	}
+	prep := b.prepared(cpu0)
 	plan, err := PlanSetIndex(ctx, SetIndexConfig{Input: filepath.Join(in, "*.parquet"), Column: "key", Sample: 1000, Job: b.parquetJob(dir)})
 	if err != nil {
 		return benchRow{}, err
@@ -125,7 +132,7 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 		return benchRow{}, err
 	}
 	return benchRow{name: fmt.Sprintf("set-index %d rows %d parts skew %g", n, b.parts(), skew), bytes: rep.arrowBytes,
-		put: rep.shuffleSecs, read: rep.sortSecs}, nil
+		put: plan.sampleSecs + rep.shuffleSecs, read: rep.sortSecs, prepCPU: prep}, nil
 }
 
 // parquetJob is the shared part of the merge and set-index runs: output
@@ -133,4 +140,14 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 func (b *bench) parquetJob(dir string) ShuffleConfig {
 	return ShuffleConfig{Output: filepath.Join(dir, "out"), Partitions: b.parts(), Cluster: b.cfg.Cluster,
 		BatchRows: parquetio.DefaultBatchRows, Compression: string(parquetio.Auto), NoDictionary: true}
+}
+
+// prepared ends a job's preparation (making its input files, since CPU time
+// cpu0): it returns the CPU time that took and resets the peak RSS, so that
+// neither counts as the job's.
+func (b *bench) prepared(cpu0 float64) float64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	ResetPeakRSS()
+	return selfCPU() - cpu0
 }

@@ -228,6 +228,10 @@ func (c Config) validateLimits() error {
 	if c.MaxConns < 0 || c.MaxPeerStreams < 0 {
 		return fmt.Errorf("%w: negative MaxConns or MaxPeerStreams of node %s", ErrConfig, c.Name)
 	}
+	if mc := c.memberlistConfig(); mc.ProbeTimeout >= mc.ProbeInterval {
+		return fmt.Errorf("%w: node %s: probe timeout %v is not shorter than the probe interval %v (profile %s)",
+			ErrConfig, c.Name, mc.ProbeTimeout, mc.ProbeInterval, c.Profile)
+	}
 	return nil
 }
 

@@ -104,6 +104,12 @@ func TestConfigPrecedence(t *testing.T) {
 			func(f serveFlags) bool {
 				return f.listen == "/ip4/1.2.3.4/tcp/1,/ip4/1.2.3.4/tcp/2" && f.memLimit == 1<<20
 			}},
+		{"failure detector timers reach the cluster config", "probe_interval: 400ms\nsuspicion_mult: 3\n", map[string]string{"SHUFFLENODE_PROBE_TIMEOUT": "150ms"}, nil,
+			func(f serveFlags) bool {
+				c, err := f.config()
+				return err == nil && c.Cluster.ProbeInterval == 400*time.Millisecond && c.Cluster.ProbeTimeout == 150*time.Millisecond &&
+					c.Cluster.SuspicionMult == 3
+			}},
 		{"list as a string", "join: a:1, b:2\n", nil, nil,
 			func(f serveFlags) bool {
 				return f.join == "a:1, b:2" && slices.Equal(splitList(f.join), []string{"a:1", "b:2"})
@@ -286,8 +292,9 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"max-shuffles max_shuffles SHUFFLENODE_MAX_SHUFFLES", "max-tasks max_tasks SHUFFLENODE_MAX_TASKS",
 		"memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
 		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY",
-		"pprof pprof SHUFFLENODE_PPROF", "profile profile SHUFFLENODE_PROFILE",
-		"rejoin-interval rejoin_interval SHUFFLENODE_REJOIN_INTERVAL",
+		"pprof pprof SHUFFLENODE_PPROF", "probe-interval probe_interval SHUFFLENODE_PROBE_INTERVAL",
+		"probe-timeout probe_timeout SHUFFLENODE_PROBE_TIMEOUT", "profile profile SHUFFLENODE_PROFILE",
+		"rejoin-interval rejoin_interval SHUFFLENODE_REJOIN_INTERVAL", "suspicion-mult suspicion_mult SHUFFLENODE_SUSPICION_MULT",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("flags and names changed (update README's Deploying table):\n got %q\nwant %q", got, want)

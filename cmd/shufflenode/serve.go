@@ -30,6 +30,8 @@ type serveFlags struct {
 	sec                                      apiSecurityFlags
 	pprof                                    bool
 	limits                                   limitFlags
+	probeInterval, probeTimeout              time.Duration
+	suspicionMult                            int
 }
 
 func (f *serveFlags) register(fs interface {
@@ -59,7 +61,8 @@ func (f *serveFlags) config() (node.Config, error) {
 	c := node.Config{APIAddr: f.api, AdvertiseAPI: f.advAPI, AdminAddr: f.admin, AdminPprof: f.pprof, Logger: log,
 		Cluster: dht.Config{Name: f.name, DataDir: f.dataDir, GossipAddr: f.gossip, Profile: f.profile,
 			ListenAddrs: splitList(f.listen), Join: splitList(f.join), RejoinInterval: f.rejoinInterval,
-			Advertise: f.advertise, AdvertiseGossip: f.advGossip, AdvertiseAddrs: splitList(f.advP2P), Logger: log},
+			Advertise: f.advertise, AdvertiseGossip: f.advGossip, AdvertiseAddrs: splitList(f.advP2P), Logger: log,
+			ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, SuspicionMult: f.suspicionMult},
 		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"),
 			IdleExpiry: f.idleExpiry, KeepRegions: f.keepRegions, Logger: log},
 	}
@@ -108,6 +111,9 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	f.sec.register(fs)
 	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles at /debug/pprof on --admin")
 	f.limits.register(fs)
+	fs.DurationVar(&f.probeInterval, "probe-interval", 0, "failure detector: how often a node probes one other member (0: the --profile's, 1s; a crash is declared after a few intervals)")
+	fs.DurationVar(&f.probeTimeout, "probe-timeout", 0, "failure detector: how long a probe waits for its ack before asking others to probe (0: the --profile's, 500ms lan, 200ms local; must be shorter than the interval)")
+	fs.IntVar(&f.suspicionMult, "suspicion-mult", 0, "failure detector: a suspected member is declared dead after this many intervals, scaled by log10 of the cluster size (0: the --profile's, 4 lan, 3 local)")
 	fs.String(configFlag, "", "YAML (or JSON) config file (keys: flag names with _ for -); env SHUFFLENODE_<KEY> overrides it, flags override both")
 	return fs
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
 )
@@ -107,9 +106,7 @@ func recoveryRun(ctx context.Context, cc ClusterConfig, c DemoConfig, replicatio
 		return Report{}, takeoverTimes{}, err
 	}
 	defer os.RemoveAll(dir)
-	nodes, err := node.StartLocal(ctx, cc.Nodes, node.Config{
-		Cluster: dht.Config{DataDir: dir, Profile: "local", Logger: cc.Logger},
-		Service: service.Config{MemoryLimit: cc.MemoryLimit, Logger: cc.Logger}, Logger: cc.Logger})
+	nodes, err := node.StartLocal(ctx, cc.Nodes, cc.nodeConfig(dir, cc.Logger))
 	if err != nil {
 		return Report{}, takeoverTimes{}, err
 	}

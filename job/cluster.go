@@ -32,6 +32,11 @@ type ClusterConfig struct {
 	// soft memory limit to all nodes' budgets plus 1 GiB (the binary
 	// leaves it unset when GOMEMLIMIT is set).
 	SetRuntimeLimit bool
+	// ProbeInterval, ProbeTimeout and SuspicionMult, for an in-process
+	// cluster, override the failure detector's timers of the local
+	// profile (0: the profile's; see dht.Config).
+	ProbeInterval, ProbeTimeout time.Duration
+	SuspicionMult               int
 }
 
 // Embedded reports whether the cluster runs in this process.
@@ -132,11 +137,7 @@ func localCluster(ctx context.Context, c ClusterConfig) ([]*node.Node, func(), e
 		// all nodes, the client and the verifier share the process
 		debug.SetMemoryLimit(int64(c.Nodes)*c.MemoryLimit + 1<<30)
 	}
-	nodes, err := node.StartLocal(ctx, c.Nodes, node.Config{
-		Cluster: dht.Config{DataDir: dir, Profile: "local", Logger: log},
-		Service: service.Config{MemoryLimit: c.MemoryLimit, Logger: log},
-		Logger:  log,
-	})
+	nodes, err := node.StartLocal(ctx, c.Nodes, c.nodeConfig(dir, log))
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -151,4 +152,15 @@ func APIAddrs(nodes []*node.Node) []string {
 		addrs[i] = n.APIAddr()
 	}
 	return addrs
+}
+
+// nodeConfig is the config of each node of an in-process cluster of c,
+// with its identities and spill files under dir.
+func (c ClusterConfig) nodeConfig(dir string, log *slog.Logger) node.Config {
+	return node.Config{
+		Cluster: dht.Config{DataDir: dir, Profile: dht.ProfileLocal, Logger: log,
+			ProbeInterval: c.ProbeInterval, ProbeTimeout: c.ProbeTimeout, SuspicionMult: c.SuspicionMult},
+		Service: service.Config{MemoryLimit: c.MemoryLimit, Logger: log},
+		Logger:  log,
+	}
 }

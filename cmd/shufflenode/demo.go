@@ -31,6 +31,9 @@ type demoFlags struct {
 	parallel   int
 	cluster    string
 	auth       clientAuthFlags
+	// failure detector of the in-process cluster (0: the local profile's)
+	probeInterval, probeTimeout time.Duration
+	suspicionMult               int
 	// --array: rechunk a synthetic array instead
 	array                       bool
 	shape, oldChunks, newChunks string
@@ -58,6 +61,9 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.oldChunks, "old-chunks", "10,10000", "--array: chunk shape of the input")
 	fs.StringVar(&f.newChunks, "new-chunks", "10000,10", "--array: chunk shape of the output")
 	fs.StringVar(&f.dtype, "dtype", "<f8", "--array: NumPy dtype")
+	fs.DurationVar(&f.probeInterval, "probe-interval", 0, "in-process cluster: failure detector probe interval (0: the local profile's, 1s)")
+	fs.DurationVar(&f.probeTimeout, "probe-timeout", 0, "in-process cluster: failure detector probe timeout (0: the local profile's, 200ms)")
+	fs.IntVar(&f.suspicionMult, "suspicion-mult", 0, "in-process cluster: failure detector suspicion multiplier (0: the local profile's, 3)")
 	f.auth.register(fs)
 }
 
@@ -156,5 +162,5 @@ func (f *demoFlags) demoConfig(prog job.Progress) job.DemoConfig {
 // clusterConfig is the cluster of the demo flags.
 func (f *demoFlags) clusterConfig(stderr io.Writer) job.ClusterConfig {
 	return clusterConfig(job.ClusterConfig{Addr: f.cluster, Nodes: f.nodes, MemoryLimit: int64(f.memLimit),
-		DataDir: f.dataDir}, f.logLevel, stderr)
+		DataDir: f.dataDir, ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, SuspicionMult: f.suspicionMult}, f.logLevel, stderr)
 }

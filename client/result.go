@@ -38,6 +38,7 @@ type Result struct {
 	schema   *arrow.Schema // of the put streams
 	attempts atomic.Int64
 	replayed atomic.Int64
+	avoid    []atomic.Int64 // per client: puts prefer other nodes until this time (Unix ns; see pick)
 
 	mu   sync.Mutex     // guards next, Endpoints, Epoch, ReplaySet
 	next map[int]uint32 // next attempt number per task

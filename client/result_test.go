@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 var rowSchema = arrow.NewSchema([]arrow.Field{{Name: "row", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -108,5 +111,37 @@ func TestMembersReply(t *testing.T) {
 				t.Fatalf("decode %s: %+v, %v", tc.body, r, err)
 			}
 		})
+	}
+}
+
+// TestPickAvoidsAFailedNode: after a retryable failure on a node, attempts
+// whose turn it is go to the next node that has not failed; a success, or
+// every node failing, puts them back on their turn.
+func TestPickAvoidsAFailedNode(t *testing.T) {
+	r := &Result{clients: make([]*Client, 4), avoid: make([]atomic.Int64, 4)}
+	unavailable := status.Error(codes.Unavailable, "connection refused")
+	if got := r.pick(5); got != 1 {
+		t.Fatalf("pick(5) with no failures: %d, want 1", got)
+	}
+	r.putEnded(1, unavailable)
+	r.putEnded(2, unavailable)
+	if got := r.pick(5); got != 3 {
+		t.Fatalf("pick(5) after failures on 1 and 2: %d, want 3", got)
+	}
+	if got := r.pick(-3); got != 3 {
+		t.Fatalf("pick(-3) after failures on 1 and 2: %d, want 3", got)
+	}
+	r.putEnded(3, status.Error(codes.InvalidArgument, "bad schema"))
+	if got := r.pick(3); got != 3 {
+		t.Fatalf("pick(3) after a final error on 3: %d, want 3 (only retryable failures count)", got)
+	}
+	r.putEnded(0, unavailable)
+	r.putEnded(3, unavailable)
+	if got := r.pick(2); got != 2 {
+		t.Fatalf("pick(2) with every node failed: %d, want its turn, 2", got)
+	}
+	r.putEnded(1, nil)
+	if got := r.pick(2); got != 1 {
+		t.Fatalf("pick(2) after a success on 1: %d, want 1", got)
 	}
 }

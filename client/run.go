@@ -64,7 +64,8 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Shuffle: job.Spec.ID, clients: clients, job: job, schema: schema, next: map[int]uint32{}}
+	res := &Result{Shuffle: job.Spec.ID, clients: clients, job: job, schema: schema, next: map[int]uint32{},
+		avoid: make([]atomic.Int64, len(clients))}
 	res.home.Store(int32(homeOf(job.Spec.ID, len(clients))))
 	if err := run(ctx, job, res); err != nil {
 		for _, c := range clients {
@@ -177,10 +178,12 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 			break // backoff: a node being declared dead fails puts fast
 		}
 		a := res.attempt(t)
-		n := len(res.clients)
-		c = res.clients[((job.putBase(t)+int(a))%n+n)%n]
+		n := res.pick(job.putBase(t) + int(a))
+		c = res.clients[n]
 		res.attempts.Add(1)
-		if err = putOnce(ctx, job, c, schema, t, a); err == nil || !retryable(err) || ctx.Err() != nil {
+		err = putOnce(ctx, job, c, schema, t, a)
+		res.putEnded(n, err)
+		if err == nil || !retryable(err) || ctx.Err() != nil {
 			break
 		}
 	}
@@ -188,6 +191,41 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 		return fmt.Errorf("client: shuffle %s task %d on %s: %w", job.Spec.ID, t, c.Addr(), err)
 	}
 	return nil
+}
+
+// avoidFor is how long puts prefer other nodes to one where a put just
+// failed with a retryable code. A crashed node refuses every put until the
+// cluster declares it lost, and after (the client keeps its address): without
+// this, every task whose turn it is pays a failed put and a back-off there.
+const avoidFor = time.Second
+
+// pick is the index of the client to put an attempt on whose turn is k: the
+// k-th node round the list, or the next one that no put failed on within
+// avoidFor (the k-th if every node is avoided).
+func (r *Result) pick(k int) int {
+	n := len(r.clients)
+	first := (k%n + n) % n
+	now := time.Now().UnixNano()
+	for j := range n {
+		if i := (first + j) % n; i >= len(r.avoid) || r.avoid[i].Load() <= now {
+			return i
+		}
+	}
+	return first
+}
+
+// putEnded records how a put on client i ended: a retryable failure makes
+// later attempts avoid it for avoidFor; a success ends that at once.
+func (r *Result) putEnded(i int, err error) {
+	if i >= len(r.avoid) {
+		return
+	}
+	switch {
+	case err == nil:
+		r.avoid[i].Store(0)
+	case retryable(err):
+		r.avoid[i].Store(time.Now().Add(avoidFor).UnixNano())
+	}
 }
 
 // putBase is the node index of task t's first attempt.

@@ -120,28 +120,29 @@ func TestMembersReply(t *testing.T) {
 func TestPickAvoidsAFailedNode(t *testing.T) {
 	r := &Result{clients: make([]*Client, 4), avoid: make([]atomic.Int64, 4)}
 	unavailable := status.Error(codes.Unavailable, "connection refused")
-	if got := r.pick(5); got != 1 {
-		t.Fatalf("pick(5) with no failures: %d, want 1", got)
+	final := status.Error(codes.InvalidArgument, "bad schema")
+	type ended struct {
+		node int
+		err  error
 	}
-	r.putEnded(1, unavailable)
-	r.putEnded(2, unavailable)
-	if got := r.pick(5); got != 3 {
-		t.Fatalf("pick(5) after failures on 1 and 2: %d, want 3", got)
-	}
-	if got := r.pick(-3); got != 3 {
-		t.Fatalf("pick(-3) after failures on 1 and 2: %d, want 3", got)
-	}
-	r.putEnded(3, status.Error(codes.InvalidArgument, "bad schema"))
-	if got := r.pick(3); got != 3 {
-		t.Fatalf("pick(3) after a final error on 3: %d, want 3 (only retryable failures count)", got)
-	}
-	r.putEnded(0, unavailable)
-	r.putEnded(3, unavailable)
-	if got := r.pick(2); got != 2 {
-		t.Fatalf("pick(2) with every node failed: %d, want its turn, 2", got)
-	}
-	r.putEnded(1, nil)
-	if got := r.pick(2); got != 1 {
-		t.Fatalf("pick(2) after a success on 1: %d, want 1", got)
+	for _, step := range []struct {
+		what  string
+		ended []ended
+		turn  int
+		want  int
+	}{
+		{"no failures", nil, 5, 1},
+		{"failures on 1 and 2", []ended{{1, unavailable}, {2, unavailable}}, 5, 3},
+		{"a negative turn", nil, -3, 3},
+		{"a final error on 3 (only retryable failures count)", []ended{{3, final}}, 3, 3},
+		{"every node failed: its turn", []ended{{0, unavailable}, {3, unavailable}}, 2, 2},
+		{"a success on 1", []ended{{1, nil}}, 2, 1},
+	} {
+		for _, e := range step.ended {
+			r.putEnded(e.node, e.err)
+		}
+		if got := r.pick(step.turn); got != step.want {
+			t.Fatalf("%s: pick(%d) = %d, want %d", step.what, step.turn, got, step.want)
+		}
 	}
 }

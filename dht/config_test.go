@@ -30,7 +30,9 @@ func TestConfigValidate(t *testing.T) {
 		{"bad gossip key", func(c *Config) { c.GossipKey = make([]byte, 20) }, false},
 		{"negative timeout", func(c *Config) { c.RequestTimeout = -time.Second }, false},
 		{"negative payload", func(c *Config) { c.MaxPayload = -1 }, false},
-		{"faster probes", func(c *Config) { c.ProbeInterval, c.ProbeTimeout, c.SuspicionMult = 400*time.Millisecond, 150*time.Millisecond, 3 }, true},
+		{"faster probes", func(c *Config) {
+			c.ProbeInterval, c.ProbeTimeout, c.SuspicionMult = 400*time.Millisecond, 150*time.Millisecond, 3
+		}, true},
 		{"probe timeout past the interval", func(c *Config) { c.ProbeTimeout = 2 * time.Second }, false},
 		{"probe interval under the profile's timeout", func(c *Config) { c.ProbeInterval = 300 * time.Millisecond }, false},
 		{"negative suspicion", func(c *Config) { c.SuspicionMult = -1 }, false},

@@ -27,8 +27,11 @@ type Batch struct {
 	Entries []shard.Entry
 	Ends    []End
 	bytes   int64
-	seq     uint64 // its place in its queue
-	err     error  // how its send ended
+	// releases free the data of entries (Splitter.AddReleased) once the
+	// batch was sent or failed for good.
+	releases []func()
+	seq      uint64 // its place in its queue
+	err      error  // how its send ended
 }
 
 // Msg returns the batch as the shard message that carries it (entries are

@@ -39,7 +39,9 @@ type Route struct {
 type Frame struct {
 	Partitioner *table.Partitioner
 	Codec       *table.Codec
-	Allocator   memory.Allocator // nil: memory.DefaultAllocator
+	// Allocator of the groups' buffers; nil: the splitter's pool, which
+	// takes each group's buffers back once its entry was sent.
+	Allocator memory.Allocator
 }
 
 // Cut is the send side of one input task attempt: it cuts the attempt's
@@ -80,36 +82,46 @@ func (c *Cut) Record(ctx context.Context, f Frame, rec arrow.Record) error {
 // split gathers rec's rows per destination (groupOf: partition ->
 // destination index, len(Dests) for none) and sends each group.
 func (c *Cut) split(ctx context.Context, f Frame, rec arrow.Record, groupOf []int) error {
-	groups, err := table.Split(f.Allocator, rec, c.pids, groupOf, len(c.r.Dests)+1)
+	mem := f.Allocator
+	if mem == nil {
+		mem = &c.s.pool
+	}
+	groups, err := table.Split(mem, rec, c.pids, groupOf, len(c.r.Dests)+1)
 	if err != nil {
 		return fmt.Errorf("shuffle %s task %d: %w", c.r.Shuffle, c.r.Task, err)
 	}
-	defer table.ReleaseGroups(groups)
-	for dest, g := range groups[:len(c.r.Dests)] {
-		if g.Rec == nil || g.Rec.NumRows() == 0 {
+	for dest, g := range groups {
+		if g.Rec == nil {
 			continue
 		}
-		if err := c.sendGroup(ctx, f.Codec, dest, g); err != nil {
+		if dest == len(c.r.Dests) || g.Rec.NumRows() == 0 {
+			g.Rec.Release() // rows for nobody, or none
+			continue
+		}
+		if err = c.sendGroup(ctx, f.Codec, dest, g); err != nil {
+			table.ReleaseGroups(groups[dest+1:])
 			return err
 		}
 	}
 	return nil
 }
 
-// sendGroup encodes one destination's rows and queues them as one entry.
-// The entry holds the group's buffers by reference (table.RecordParts): the
-// frame that carries them is written from them, with no copy into an
-// encoded buffer first.
+// sendGroup encodes one destination's rows and queues them as one entry,
+// which takes over g.Rec. The entry holds the group's buffers by reference
+// (table.RecordParts): the frame that carries them is written from them,
+// with no copy into an encoded buffer first, and the record is released once
+// that frame was sent (or given up).
 func (c *Cut) sendGroup(ctx context.Context, codec *table.Codec, dest int, g table.Group) error {
 	parts, err := codec.RecordParts(g.Rec)
 	if err != nil {
+		g.Rec.Release()
 		return fmt.Errorf("shuffle %s task %d: encoding: %w", c.r.Shuffle, c.r.Task, err)
 	}
 	runs := make([]shard.Run, len(g.Runs))
 	for i, r := range g.Runs {
 		runs[i] = shard.Run{Partition: r.Partition, Count: uint64(r.Rows)}
 	}
-	return c.queue(ctx, dest, shard.Entry{Runs: runs, Parts: parts}, uint64(g.Rec.NumRows()))
+	return c.queueReleased(ctx, dest, shard.Entry{Runs: runs, Parts: parts}, uint64(g.Rec.NumRows()), g.Rec.Release)
 }
 
 // Chunk cuts old chunk src (the attempt's task, a C-order index into the
@@ -187,10 +199,16 @@ func (c *Cut) send(ctx context.Context, dest int, runs []shard.Run, data []byte,
 
 // queue numbers entry e of rows rows for dest, counts it and queues it.
 func (c *Cut) queue(ctx context.Context, dest int, e shard.Entry, rows uint64) error {
+	return c.queueReleased(ctx, dest, e, rows, nil)
+}
+
+// queueReleased is queue for an entry whose data lives until release (see
+// Splitter.AddReleased).
+func (c *Cut) queueReleased(ctx context.Context, dest int, e shard.Entry, rows uint64, release func()) error {
 	e.Task, e.Attempt, e.Seq = c.r.Task, c.r.Attempt, c.seq[dest]
 	c.seq[dest]++
 	c.sent[dest].Add(rows, uint64(e.Len()), shard.ChecksumParts(e.Chunks()))
-	return c.s.Add(ctx, c.r.Shuffle, c.r.Epoch, c.r.Dests[dest], e)
+	return c.s.AddReleased(ctx, c.r.Shuffle, c.r.Epoch, c.r.Dests[dest], e, release)
 }
 
 // End sends the end-of-task marker to every destination in live and waits

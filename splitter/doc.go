@@ -7,10 +7,13 @@
 //
 // A Cut is one input task attempt. Cut.Record partitions a record batch
 // (table.Partitioner), gathers its rows per destination sorted by partition
-// (table.Split) and encodes them as one Arrow IPC entry per destination;
-// Cut.Chunk cuts an old array chunk into its ndsplits (splitaxes.Plan,
-// lazily) and copies each piece straight into its destination's entry
-// (rechunk.AppendPiece). An entry (shard.Entry) carries the runs of output
+// (table.Split) and encodes them as one Arrow IPC entry per destination.
+// The groups' buffers come from the splitter's pool (bufPool) and go back to
+// it when the message that carried the entry was acknowledged or given up
+// (Splitter.AddReleased): the entry is written from them without a copy, and
+// the next groups reuse them instead of allocating. Cut.Chunk cuts an old
+// array chunk into its ndsplits (splitaxes.Plan, lazily) and copies each
+// piece straight into its destination's entry (rechunk.AppendPiece). An entry (shard.Entry) carries the runs of output
 // partitions it holds; Cut numbers the entries of each destination and sums
 // their totals. Cut.End sends the end-of-task markers and waits for them.
 //

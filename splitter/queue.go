@@ -42,7 +42,7 @@ func newQueue(s *Splitter, k qkey) *queue {
 }
 
 // add appends e (costing n bytes) and sends the buffer once it is full.
-func (q *queue) add(epoch uint64, e shard.Entry, n, limit int64) error {
+func (q *queue) add(epoch uint64, e shard.Entry, n, limit int64, release func()) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err != nil {
@@ -50,6 +50,9 @@ func (q *queue) add(epoch uint64, e shard.Entry, n, limit int64) error {
 	}
 	b := q.batch(epoch)
 	b.Entries = append(b.Entries, e)
+	if release != nil {
+		b.releases = append(b.releases, release)
+	}
 	b.bytes += n
 	if b.bytes >= limit {
 		q.pushLocked()

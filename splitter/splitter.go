@@ -26,6 +26,7 @@ type Splitter struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	stats  counters
+	pool   bufPool // group buffers of Cuts, back after their entries were sent
 
 	mu     sync.Mutex
 	queues map[qkey]*queue
@@ -52,16 +53,30 @@ func New(cfg Config, s Sender) (*Splitter, error) {
 // send budget is exhausted. The splitter owns e.Data afterwards. It returns
 // the queue's error if an earlier send to dest for this shuffle failed.
 func (s *Splitter) Add(ctx context.Context, shuffle string, epoch uint64, dest string, e shard.Entry) error {
+	return s.AddReleased(ctx, shuffle, epoch, dest, e, nil)
+}
+
+// AddReleased is Add for an entry whose data lives while release (if not
+// nil) is not called: the splitter calls it once, when the message that
+// carried the entry was acknowledged or failed for good (the Sender is done
+// with it either way), or before AddReleased returns an error.
+func (s *Splitter) AddReleased(ctx context.Context, shuffle string, epoch uint64, dest string, e shard.Entry, release func()) error {
 	n := entrySize(&e)
 	if err := s.mem.acquire(ctx, n, s.flushAll); err != nil {
+		if release != nil {
+			release()
+		}
 		return fmt.Errorf("splitter: shuffle %s: waiting for send memory: %w", shuffle, err)
 	}
 	q, err := s.queueOf(shuffle, epoch, dest)
 	if err == nil {
-		err = q.add(epoch, e, n, s.cfg.BufferBytes)
+		err = q.add(epoch, e, n, s.cfg.BufferBytes, release)
 	}
 	if err != nil {
 		s.mem.release(n)
+		if release != nil {
+			release()
+		}
 	}
 	return err
 }
@@ -227,6 +242,10 @@ func (s *Splitter) backoff(n int) time.Duration {
 func (s *Splitter) account(b *Batch, err error) {
 	s.stats.record(b, err)
 	s.mem.release(b.bytes)
+	for _, r := range b.releases {
+		r()
+	}
+	b.releases = nil
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

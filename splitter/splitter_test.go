@@ -350,3 +350,55 @@ func TestEndAfterFailedBatchFails(t *testing.T) {
 		t.Fatalf("end = %v, want %v", err, boom)
 	}
 }
+
+// TestAddReleasedReleasesOnce: an entry's release runs exactly once, after
+// its message was sent or failed for good, or at once when AddReleased
+// refuses it; never while the Sender may still read the entry.
+func TestAddReleasedReleasesOnce(t *testing.T) {
+	boom := errors.New("refused: stale epoch")
+	f := newFake()
+	var sending sync.Map // entry seq -> released while in Send
+	var mu sync.Mutex
+	var released [3]int
+	f.fail = func(b *Batch, _ int) error {
+		mu.Lock()
+		for _, e := range b.Entries {
+			if released[e.Seq] != 0 {
+				sending.Store(e.Seq, true)
+			}
+		}
+		mu.Unlock()
+		if b.Dest == "bad" {
+			return boom
+		}
+		return nil
+	}
+	s, _ := New(Config{}, f)
+	defer s.Close()
+	ctx := context.Background()
+	release := func(seq uint32) func() {
+		return func() { mu.Lock(); released[seq]++; mu.Unlock() }
+	}
+	add := func(dest string, seq uint32) error {
+		e := entry(0, seq, 10)
+		return s.AddReleased(ctx, "s", 0, dest, e, release(seq))
+	}
+	if err := add("good", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := add("bad", 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, dest := range []string{"good", "bad"} {
+		<-endWait(t, s, "s", dest, 0)
+	}
+	if err := add("bad", 2); !errors.Is(err, boom) {
+		t.Fatalf("AddReleased after the queue failed: %v, want %v", err, boom)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if released != [3]int{1, 1, 1} {
+		t.Fatalf("releases per entry %v, want one each (sent, failed, refused)", released)
+	}
+	sending.Range(func(k, _ any) bool { t.Fatalf("entry %v released before its send", k); return false })
+}

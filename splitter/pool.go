@@ -1,0 +1,88 @@
+package splitter
+
+import (
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// bufPool is a memory.Allocator for the groups a Cut splits records into:
+// buffers freed once their entry was sent serve the next groups, instead of
+// new Go allocations, which this machine pays for in clearing, collection
+// and, once the runtime has returned the pages, faulting them in again.
+//
+// Buffers are kept in size classes, four per power of two (a quarter at
+// most of slack), from minPooled up; smaller requests are plain
+// allocations. Each class is a sync.Pool, so idle buffers go to the
+// collector within two collections. Allocate clears what it hands out:
+// Arrow builders and table.Split rely on zeroed bitmaps. Buffers are aligned
+// to 64 bytes, as memory.GoAllocator's are.
+type bufPool struct {
+	classes [maxClass + 1]sync.Pool // of *[]byte, len 0, cap the class size
+}
+
+const (
+	// minPooled is the smallest request served from a class.
+	minPooled = 4 << 10
+	// maxClass is the last class index: classes cover up to 1<<maxShift.
+	maxShift = 30
+	maxClass = (maxShift - minShift + 1) * 4
+	minShift = 12 // log2(minPooled)
+	align    = 64
+)
+
+// classOf returns the class index and capacity of a request of n bytes
+// (minPooled <= n <= 1<<maxShift).
+func classOf(n int) (idx, size int) {
+	k := bits.Len(uint(n-1)) - 1 // 1<<k < n <= 1<<(k+1)
+	if k < minShift {
+		return 0, minPooled
+	}
+	step := 1 << (k - 2)
+	q := (n - (1 << k) + step - 1) / step // 1..4 quarters above 1<<k
+	return (k-minShift)*4 + q, 1<<k + q*step
+}
+
+// Allocate returns size zeroed bytes, aligned to 64.
+func (p *bufPool) Allocate(size int) []byte {
+	if size < minPooled || size > 1<<maxShift {
+		return memory.DefaultAllocator.Allocate(size)
+	}
+	idx, c := classOf(size)
+	if v, ok := p.classes[idx].Get().(*[]byte); ok {
+		b := (*v)[:size]
+		clear(b)
+		return b
+	}
+	raw := make([]byte, c+align)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw)))) & (align - 1)
+	return raw[off : off+size : off+c]
+}
+
+// Reallocate grows or shrinks b to size, keeping its bytes.
+func (p *bufPool) Reallocate(size int, b []byte) []byte {
+	if size <= cap(b) {
+		return b[:size]
+	}
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+// Free takes b back into its class. Only buffers of a class (their capacity
+// says which) are kept; others are left to the collector.
+func (p *bufPool) Free(b []byte) {
+	c := cap(b)
+	if c < minPooled || c > 1<<maxShift {
+		return
+	}
+	if idx, size := classOf(c); size == c {
+		b = b[:0]
+		p.classes[idx].Put(&b)
+	}
+}
+
+var _ memory.Allocator = (*bufPool)(nil)

@@ -1,0 +1,58 @@
+package splitter
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestClassOf: every request gets the smallest class that holds it, with at
+// most a quarter of slack, and a class's size maps back to itself.
+func TestClassOf(t *testing.T) {
+	last := -1
+	for n := minPooled; n <= 1<<20; n += 97 {
+		idx, size := classOf(n)
+		if size < n || (n > minPooled && size > n+n/4+1) {
+			t.Fatalf("classOf(%d) = size %d", n, size)
+		}
+		if idx < last {
+			t.Fatalf("classOf(%d) = index %d, after %d", n, idx, last)
+		}
+		last = idx
+		if i2, s2 := classOf(size); i2 != idx || s2 != size {
+			t.Fatalf("classOf(%d) = %d, %d; classOf(%d) = %d, %d", n, idx, size, size, i2, s2)
+		}
+	}
+	if idx, _ := classOf(1 << maxShift); idx > maxClass {
+		t.Fatalf("the largest class has index %d > %d", idx, maxClass)
+	}
+}
+
+// TestBufPoolReuses: a freed buffer serves the next request of its class,
+// cleared and aligned; small requests are plain allocations.
+func TestBufPoolReuses(t *testing.T) {
+	var p bufPool
+	b := p.Allocate(10_000)
+	if len(b) != 10_000 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%align != 0 {
+		t.Fatalf("len %d, address %p", len(b), unsafe.SliceData(b))
+	}
+	for i := range b {
+		b[i] = 0xff
+	}
+	p.Free(b)
+	c := p.Allocate(9_000)
+	if unsafe.SliceData(c) != unsafe.SliceData(b) {
+		t.Skip("the pool dropped the buffer (a collection ran in between)")
+	}
+	for i, x := range c {
+		if x != 0 {
+			t.Fatalf("byte %d of a reused buffer is %#x, want 0", i, x)
+		}
+	}
+	if s := p.Allocate(100); len(s) != 100 || cap(s) >= minPooled {
+		t.Fatalf("a small request: len %d cap %d", len(s), cap(s))
+	}
+	grown := p.Reallocate(50_000, c[:10])
+	if len(grown) != 50_000 || grown[0] != 0 {
+		t.Fatalf("reallocated: len %d", len(grown))
+	}
+}

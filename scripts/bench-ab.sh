@@ -32,12 +32,22 @@ a=$1 b=$2
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
 
-# run NAME FILE ARGS...: one bench of binary NAME, its job lines appended to FILE.
+# run NAME FILE ARGS...: one bench of binary NAME, its job lines appended to FILE. A bench
+# that fails is reported (its whole output kept in OUT/failed-N.log) and the loop goes on.
+failed=0
 run() {
-	local bin=$1 file=$2
+	local bin=$1 file=$2 log
 	shift 2
-	echo "== $bin" >>"$file"
-	"$bin" bench "$@" 2>&1 | grep -E '^(demo|rows|array|merge|set-index|memory|libp2p|Flight)' >>"$file"
+	log=$(mktemp "$out/run-XXXXXX")
+	if "$bin" bench "$@" >"$log" 2>&1; then
+		echo "== $bin" >>"$file"
+		grep -E '^(demo|rows|array|merge|set-index|memory|libp2p|Flight)' "$log" >>"$file" || true
+		rm -f "$log"
+	else
+		failed=$((failed + 1))
+		mv "$log" "$out/failed-$failed.log"
+		echo "bench-ab: $bin bench $* failed; its output: $out/failed-$failed.log" >&2
+	fi
 }
 
 for _ in $(seq "$rounds"); do

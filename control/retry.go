@@ -27,13 +27,13 @@ func RetryWhile(ctx context.Context, more func() bool, fn func() error) error {
 			return err
 		}
 		select {
-		case <-time.After(Backoff(i)):
+		case <-time.After(backoff(i)):
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
 		}
 	}
 }
 
-// Backoff is the wait after the i-th failed try (from 0): 20 ms doubling up
+// backoff is the wait after the i-th failed try (from 0): 20 ms doubling up
 // to 1.28 s.
-func Backoff(i int) time.Duration { return time.Duration(20<<min(i, 6)) * time.Millisecond }
+func backoff(i int) time.Duration { return time.Duration(20<<min(i, 6)) * time.Millisecond }

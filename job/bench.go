@@ -176,8 +176,7 @@ func (b *bench) header() {
 
 // run runs one job between usage snapshots and prints its row.
 func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, error)) error {
-	runtime.GC()
-	debug.FreeOSMemory()
+	debug.FreeOSMemory() // collects first
 	before := b.procUsage(true)
 	m := StartMeter()
 	row, err := job(ctx)

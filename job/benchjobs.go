@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -146,8 +145,7 @@ func (b *bench) parquetJob(dir string) ShuffleConfig {
 // cpu0): it returns the CPU time that took and resets the peak RSS, so that
 // neither counts as the job's.
 func (b *bench) prepared(cpu0 float64) float64 {
-	runtime.GC()
-	debug.FreeOSMemory()
+	debug.FreeOSMemory() // collects first
 	ResetPeakRSS()
 	return selfCPU() - cpu0
 }

@@ -218,7 +218,7 @@ type putter struct {
 
 // frame is how this shuffle's record batches are cut.
 func (p *putter) frame() splitter.Frame {
-	return splitter.Frame{Partitioner: p.sh.Part, Codec: p.sh.Codec} // groups from the splitter's pool
+	return splitter.Frame{Partitioner: p.sh.Part, Codec: p.sh.Codec}
 }
 
 // feed reads every record of the input and sends its rows.

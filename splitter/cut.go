@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/rechunk"
@@ -39,9 +38,6 @@ type Route struct {
 type Frame struct {
 	Partitioner *table.Partitioner
 	Codec       *table.Codec
-	// Allocator of the groups' buffers; nil: the splitter's pool, which
-	// takes each group's buffers back once its entry was sent.
-	Allocator memory.Allocator
 }
 
 // Cut is the send side of one input task attempt: it cuts the attempt's
@@ -82,11 +78,7 @@ func (c *Cut) Record(ctx context.Context, f Frame, rec arrow.Record) error {
 // split gathers rec's rows per destination (groupOf: partition ->
 // destination index, len(Dests) for none) and sends each group.
 func (c *Cut) split(ctx context.Context, f Frame, rec arrow.Record, groupOf []int) error {
-	mem := f.Allocator
-	if mem == nil {
-		mem = &c.s.pool
-	}
-	groups, err := table.Split(mem, rec, c.pids, groupOf, len(c.r.Dests)+1)
+	groups, err := table.Split(&c.s.pool, rec, c.pids, groupOf, len(c.r.Dests)+1)
 	if err != nil {
 		return fmt.Errorf("shuffle %s task %d: %w", c.r.Shuffle, c.r.Task, err)
 	}

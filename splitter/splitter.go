@@ -60,12 +60,16 @@ func (s *Splitter) Add(ctx context.Context, shuffle string, epoch uint64, dest s
 // nil) is not called: the splitter calls it once, when the message that
 // carried the entry was acknowledged or failed for good (the Sender is done
 // with it either way), or before AddReleased returns an error.
-func (s *Splitter) AddReleased(ctx context.Context, shuffle string, epoch uint64, dest string, e shard.Entry, release func()) error {
+func (s *Splitter) AddReleased(ctx context.Context, shuffle string, epoch uint64, dest string, e shard.Entry, release func()) (err error) {
+	if release != nil {
+		defer func() {
+			if err != nil {
+				release()
+			}
+		}()
+	}
 	n := entrySize(&e)
 	if err := s.mem.acquire(ctx, n, s.flushAll); err != nil {
-		if release != nil {
-			release()
-		}
 		return fmt.Errorf("splitter: shuffle %s: waiting for send memory: %w", shuffle, err)
 	}
 	q, err := s.queueOf(shuffle, epoch, dest)
@@ -74,9 +78,6 @@ func (s *Splitter) AddReleased(ctx context.Context, shuffle string, epoch uint64
 	}
 	if err != nil {
 		s.mem.release(n)
-		if release != nil {
-			release()
-		}
 	}
 	return err
 }

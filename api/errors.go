@@ -9,3 +9,7 @@ var ErrVersion = errors.New("api: unsupported protocol version")
 // ErrSecurity is wrapped by every error in a Security (a missing file, a
 // certificate without its key).
 var ErrSecurity = errors.New("api: invalid API security settings")
+
+// ErrWriteRefused: an op asked the node to write a file where it may not
+// (outside its output roots, or it has none). It maps to PermissionDenied.
+var ErrWriteRefused = errors.New("api: write refused")

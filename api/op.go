@@ -62,6 +62,11 @@ func DecodeOpTicket(b []byte) (flightproto.OpTicket, error) {
 	if err := op.Validate(); err != nil {
 		return op, fmt.Errorf("%w: %w", service.ErrBadInput, err)
 	}
+	if op.Write != nil {
+		if err := writeConfig(op.Write).Validate(); err != nil {
+			return op, fmt.Errorf("%w: op ticket: write: %w", service.ErrBadInput, err)
+		}
+	}
 	if op.Join != nil && len(op.Join.Suffixes) == 0 {
 		op.Join.Suffixes = nil // [] means the defaults, as absent does
 	}
@@ -74,10 +79,16 @@ func (s *Server) doOp(b []byte, stream flight.FlightService_DoGetServer) error {
 	if err != nil {
 		return toStatus(err)
 	}
-	if op.Op == flightproto.OpJoin {
-		err = s.runJoin(stream.Context(), op, stream)
-	} else {
-		err = s.runSort(stream.Context(), op, stream)
+	out := opOut{stream: stream}
+	if op.Write != nil {
+		out.path, err = s.writePath(op.Write)
+	}
+	switch {
+	case err != nil:
+	case op.Op == flightproto.OpJoin:
+		err = s.runJoin(stream.Context(), op, out)
+	default:
+		err = s.runSort(stream.Context(), op, out)
 	}
 	if err != nil {
 		return opStatus(fmt.Errorf("%s of shuffle %s partition %d on node %s: %w",
@@ -95,10 +106,17 @@ func opStatus(err error) error {
 	return toStatus(err)
 }
 
+// opOut is where an op's result goes: the stream, or the file at path
+// (op.Write, checked) and then its stats on the stream.
+type opOut struct {
+	stream flight.FlightService_DoGetServer
+	path   string
+}
+
 // runJoin joins partition p of the two shuffles.
-func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, stream flight.FlightService_DoGetServer) error {
+func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut) error {
 	j, _ := op.Join.DFOps() // checked by DecodeOpTicket
-	out, err := s.joinSchema(op.Shuffles, j)
+	schema, err := s.joinSchema(op.Shuffles, j)
 	if err != nil {
 		return err
 	}
@@ -107,8 +125,12 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, stream fl
 		return err
 	}
 	defer ins.release()
-	w := s.newOpWriter(stream, out, ins.stats)
+	w, err := s.newSink(out.stream, op, out.path, schema, ins.stats)
+	if err != nil {
+		return err
+	}
 	if err := dfops.HashJoinBatches(s.mem, ins.recs[0], ins.recs[1], j, 0, w.write); err != nil {
+		w.abort()
 		return badData(err)
 	}
 	return w.close()
@@ -133,7 +155,7 @@ func (s *Server) joinSchema(ids []string, j dfops.JoinSpec) (*arrow.Schema, erro
 }
 
 // runSort sorts partition p of the shuffle by the column.
-func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, stream flight.FlightService_DoGetServer) error {
+func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut) error {
 	schema, err := s.svc.Schema(op.Shuffles[0])
 	if err != nil {
 		return err
@@ -151,9 +173,13 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, stream fl
 		return badData(err)
 	}
 	defer sorted.Release()
-	w := s.newOpWriter(stream, schema, ins.stats)
+	w, err := s.newSink(out.stream, op, out.path, schema, ins.stats)
+	if err != nil {
+		return err
+	}
 	for off := int64(0); off < sorted.NumRows(); off += dfops.DefaultBatchRows {
 		if err := w.writeSlice(sorted, off, min(off+dfops.DefaultBatchRows, sorted.NumRows())); err != nil {
+			w.abort()
 			return err
 		}
 	}
@@ -290,6 +316,9 @@ func (o *opWriter) writeSlice(rec arrow.Record, from, to int64) error {
 	defer sl.Release()
 	return o.write(sl)
 }
+
+// abort does nothing: the op's error ends the stream.
+func (o *opWriter) abort() {}
 
 // close sends the stats in an empty batch if no batch carried them, and
 // ends the stream.

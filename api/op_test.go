@@ -19,6 +19,9 @@ func opSeeds(t testing.TB) [][]byte {
 	for _, op := range []flightproto.OpTicket{
 		{Op: flightproto.OpJoin, Shuffles: []string{"merge-1-left", "merge-1-right"}, Partition: 7, Join: &js},
 		{Op: flightproto.OpSort, Shuffles: []string{"set-index-1"}, Partition: 0, Column: "key"},
+		{Op: flightproto.OpJoin, Shuffles: []string{"merge-1-left", "merge-1-right"}, Partition: 3, Join: &js,
+			Write: &flightproto.WriteSpec{Path: "/data/out/part-00003.parquet", Compression: "auto", NoDictionary: true}},
+		{Op: flightproto.OpSort, Shuffles: []string{"set-index-1"}, Partition: 9, Column: "key", Write: &flightproto.WriteSpec{Path: "/o/part-9.parquet"}},
 	} {
 		b, err := json.Marshal(op)
 		if err != nil {
@@ -55,6 +58,13 @@ func TestDecodeOpTicket(t *testing.T) {
 		{"negative partition", `{"op":"sort","shuffles":["a"],"partition":-3,"column":"k"}`, "-3"},
 		{"fractional partition", `{"op":"sort","shuffles":["a"],"partition":1.5,"column":"k"}`, "partition"},
 		{"bad ID", `{"op":"sort","shuffles":[""],"column":"k"}`, "shuffle ID"},
+		{"write to a relative path", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"out/p.parquet"}}`, "not absolute"},
+		{"write to an unclean path", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"/o/../etc/p.parquet"}}`, "not clean"},
+		{"write to a non-Parquet name", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"/o/.bashrc"}}`, ".parquet"},
+		{"write to a hidden name", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"/o/.x.parquet"}}`, "not starting with a dot"},
+		{"write without a path", `{"op":"sort","shuffles":["a"],"column":"k","write":{}}`, "not absolute"},
+		{"write with an unknown codec", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"/o/p.parquet","compression":"lzo"}}`, "lzo"},
+		{"write with an unknown field", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"/o/p.parquet","mode":1}}`, `"mode"`},
 		{"too long", `{"op":"sort","shuffles":["a"],"column":"` + strings.Repeat("k", MaxOpTicketBytes) + `"}`, "over the limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

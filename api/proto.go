@@ -36,6 +36,7 @@ type (
 	OpTicket     = flightproto.OpTicket
 	JoinSpec     = flightproto.JoinSpec
 	OpStats      = flightproto.OpStats
+	WriteSpec    = flightproto.WriteSpec
 )
 
 // Dial is flightproto.Dial.

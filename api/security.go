@@ -29,6 +29,11 @@ type Security struct {
 	// <token>" (flightproto.ClientAuth.Token); calls without it fail with
 	// codes.Unauthenticated.
 	Token string
+	// OutputRoots are the directories under which callers may have the node
+	// write an op's result (flightproto.OpTicket.Write). Each must be an
+	// absolute path to a directory. None: the node writes no files for
+	// callers and refuses such ops with PermissionDenied.
+	OutputRoots []string
 }
 
 // TLS reports whether the API is served over TLS.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
@@ -33,6 +34,9 @@ type Server struct {
 	// auth is how callers prove themselves ("bearer": a token), for the
 	// Handshake reply; "" when they need not.
 	auth string
+	// roots are the directories ops may write files under (symlinks
+	// resolved; see Security.OutputRoots).
+	roots []string
 
 	once    sync.Once
 	started bool
@@ -52,6 +56,10 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if err != nil {
 		return nil, err
 	}
+	roots, err := sec.outputRoots()
+	if err != nil {
+		return nil, err
+	}
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
@@ -59,7 +67,7 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), done: make(chan error, 1)}
+	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, done: make(chan error, 1)}
 	s.srv = newFlightServer(s, lis, opts...)
 	return s, nil
 }
@@ -388,12 +396,14 @@ func toStatus(err error) error {
 		code = codes.Unavailable // before ErrFailed: the attempt is stale, run a new one
 	case errors.Is(err, service.ErrFailed):
 		code = codes.Aborted
-	case errors.Is(err, service.ErrLimit):
+	case errors.Is(err, service.ErrLimit), errors.Is(err, syscall.ENOSPC):
 		code = codes.ResourceExhausted
 	case errors.Is(err, service.ErrUnavailable), errors.Is(err, service.ErrClosed):
 		code = codes.Unavailable
 	case errors.Is(err, ErrVersion):
 		code = codes.Unimplemented
+	case errors.Is(err, ErrWriteRefused):
+		code = codes.PermissionDenied
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):

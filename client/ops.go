@@ -124,3 +124,42 @@ func (r *Result) healOn(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// JoinFile is Join with the result written by the node to the Parquet file
+// w (flightproto.WriteSpec) instead of streamed here: only the stats cross
+// the network, and OpStats.OutputRows and FileBytes count what the file
+// holds. The node must have an output root over w.Path (codes.
+// PermissionDenied otherwise). A lost owner is recovered as Join does; the
+// file is written whole or not at all, so a retry on another owner writes
+// it again.
+func (r *Result) JoinFile(ctx context.Context, right *Result, p int, j dfops.JoinSpec, w flightproto.WriteSpec) (flightproto.OpStats, error) {
+	js := flightproto.JoinSpecOf(j)
+	op := flightproto.OpTicket{Op: flightproto.OpJoin, Shuffles: []string{r.Shuffle, right.Shuffle}, Partition: p, Join: &js, Write: &w}
+	var st flightproto.OpStats
+	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
+		st, err = c.Op(ctx, ep.Addr, op, noRows(op))
+		return right.healOn(ctx, err)
+	})
+	return st, err
+}
+
+// SortFile is Sort with the result written by the node to the Parquet file
+// w, as JoinFile.
+func (r *Result) SortFile(ctx context.Context, p int, column string, w flightproto.WriteSpec) (flightproto.OpStats, error) {
+	op := flightproto.OpTicket{Op: flightproto.OpSort, Shuffles: []string{r.Shuffle}, Partition: p, Column: column, Write: &w}
+	var st flightproto.OpStats
+	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
+		st, err = c.Op(ctx, ep.Addr, op, noRows(op))
+		return err
+	})
+	return st, err
+}
+
+// noRows is the record callback of an op that writes a file: its stream
+// carries no rows, so one is a protocol error.
+func noRows(op flightproto.OpTicket) func(arrow.Record) error {
+	return func(rec arrow.Record) error {
+		return &callerError{fmt.Errorf("client: %s of partition %d to %s: the node streamed %d rows instead of writing them",
+			op.Op, op.Partition, op.Write.Path, rec.NumRows())}
+	}
+}

@@ -3,6 +3,8 @@ package flightproto
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/shufflenode/shufflenode/dfops"
 	"github.com/shufflenode/shufflenode/spec"
@@ -25,10 +27,31 @@ func (op OpTicket) Validate() error {
 			return fmt.Errorf("op ticket: %w", err)
 		}
 	}
+	if op.Write != nil {
+		if err := op.Write.Validate(); err != nil {
+			return fmt.Errorf("op ticket: %w", err)
+		}
+	}
 	if op.Op == OpJoin {
 		return op.validateJoin()
 	}
 	return op.validateSort()
+}
+
+// Validate checks the shape of a write's path: absolute, clean, a
+// ".parquet" file name that is not hidden. Whether the node may write there
+// is the node's to decide (its output roots).
+func (w WriteSpec) Validate() error {
+	name := filepath.Base(w.Path)
+	switch {
+	case !filepath.IsAbs(w.Path):
+		return fmt.Errorf("write: path %q is not absolute", w.Path)
+	case filepath.Clean(w.Path) != w.Path:
+		return fmt.Errorf("write: path %q is not clean (want %q)", w.Path, filepath.Clean(w.Path))
+	case !strings.HasSuffix(name, ".parquet") || strings.HasPrefix(name, "."):
+		return fmt.Errorf("write: path %q: want a file name ending in .parquet, not starting with a dot", w.Path)
+	}
+	return nil
 }
 
 func (op OpTicket) validateJoin() error {

@@ -108,6 +108,25 @@ type OpTicket struct {
 	Join *JoinSpec `json:"join,omitempty"`
 	// Column is OpSort's sort column (required there, absent otherwise).
 	Column string `json:"column,omitempty"`
+	// Write, if set, has the node write the result to a Parquet file
+	// instead of streaming it: the stream then carries one empty batch,
+	// sent once the file is committed, whose stats count the rows and
+	// bytes written.
+	Write *WriteSpec `json:"write,omitempty"`
+}
+
+// WriteSpec is where and how a node writes an op's result: one Parquet
+// file at Path, an absolute path ending in ".parquet" whose directory
+// exists on the node and lies under one of the node's output roots (serve
+// --output-root; a node without one refuses). The file appears whole or
+// not at all (written to a hidden temporary file beside it, synced, then
+// renamed), so a retried op simply writes it again. Compression is auto
+// (default), snappy, zstd or none; NoDictionary turns dictionary encoding
+// off (see parquetio.WriteConfig).
+type WriteSpec struct {
+	Path         string `json:"path"`
+	Compression  string `json:"compression,omitempty"`
+	NoDictionary bool   `json:"no_dictionary,omitempty"`
 }
 
 // JoinSpec is a dfops.JoinSpec as JSON: left_on[i] is compared with
@@ -130,4 +149,8 @@ type OpStats struct {
 	// Remote is how many input partitions the node read from another node
 	// (0 when it owns them all, as co-partitioned shuffles at their owner).
 	Remote int `json:"remote"`
+	// OutputRows and FileBytes, for an op with Write, are the rows and
+	// bytes of the file written (absent otherwise).
+	OutputRows int64 `json:"output_rows,omitempty"`
+	FileBytes  int64 `json:"file_bytes,omitempty"`
 }

@@ -19,18 +19,23 @@ func startCluster(t *testing.T, n int, memLimit int64) []*node.Node {
 	return startClusterWith(t, n, service.Config{MemoryLimit: memLimit})
 }
 
-// startClusterWith is startCluster with the nodes' service configuration.
-func startClusterWith(t *testing.T, n int, svc service.Config) []*node.Node {
+// startClusterWith is startCluster with the nodes' service configuration,
+// and then each of more applied to the node config.
+func startClusterWith(t *testing.T, n int, svc service.Config, more ...func(*node.Config)) []*node.Node {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := testLogger()
 	svc.Logger = log
-	nodes, err := node.StartLocal(ctx, n, node.Config{
+	cfg := node.Config{
 		Cluster: dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
 		Service: svc,
 		Logger:  log,
-	})
+	}
+	for _, fn := range more {
+		fn(&cfg)
+	}
+	nodes, err := node.StartLocal(ctx, n, cfg)
 	if err != nil {
 		t.Fatalf("starting %d nodes: %v", n, err)
 	}

@@ -311,6 +311,7 @@ func TestOpBadTickets(t *testing.T) {
 		{"unknown shuffle", owner, `{"op":"join","shuffles":["ops-l","nope"],"partition":3,` + join + `}`, codes.NotFound, []string{"nope", "partition 3", "on node " + f.names[owner]}},
 		{"before the seal, on the owner", openOwner, `{"op":"sort","shuffles":["ops-open"],"partition":3,"column":"key"}`, codes.FailedPrecondition, []string{"ops-open", "partition 3"}},
 		{"before the seal, elsewhere", other, `{"op":"join","shuffles":["ops-l","ops-open"],"partition":3,` + join + `}`, codes.FailedPrecondition, []string{"ops-open", "partition 3", "on node " + f.names[other]}},
+		{"write without an output root", owner, `{"op":"sort","shuffles":["ops-l"],"partition":3,"column":"key","write":{"path":"/tmp/p.parquet"}}`, codes.PermissionDenied, []string{"output root", "ops-l partition 3 on node " + f.names[owner]}},
 		{"array shuffle", owner, `{"op":"sort","shuffles":["ops-array"],"partition":0,"column":"data"}`, codes.InvalidArgument, []string{"ops-array", "array"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,6 +31,7 @@ type Writer struct {
 	fw     *pqarrow.FileWriter    // nil until started
 	codecs map[string]Compression // of each column, once fw started
 	rows   int64
+	size   int64 // of the file, once committed
 	closed bool
 	// held are the records written to the open row group, retained until
 	// it is closed (see hold); groupRows is that group's rows.
@@ -166,6 +167,9 @@ func (w *Writer) releaseHeld() {
 // Rows is the number of rows written so far.
 func (w *Writer) Rows() int64 { return w.rows }
 
+// Size is the size of the file in bytes once committed (0 before).
+func (w *Writer) Size() int64 { return w.size }
+
 // Commit writes the footer, syncs the file and renames it to its path
 // (replacing any file there). After an error the temporary file is removed
 // and nothing appears at the path.
@@ -201,6 +205,12 @@ func (w *Writer) finish() error {
 	w.putBuf()
 	if err == nil {
 		err = w.tmp.Chmod(0o644)
+	}
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = w.tmp.Stat(); err == nil {
+			w.size = fi.Size()
+		}
 	}
 	if err == nil {
 		err = w.tmp.Sync()

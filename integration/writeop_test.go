@@ -1,0 +1,125 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/node"
+	"github.com/shufflenode/shufflenode/parquetio"
+	"github.com/shufflenode/shufflenode/service"
+	"google.golang.org/grpc/codes"
+)
+
+// readPart reads a Parquet file the nodes wrote and checks its size and
+// rows against the op's stats.
+func readPart(t *testing.T, path string, st api.OpStats) []arrow.Record {
+	t.Helper()
+	recs, err := parquetio.ReadFile(context.Background(), path, memory.DefaultAllocator, 1000)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	t.Cleanup(func() { releaseRecords(recs) })
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	fi, err := os.Stat(path)
+	if err != nil || rows != st.OutputRows || fi.Size() != st.FileBytes {
+		t.Fatalf("%s: %d rows, %v; stats say %d rows, %d bytes", path, rows, err, st.OutputRows, st.FileBytes)
+	}
+	return recs
+}
+
+func releaseRecords(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// joinFiles has the owners join every partition into dir/part-P.parquet and
+// returns the rows of all files.
+func joinFiles(t *testing.T, ctx context.Context, res [2]*client.Result, parts int, dir string) []string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := range parts {
+		path := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", p))
+		st, err := res[0].JoinFile(ctx, res[1], p, dfops.DefaultJoinSpec("key"), api.WriteSpec{Path: path})
+		if err != nil {
+			t.Fatalf("partition %d: %v", p, err)
+		}
+		for _, rec := range readPart(t, path, st) {
+			got = append(got, joinRows(rec)...)
+		}
+	}
+	slices.Sort(got)
+	return got
+}
+
+// TestWriteOps: the owners join and sort every partition into Parquet
+// files under their output root; the files hold exactly the rows of the
+// streamed ops, before and after a node leaves (its inputs replayed).
+// A path outside the root is refused, naming the node.
+func TestWriteOps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	nodes := startClusterWith(t, 3, service.Config{MemoryLimit: 64 << 20}, func(c *node.Config) {
+		c.APISecurity.OutputRoots = []string{root}
+	})
+	left := kvTable{tasks: 4, rows: 300, keys: 150, nullEvery: 41, partitions: 8}
+	right := kvTable{tasks: 3, rows: 100, keys: 120, nullEvery: 29, base: 1_000_000, partitions: 8}
+	addrs := apiAddrs(nodes)
+	res := [2]*client.Result{left.run(t, ctx, left.spec(t, "w-l", ""), addrs)}
+	res[1] = right.run(t, ctx, right.spec(t, "w-r", "w-l"), addrs)
+	want := refJoin(left.allRows(), right.allRows(), "inner")
+	if got := joinFiles(t, ctx, res, left.partitions, filepath.Join(root, "join")); !slices.Equal(got, want) {
+		t.Fatalf("joined files hold %d rows, want %d", len(got), len(want))
+	}
+	t.Run("sort", func(t *testing.T) {
+		for p := range left.partitions {
+			var part []kv
+			if err := res[0].Read(ctx, p, func(rec arrow.Record) error { part = append(part, kvRows(rec)...); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(root, fmt.Sprintf("sorted-%d.parquet", p))
+			st, err := res[0].SortFile(ctx, p, "key", api.WriteSpec{Path: path, Compression: "zstd"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []kv
+			for _, rec := range readPart(t, path, st) {
+				got = append(got, kvRows(rec)...)
+			}
+			if !slices.EqualFunc(got, refSort(part), func(a, b kv) bool { return cell(a.key) == cell(b.key) && a.val == b.val }) {
+				t.Errorf("partition %d: the file's rows differ from a stable sort", p)
+			}
+		}
+	})
+	t.Run("outside the root", func(t *testing.T) {
+		_, err := res[0].SortFile(ctx, 0, "key", api.WriteSpec{Path: filepath.Join(t.TempDir(), "p.parquet")})
+		wantCode(t, "outside the root", err, codes.PermissionDenied)
+		if !strings.Contains(err.Error(), "outside node node-") {
+			t.Errorf("error %q does not name the node", err)
+		}
+	})
+	t.Run("after a node left", func(t *testing.T) {
+		leave(t, ctx, nodes, 2, "w-l")
+		if got := joinFiles(t, ctx, res, left.partitions, filepath.Join(root, "after")); !slices.Equal(got, want) {
+			t.Fatalf("joined files hold %d rows after the loss, want %d", len(got), len(want))
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/flightproto"
@@ -37,6 +38,9 @@ type ClusterConfig struct {
 	// profile (0: the profile's; see dht.Config).
 	ProbeInterval, ProbeTimeout time.Duration
 	SuspicionMult               int
+	// OutputRoots, for an in-process cluster, are the directories its
+	// nodes may write job output files under (api.Security.OutputRoots).
+	OutputRoots []string
 }
 
 // Embedded reports whether the cluster runs in this process.
@@ -160,7 +164,8 @@ func (c ClusterConfig) nodeConfig(dir string, log *slog.Logger) node.Config {
 	return node.Config{
 		Cluster: dht.Config{DataDir: dir, Profile: dht.ProfileLocal, Logger: log,
 			ProbeInterval: c.ProbeInterval, ProbeTimeout: c.ProbeTimeout, SuspicionMult: c.SuspicionMult},
-		Service: service.Config{MemoryLimit: c.MemoryLimit, Logger: log},
-		Logger:  log,
+		Service:     service.Config{MemoryLimit: c.MemoryLimit, Logger: log},
+		APISecurity: api.Security{OutputRoots: c.OutputRoots},
+		Logger:      log,
 	}
 }

@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +80,8 @@ type MergeReport struct {
 	arrowBytes       [2]int64
 	rowsOut, fileOut int64
 	largest          mergePartStats
-	remote           int // partitions whose join read an input from another node
+	remote           int    // partitions whose join read an input from another node
+	written          string // who wrote the files (partWriter.where)
 }
 
 // mergePartStats are the rows of one partition and where it was joined.
@@ -102,6 +102,9 @@ func PlanMerge(f MergeConfig) (*MergePlan, error) {
 	p := &MergePlan{cfg: f, join: join, id: jobID(f.Job.ID, "merge"), write: parquetio.WriteConfig{
 		Compression: parquetio.Compression(f.Job.Compression), NoDictionary: f.Job.NoDictionary}}
 	if err := p.write.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkWriteOn(f.Job.WriteOn); err != nil {
 		return nil, err
 	}
 	if err := p.openSides(); err != nil {
@@ -196,7 +199,11 @@ func (p *MergePlan) makeSpecs() error {
 
 // Run shuffles both sides, then joins and writes every partition.
 func (p *MergePlan) Run(ctx context.Context) (MergeReport, error) {
-	cl, err := OpenCluster(ctx, p.cfg.Job.Cluster)
+	cc, err := p.cfg.Job.clusterFor()
+	if err != nil {
+		return MergeReport{}, err
+	}
+	cl, err := OpenCluster(ctx, cc)
 	if err != nil {
 		return MergeReport{}, err
 	}
@@ -238,8 +245,13 @@ func (p *MergePlan) checkRows(rep *MergeReport) error {
 func (p *MergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int, rep *MergeReport, prog Progress) error {
 	var mu sync.Mutex
 	n := p.cfg.Job.Partitions
+	out, err := newPartWriter(p.cfg.Job, n, p.schema, p.write)
+	if err != nil {
+		return err
+	}
+	defer func() { rep.written = out.where() }()
 	work := func(ctx context.Context, part int) error {
-		st, size, err := p.joinPartition(ctx, res, part)
+		st, size, err := p.joinPartition(ctx, res, out, part)
 		if err != nil {
 			return err
 		}
@@ -260,22 +272,22 @@ func (p *MergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int,
 
 // joinPartition has the owner of partition part join it and writes the
 // result to its file; it returns the rows and the file's size.
-func (p *MergePlan) joinPartition(ctx context.Context, res [2]*client.Result, part int) (mergePartStats, int64, error) {
+func (p *MergePlan) joinPartition(ctx context.Context, res [2]*client.Result, out *partWriter, part int) (mergePartStats, int64, error) {
 	st := mergePartStats{part: part}
-	path := filepath.Join(p.cfg.Job.Output, PartFile(part, p.cfg.Job.Partitions))
-	var op api.OpStats
-	rows, size, err := writePartFile(path, p.schema, p.write, func(write func(arrow.Record) error) (err error) {
-		op, err = res[0].Join(ctx, res[1], part, p.join, write)
-		return err
+	r, err := out.write(part, func(ws api.WriteSpec) (api.OpStats, error) {
+		return res[0].JoinFile(ctx, res[1], part, p.join, ws)
+	}, func(write func(arrow.Record) error) (api.OpStats, error) {
+		return res[0].Join(ctx, res[1], part, p.join, write)
 	})
 	if err != nil {
 		return st, 0, fmt.Errorf("partition %d: join: %w", part, err)
 	}
+	op := r.op
 	if len(op.InputRows) != 2 {
 		return st, 0, fmt.Errorf("partition %d: join on node %s reported %d input row counts, want 2", part, op.Node, len(op.InputRows))
 	}
-	st.left, st.right, st.out, st.node, st.remote = op.InputRows[0], op.InputRows[1], rows, op.Node, op.Remote
-	return st, size, nil
+	st.left, st.right, st.out, st.node, st.remote = op.InputRows[0], op.InputRows[1], r.rows, op.Node, op.Remote
+	return st, r.size, nil
 }
 
 func fileSize(path string) int64 {
@@ -296,6 +308,7 @@ func (r MergeReport) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "join         %s on %s: %d rows out in %d files (%s Parquet), %.2f s (on the nodes; %d partitions read an input from another node)\n",
 		p.join.How, mergeKeyNames(p.join), r.rowsOut, p.cfg.Job.Partitions, FormatBytes(r.fileOut), r.joinSecs, r.remote)
+	fmt.Fprintf(w, "files        %s\n", r.written)
 	fmt.Fprintf(w, "largest      partition %d: %d left + %d right rows -> %d rows, joined on %s\n",
 		r.largest.part, r.largest.left, r.largest.right, r.largest.out, r.largest.node)
 	in := float64(r.arrowBytes[0] + r.arrowBytes[1])

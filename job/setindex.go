@@ -73,6 +73,7 @@ type SetIndexReport struct {
 	arrowBytes, fileOut   int64
 	largest               [2]int64 // partition, rows
 	empty                 int
+	written               string // who wrote the files (partWriter.where)
 }
 
 // PlanSetIndex checks the inputs (the caller has checked the flags on their
@@ -84,6 +85,9 @@ func PlanSetIndex(ctx context.Context, f SetIndexConfig) (*SetIndexPlan, error) 
 	p := &SetIndexPlan{cfg: f, write: parquetio.WriteConfig{
 		Compression: parquetio.Compression(f.Job.Compression), NoDictionary: f.Job.NoDictionary}}
 	if err := p.write.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkWriteOn(f.Job.WriteOn); err != nil {
 		return nil, err
 	}
 	var err error
@@ -221,7 +225,11 @@ func concatColumn(rr pqarrow.RecordReader, path string) (arrow.Array, error) {
 
 // Run shuffles the input by range, then sorts and writes every partition.
 func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
-	cl, err := OpenCluster(ctx, p.cfg.Job.Cluster)
+	cc, err := p.cfg.Job.clusterFor()
+	if err != nil {
+		return SetIndexReport{}, err
+	}
+	cl, err := OpenCluster(ctx, cc)
 	if err != nil {
 		return SetIndexReport{}, err
 	}
@@ -251,8 +259,13 @@ func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
 func (p *SetIndexPlan) sortAll(ctx context.Context, res *client.Result, par int, rep *SetIndexReport, prog Progress) error {
 	var mu sync.Mutex
 	n := p.in.spec.Partitions
+	out, err := newPartWriter(p.cfg.Job, n, p.in.schema, p.write)
+	if err != nil {
+		return err
+	}
+	defer func() { rep.written = out.where() }()
 	work := func(ctx context.Context, part int) error {
-		rows, size, err := p.sortPartition(ctx, res, part)
+		rows, size, err := p.sortPartition(ctx, res, out, part)
 		if err != nil {
 			return err
 		}
@@ -272,20 +285,19 @@ func (p *SetIndexPlan) sortAll(ctx context.Context, res *client.Result, par int,
 
 // sortPartition has the owner of partition part sort it by the column and
 // writes the sorted rows; it returns the rows and the file's size.
-func (p *SetIndexPlan) sortPartition(ctx context.Context, res *client.Result, part int) (int64, int64, error) {
-	path := filepath.Join(p.cfg.Job.Output, PartFile(part, p.in.spec.Partitions))
-	var op api.OpStats
-	rows, size, err := writePartFile(path, p.in.schema, p.write, func(write func(arrow.Record) error) (err error) {
-		op, err = res.Sort(ctx, part, p.cfg.Column, write)
-		return err
+func (p *SetIndexPlan) sortPartition(ctx context.Context, res *client.Result, out *partWriter, part int) (int64, int64, error) {
+	r, err := out.write(part, func(ws api.WriteSpec) (api.OpStats, error) {
+		return res.SortFile(ctx, part, p.cfg.Column, ws)
+	}, func(write func(arrow.Record) error) (api.OpStats, error) {
+		return res.Sort(ctx, part, p.cfg.Column, write)
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("partition %d: sort: %w", part, err)
 	}
-	if len(op.InputRows) != 1 || op.InputRows[0] != rows {
-		return 0, 0, fmt.Errorf("partition %d: sort on node %s: input rows %v, %d rows written", part, op.Node, op.InputRows, rows)
+	if op := r.op; len(op.InputRows) != 1 || op.InputRows[0] != r.rows {
+		return 0, 0, fmt.Errorf("partition %d: sort on node %s: input rows %v, %d rows written", part, op.Node, op.InputRows, r.rows)
 	}
-	return rows, size, nil
+	return r.rows, r.size, nil
 }
 
 // writeDivisions saves the column and divisions as divisions.json in the
@@ -320,7 +332,7 @@ func (r SetIndexReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "rows out     %d in %d files sorted by %q (%s Parquet; largest: partition %d, %d rows; %d empty)\n",
 		r.rowsOut, p.in.spec.Partitions, p.cfg.Column, FormatBytes(r.fileOut), r.largest[0], r.largest[1], r.empty)
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, range-partition, put, barrier)\n", r.shuffleSecs)
-	fmt.Fprintf(w, "sort+write   %.2f s (sorted on the nodes, written here)\n", r.sortSecs)
+	fmt.Fprintf(w, "sort+write   %.2f s (sorted on the nodes, files %s)\n", r.sortSecs, r.written)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
 	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
 }

@@ -38,6 +38,7 @@ type ShuffleConfig struct {
 	Compression  string // of the output files: auto (default), snappy, zstd or none
 	Overwrite    bool   // remove part-*.parquet files already in Output
 	NoDictionary bool   // write the output without dictionary encoding
+	WriteOn      string // merge and set-index: who writes the output files: auto (default), nodes or client
 	Progress     Progress
 }
 

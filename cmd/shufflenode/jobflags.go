@@ -56,6 +56,12 @@ func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
 	f.auth.register(fs)
 }
 
+// registerWriteOn registers --write-on, for the jobs whose partitions a
+// node computes (merge, set-index).
+func registerWriteOn(fs *flag.FlagSet, f *shuffleFlags) {
+	fs.StringVar(&f.WriteOn, "write-on", job.WriteAuto, "who writes the output files: nodes (each partition's file by the node that joined or sorted it; --output must be the same directory there, under a serve --output-root), client (this process), or auto (nodes while they can, else client)")
+}
+
 // resolveAuth sets the running cluster's API TLS settings and token from
 // the flags and the environment (nothing for an in-process cluster).
 func (f *shuffleFlags) resolveAuth() error { return f.auth.resolve(&f.Cluster) }

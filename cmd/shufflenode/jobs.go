@@ -101,6 +101,7 @@ func (f *mergeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.How, "how", "inner", "inner, left, right or outer")
 	fs.StringVar(&f.cfg.Suffixes, "suffixes", "_x,_y", "suffixes of clashing non-key column names, left,right")
 	registerJobFlags(fs, &f.job)
+	registerWriteOn(fs, &f.job)
 }
 
 func cmdMerge(args []string, stdout, stderr io.Writer) int {
@@ -138,6 +139,7 @@ func (f *setIndexFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.Divisions, "divisions", "", "JSON list of P-1 ascending boundaries, e.g. '[100,200]' (default: sampled)")
 	fs.IntVar(&f.cfg.Sample, "sample", 1000, "values sampled per input file to choose divisions (raised to 20 per partition over all files)")
 	registerJobFlags(fs, &f.job)
+	registerWriteOn(fs, &f.job)
 }
 
 func cmdSetIndex(args []string, stdout, stderr io.Writer) int {

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/node"
@@ -286,13 +287,15 @@ func runCmd(cmd func([]string, io.Writer, io.Writer) int, args ...string) (int, 
 	return code, out.String(), errb.String()
 }
 
-// startTestCluster runs a 3-node in-process cluster for a test.
-func startTestCluster(t *testing.T) []*node.Node {
+// startTestCluster runs a 3-node in-process cluster for a test, whose
+// nodes may write files under roots (none: they refuse).
+func startTestCluster(t *testing.T, roots ...string) []*node.Node {
 	t.Helper()
 	log := newLogger(os.Stderr, "error")
 	nodes, err := node.StartLocal(context.Background(), 3, node.Config{
-		Cluster: dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
-		Service: service.Config{MemoryLimit: 64 << 20, Logger: log}, Logger: log})
+		Cluster:     dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
+		Service:     service.Config{MemoryLimit: 64 << 20, Logger: log},
+		APISecurity: api.Security{OutputRoots: roots}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,6 +348,9 @@ func TestMergeMatchesNestedLoop(t *testing.T) {
 				if !strings.Contains(stdout, mergeAllLocal) {
 					t.Errorf("co-partitioned sides: every join should read both inputs on its node:\n%s", stdout)
 				}
+				if !strings.Contains(stdout, "files        written by this process (the nodes could not: ") {
+					t.Errorf("nodes without an output root: this process should write the files, and say why:\n%s", stdout)
+				}
 				sfx := [2]string{"_x", "_y"}
 				if tc.name == "left-on id, right-on rid" {
 					sfx = [2]string{"_l", "_r"}
@@ -376,6 +382,57 @@ func TestMergeEmbedded(t *testing.T) {
 	if !strings.Contains(stdout, mergeAllLocal) || !strings.Contains(stdout, "joined on node-") {
 		t.Errorf("the joins should run on the nodes, each reading both inputs locally:\n%s", stdout)
 	}
+}
+
+// TestMergeWriteOn: with --write-on nodes the nodes write the files
+// (given an output root over --output), or the merge fails naming the node
+// that refused; with --write-on client this process writes them.
+func TestMergeWriteOn(t *testing.T) {
+	dir, outs := t.TempDir(), t.TempDir()
+	open, closed := startTestCluster(t, outs), startTestCluster(t)
+	left := writeDFFiles(t, dir, "left", 3, 120, mergeLeftCols, 6)
+	right := writeDFFiles(t, dir, "right", 2, 40, mergeRightCols, 7)
+	want := refMerge(left, right, []string{"key"}, []string{"key"}, "left", pandasSuffix(map[string]bool{"name": true}, [2]string{"_x", "_y"}))
+	names := []string{"key", "id", "name_x", "val", "rid", "name_y", "score"}
+	for _, tc := range []struct {
+		name, writeOn string
+		cluster       []string // --cluster, or nothing for an in-process one
+		report        string
+	}{
+		{"nodes with a root", "nodes", []string{"--cluster", open[1].APIAddr()}, "files        written by the nodes\n"},
+		{"auto with a root", "auto", []string{"--cluster", open[0].APIAddr()}, "files        written by the nodes\n"},
+		{"client", "client", []string{"--cluster", open[0].APIAddr()}, "files        written by this process\n"},
+		{"embedded nodes", "nodes", []string{"--nodes", "2"}, "files        written by the nodes\n"},
+		{"embedded client", "client", []string{"--nodes", "2"}, "files        written by this process\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(outs, strings.ReplaceAll(tc.name, " ", "-"))
+			args := append([]string{"--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
+				"--how", "left", "--partitions", "6", "--output", out, "--write-on", tc.writeOn}, tc.cluster...)
+			code, stdout, stderr := runCmd(cmdMerge, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stdout, tc.report) {
+				t.Errorf("want %q in the report:\n%s", tc.report, stdout)
+			}
+			checkMerge(t, out, 6, want, names, []string{"key"})
+		})
+	}
+	t.Run("nodes without a root", func(t *testing.T) {
+		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
+			"--partitions", "6", "--output", t.TempDir(), "--write-on", "nodes", "--cluster", closed[0].APIAddr())
+		if code == 0 || !strings.Contains(stderr, "PermissionDenied") || !strings.Contains(stderr, "has no output root") || !strings.Contains(stderr, "node-") {
+			t.Fatalf("exit %d, want a failure naming the node that refused and why:\n%s", code, stderr)
+		}
+	})
+	t.Run("bad --write-on", func(t *testing.T) {
+		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
+			"--partitions", "6", "--output", t.TempDir(), "--write-on", "disk")
+		if code != 2 || !strings.Contains(stderr, `--write-on "disk"`) {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
 }
 
 // mergeAllLocal is what the report says when every join read both of its

@@ -160,6 +160,9 @@ func TestSetIndexEmbedded(t *testing.T) {
 	}
 	t.Log("\n" + stdout)
 	checkSetIndex(t, rows, out, "k", 6)
+	if !strings.Contains(stdout, "files written by the nodes)") {
+		t.Errorf("an in-process cluster's nodes should write the files:\n%s", stdout)
+	}
 }
 
 func TestSetIndexBadInput(t *testing.T) {

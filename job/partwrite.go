@@ -1,0 +1,165 @@
+package job
+
+// Where the merge and set-index jobs write their output files (--write-on).
+//
+// A node that joins or sorts a partition can write the result as the
+// partition's Parquet file itself (flightproto.OpTicket.Write): the rows
+// then never cross the network, nor pass through this process, which on a
+// real cluster would write every partition alone. It needs the output
+// directory to be the same on the nodes as here (one machine, or a shared
+// file system) and the nodes to allow writing there: an in-process
+// cluster's nodes may write under the job's output directory; a serve
+// process only under its --output-root directories.
+//
+// With auto (the default), partitions go to the nodes until one refuses
+// (codes.PermissionDenied: no output root over the directory, or the
+// directory does not exist there); from then on this process writes them,
+// the refused one included. A file a node reports written must be here with
+// the size it reported, else the nodes wrote to a disk of their own: auto
+// writes that partition here too and stops asking the nodes; nodes fails.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/parquetio"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Where output files are written: ShuffleConfig.WriteOn.
+const (
+	WriteAuto   = "auto"   // the nodes when they can, else this process
+	WriteNodes  = "nodes"  // the nodes, or the job fails
+	WriteClient = "client" // this process
+)
+
+// checkWriteOn checks a --write-on value.
+func checkWriteOn(s string) error {
+	switch s {
+	case "", WriteAuto, WriteNodes, WriteClient:
+		return nil
+	}
+	return fmt.Errorf("--write-on %q: want auto, nodes or client", s)
+}
+
+// clusterFor returns f's cluster config with, for an in-process cluster,
+// the output directory as its nodes' output root.
+func (f ShuffleConfig) clusterFor() (ClusterConfig, error) {
+	c := f.Cluster
+	if !c.Embedded() || f.WriteOn == WriteClient {
+		return c, nil
+	}
+	dir, err := filepath.Abs(f.Output)
+	if err != nil {
+		return c, err
+	}
+	c.OutputRoots = append(c.OutputRoots[:len(c.OutputRoots):len(c.OutputRoots)], dir)
+	return c, nil
+}
+
+// partWriter writes output partitions where --write-on says.
+type partWriter struct {
+	mode   string
+	dir    string // absolute
+	parts  int
+	schema *arrow.Schema
+	cfg    parquetio.WriteConfig
+	// here is set once auto gave up on the nodes; why says why.
+	here  atomic.Bool
+	why   atomic.Pointer[string]
+	nodes atomic.Int64 // partitions written by the nodes
+	local atomic.Int64 // partitions written here
+}
+
+func newPartWriter(f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquetio.WriteConfig) (*partWriter, error) {
+	dir, err := filepath.Abs(f.Output)
+	if err != nil {
+		return nil, err
+	}
+	mode := f.WriteOn
+	if mode == "" {
+		mode = WriteAuto
+	}
+	return &partWriter{mode: mode, dir: dir, parts: parts, schema: schema, cfg: cfg}, nil
+}
+
+// partResult is what writing one partition did.
+type partResult struct {
+	op         flightproto.OpStats
+	rows, size int64
+}
+
+// write writes partition part: onNodes runs the op with the file written
+// by the node (ws), here runs it with the rows streamed to write.
+func (w *partWriter) write(part int,
+	onNodes func(ws flightproto.WriteSpec) (flightproto.OpStats, error),
+	here func(write func(arrow.Record) error) (flightproto.OpStats, error)) (partResult, error) {
+	path := filepath.Join(w.dir, PartFile(part, w.parts))
+	if w.mode != WriteClient && !w.here.Load() {
+		r, err := w.writeOnNode(path, onNodes)
+		if err == nil || !w.fallBack(err) {
+			return r, err
+		}
+	}
+	var r partResult
+	var err error
+	r.rows, r.size, err = writePartFile(path, w.schema, w.cfg, func(write func(arrow.Record) error) (err error) {
+		r.op, err = here(write)
+		return err
+	})
+	if err == nil {
+		w.local.Add(1)
+	}
+	return r, err
+}
+
+// errNotHere: a node reported a file written that is not here as it said.
+var errNotHere = errors.New("the file a node reported written is not in the output directory here")
+
+// writeOnNode has the node write the partition to path and checks the
+// file is here.
+func (w *partWriter) writeOnNode(path string, onNodes func(flightproto.WriteSpec) (flightproto.OpStats, error)) (partResult, error) {
+	st, err := onNodes(flightproto.WriteSpec{Path: path, Compression: string(w.cfg.Compression), NoDictionary: w.cfg.NoDictionary})
+	if err != nil {
+		return partResult{}, err
+	}
+	if size := fileSize(path); size != st.FileBytes {
+		return partResult{}, fmt.Errorf("%w: node %s wrote %s (%d bytes), here it has %d bytes: is --output on a file system the nodes share?",
+			errNotHere, st.Node, path, st.FileBytes, size)
+	}
+	w.nodes.Add(1)
+	return partResult{op: st, rows: st.OutputRows, size: st.FileBytes}, nil
+}
+
+// fallBack reports whether auto writes here after err from the nodes, and
+// if so remembers why.
+func (w *partWriter) fallBack(err error) bool {
+	if w.mode != WriteAuto || (status.Code(err) != codes.PermissionDenied && !errors.Is(err, errNotHere)) {
+		return false
+	}
+	why := err.Error()
+	w.why.CompareAndSwap(nil, &why)
+	w.here.Store(true)
+	return true
+}
+
+// where says who wrote the files, for the report.
+func (w *partWriter) where() string {
+	n, l := w.nodes.Load(), w.local.Load()
+	s := "written by the nodes"
+	switch {
+	case n > 0 && l > 0:
+		s = fmt.Sprintf("%d written by the nodes, %d by this process", n, l)
+	case l > 0:
+		s = "written by this process"
+	}
+	if why := w.why.Load(); why != nil {
+		s += " (the nodes could not: " + *why + ")"
+	}
+	return s
+}

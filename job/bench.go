@@ -1,10 +1,12 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -120,7 +122,12 @@ type bench struct {
 func (b *bench) open(ctx context.Context) error {
 	where := fmt.Sprintf("%d in-process nodes", b.cfg.Cluster.Nodes)
 	if b.cfg.Procs.Processes > 0 {
-		p, err := StartProcs(ctx, b.cfg.Procs)
+		pc := b.cfg.Procs
+		if pc.OutputRoots == nil {
+			// the merge and set-index outputs, as on a shared file system
+			pc.OutputRoots = []string{cmp.Or(b.cfg.TempDir, os.TempDir())}
+		}
+		p, err := StartProcs(ctx, pc)
 		if err != nil {
 			return err
 		}

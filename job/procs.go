@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +22,8 @@ type ProcsConfig struct {
 	Binary      string   // the shufflenode binary (the caller's os.Executable)
 	Env         []string // the processes' environment (nil: this process's)
 	Processes   int
-	MemoryLimit int64 // --memory-limit of each
+	MemoryLimit int64    // --memory-limit of each
+	OutputRoots []string // --output-root of each (none: the processes write no job output)
 }
 
 // Procs is a running cluster of serve processes.
@@ -101,7 +103,8 @@ func startServe(c ProcsConfig, dir, name, join string) (*serveProc, string, erro
 	defer logf.Close()
 	sp.cmd = exec.Command(c.Binary, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--gossip", ports[0], "--api", ports[1], "--admin", "",
-		"--join", join, "--memory-limit", strconv.FormatInt(c.MemoryLimit, 10), "--log-level", "warn")
+		"--join", join, "--memory-limit", strconv.FormatInt(c.MemoryLimit, 10), "--log-level", "warn",
+		"--output-root", strings.Join(c.OutputRoots, ","))
 	sp.cmd.Stdout, sp.cmd.Stderr, sp.cmd.Env = logf, logf, c.Env
 	if err := sp.cmd.Start(); err != nil {
 		return nil, "", fmt.Errorf("%w: starting %s: %w", ErrProcs, name, err)

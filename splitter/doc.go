@@ -8,7 +8,7 @@
 // A Cut is one input task attempt. Cut.Record partitions a record batch
 // (table.Partitioner), gathers its rows per destination sorted by partition
 // (table.Split) and encodes them as one Arrow IPC entry per destination.
-// The groups' buffers come from the splitter's pool (bufPool) and go back to
+// The groups' buffers come from the splitter's pool (mempool.Pool) and go back to
 // it when the message that carried the entry was acknowledged or given up
 // (Splitter.AddReleased): the entry is written from them without a copy, and
 // the next groups reuse them instead of allocating. Cut.Chunk cuts an old

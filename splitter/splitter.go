@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shufflenode/shufflenode/mempool"
 	"github.com/shufflenode/shufflenode/shard"
 )
 
@@ -26,7 +27,7 @@ type Splitter struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	stats  counters
-	pool   bufPool // group buffers of Cuts, back after their entries were sent
+	pool   mempool.Pool // group buffers of Cuts, back after their entries were sent
 
 	mu     sync.Mutex
 	queues map[qkey]*queue

@@ -1,4 +1,4 @@
-package splitter
+package mempool
 
 import (
 	"testing"
@@ -27,10 +27,10 @@ func TestClassOf(t *testing.T) {
 	}
 }
 
-// TestBufPoolReuses: a freed buffer serves the next request of its class,
+// TestPoolReuses: a freed buffer serves the next request of its class,
 // cleared and aligned; small requests are plain allocations.
-func TestBufPoolReuses(t *testing.T) {
-	var p bufPool
+func TestPoolReuses(t *testing.T) {
+	var p Pool
 	b := p.Allocate(10_000)
 	if len(b) != 10_000 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%align != 0 {
 		t.Fatalf("len %d, address %p", len(b), unsafe.SliceData(b))
@@ -54,5 +54,33 @@ func TestBufPoolReuses(t *testing.T) {
 	grown := p.Reallocate(50_000, c[:10])
 	if len(grown) != 50_000 || grown[0] != 0 {
 		t.Fatalf("reallocated: len %d", len(grown))
+	}
+}
+
+// TestReallocateClearsSlack: growing a buffer within its class's capacity
+// hands out zeroed bytes, even where an earlier user of the buffer wrote.
+func TestReallocateClearsSlack(t *testing.T) {
+	var p Pool
+	b := p.Allocate(10_000) // class size above 10,000: slack to grow into
+	if cap(b) <= len(b) {
+		t.Fatalf("no slack: len %d cap %d", len(b), cap(b))
+	}
+	full := b[:cap(b)]
+	for i := range full {
+		full[i] = 0xff
+	}
+	p.Free(b)
+	c := p.Allocate(9_000)
+	if unsafe.SliceData(c) != unsafe.SliceData(b) {
+		t.Skip("the pool dropped the buffer (a collection ran in between)")
+	}
+	grown := p.Reallocate(cap(c), c)
+	if unsafe.SliceData(grown) != unsafe.SliceData(c) {
+		t.Fatalf("growing within the capacity moved the buffer")
+	}
+	for i, x := range grown {
+		if x != 0 {
+			t.Fatalf("byte %d of the grown buffer is %#x, want 0", i, x)
+		}
 	}
 }

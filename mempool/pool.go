@@ -1,4 +1,4 @@
-package splitter
+package mempool
 
 import (
 	"math/bits"
@@ -8,18 +8,21 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// bufPool is a memory.Allocator for the groups a Cut splits records into:
-// buffers freed once their entry was sent serve the next groups, instead of
-// new Go allocations, which this machine pays for in clearing, collection
-// and, once the runtime has returned the pages, faulting them in again.
+// Pool is a memory.Allocator that keeps freed buffers for the next
+// requests of their size, instead of new Go allocations, which this machine
+// pays for in clearing, collection and, once the runtime has returned the
+// pages, faulting them in again. It suits buffers that live briefly and are
+// freed (Arrow's Release) once used: a splitter's row groups, an op's output
+// batches, a Parquet writer's pages. Buffers never freed are simply
+// collected. The zero value is ready to use, and safe for concurrent use.
 //
 // Buffers are kept in size classes, four per power of two (a quarter at
 // most of slack), from minPooled up; smaller requests are plain
 // allocations. Each class is a sync.Pool, so idle buffers go to the
-// collector within two collections. Allocate clears what it hands out:
-// Arrow builders and table.Split rely on zeroed bitmaps. Buffers are aligned
-// to 64 bytes, as memory.GoAllocator's are.
-type bufPool struct {
+// collector within two collections. Allocate clears what it hands out, and
+// Reallocate what it adds: Arrow builders and table.Split rely on zeroed
+// bitmaps. Buffers are aligned to 64 bytes, as memory.GoAllocator's are.
+type Pool struct {
 	classes [maxClass + 1]sync.Pool // of *[]byte, len 0, cap the class size
 }
 
@@ -46,7 +49,7 @@ func classOf(n int) (idx, size int) {
 }
 
 // Allocate returns size zeroed bytes, aligned to 64.
-func (p *bufPool) Allocate(size int) []byte {
+func (p *Pool) Allocate(size int) []byte {
 	if size < minPooled || size > 1<<maxShift {
 		return memory.DefaultAllocator.Allocate(size)
 	}
@@ -61,9 +64,13 @@ func (p *bufPool) Allocate(size int) []byte {
 	return raw[off : off+size : off+c]
 }
 
-// Reallocate grows or shrinks b to size, keeping its bytes.
-func (p *bufPool) Reallocate(size int, b []byte) []byte {
+// Reallocate grows or shrinks b to size, keeping its bytes; bytes past
+// len(b) are zero.
+func (p *Pool) Reallocate(size int, b []byte) []byte {
 	if size <= cap(b) {
+		if size > len(b) {
+			clear(b[len(b):size]) // a class's slack may hold an earlier user's bytes
+		}
 		return b[:size]
 	}
 	nb := p.Allocate(size)
@@ -74,7 +81,7 @@ func (p *bufPool) Reallocate(size int, b []byte) []byte {
 
 // Free takes b back into its class. Only buffers of a class (their capacity
 // says which) are kept; others are left to the collector.
-func (p *bufPool) Free(b []byte) {
+func (p *Pool) Free(b []byte) {
 	c := cap(b)
 	if c < minPooled || c > 1<<maxShift {
 		return
@@ -85,4 +92,4 @@ func (p *bufPool) Free(b []byte) {
 	}
 }
 
-var _ memory.Allocator = (*bufPool)(nil)
+var _ memory.Allocator = (*Pool)(nil)

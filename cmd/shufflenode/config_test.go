@@ -110,6 +110,11 @@ func TestConfigPrecedence(t *testing.T) {
 				return err == nil && c.Cluster.ProbeInterval == 400*time.Millisecond && c.Cluster.ProbeTimeout == 150*time.Millisecond &&
 					c.Cluster.SuspicionMult == 3
 			}},
+		{"output roots as a list reach the API security", "output_root: [/srv/out, /mnt/shared]\n", nil, nil,
+			func(f serveFlags) bool {
+				c, err := f.config()
+				return err == nil && slices.Equal(c.APISecurity.OutputRoots, []string{"/srv/out", "/mnt/shared"})
+			}},
 		{"list as a string", "join: a:1, b:2\n", nil, nil,
 			func(f serveFlags) bool {
 				return f.join == "a:1, b:2" && slices.Equal(splitList(f.join), []string{"a:1", "b:2"})

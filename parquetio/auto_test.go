@@ -8,11 +8,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 )
 
@@ -51,26 +53,36 @@ func autoRecord(mem memory.Allocator, rows int, seed uint64, zeroVal bool) arrow
 }
 
 // all returns every column of autoSchema with c.
-func all(c Compression) map[string]Compression {
-	return map[string]Compression{"small": c, "val": c, "word": c, "id": c, "tag": c}
+func all(c Compression) map[string]colPlan {
+	p := colPlan{codec: c}
+	return map[string]colPlan{"small": p, "val": p, "word": p, "id": p, "tag": p}
 }
 
 func TestAutoCompression(t *testing.T) {
-	chosen := map[string]Compression{"small": Snappy, "val": Uncompressed, "word": Snappy, "id": Uncompressed, "tag": Snappy}
+	var (
+		snappy, none = colPlan{codec: Snappy}, colPlan{codec: Uncompressed}
+		// mostly distinct: no dictionary (random floats, random ids, random tags)
+		snappyND, noneND = colPlan{codec: Snappy, noDict: true}, colPlan{codec: Uncompressed, noDict: true}
+		delta            = colPlan{codec: Uncompressed, delta: true}
+	)
+	// small (100 values) keeps its dictionary, or without one is delta
+	// encoded; word (4 values) keeps its dictionary
+	chosen := map[string]colPlan{"small": snappy, "val": noneND, "word": snappy, "id": noneND, "tag": snappyND}
+	noDict := map[string]colPlan{"small": delta, "val": none, "word": snappy, "id": none, "tag": snappy}
 	cases := []struct {
 		name    string
 		cfg     WriteConfig
 		rows    []int // rows of each record; 0 rows is an empty record
 		zeroVal bool  // the first record's val column is all zeros
-		want    map[string]Compression
+		want    map[string]colPlan
 	}{
 		{"auto", WriteConfig{Compression: Auto}, []int{20000}, false, chosen},
 		{"default is auto", WriteConfig{}, []int{20000}, false, chosen},
-		{"auto no dictionary", WriteConfig{Compression: Auto, NoDictionary: true}, []int{20000}, false, chosen},
+		{"auto no dictionary", WriteConfig{Compression: Auto, NoDictionary: true}, []int{20000}, false, noDict},
 		{"auto small record", WriteConfig{Compression: Auto}, []int{300}, false, chosen},
 		{"auto after an empty record", WriteConfig{Compression: Auto}, []int{0, 20000}, false, chosen},
 		{"auto decides on the first record", WriteConfig{Compression: Auto, RowGroupRows: 5000}, []int{3000, 20000}, true,
-			map[string]Compression{"small": Snappy, "val": Snappy, "word": Snappy, "id": Uncompressed, "tag": Snappy}},
+			map[string]colPlan{"small": snappy, "val": snappy, "word": snappy, "id": noneND, "tag": snappyND}},
 		{"auto empty file", WriteConfig{Compression: Auto}, nil, false, all(Snappy)},
 		{"auto only empty records", WriteConfig{Compression: Auto}, []int{0, 0}, false, all(Snappy)},
 		{"snappy", WriteConfig{Compression: Snappy}, []int{20000}, false, all(Snappy)},
@@ -80,32 +92,51 @@ func TestAutoCompression(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			path := filepath.Join(t.TempDir(), "f.parquet")
+			defer assertMem(t, mem, path)
 			var in []arrow.Record
 			for i, n := range tc.rows {
 				in = append(in, autoRecord(mem, n, uint64(i), tc.zeroVal && i == 0))
 			}
 			defer releaseRecs(in)
-			path := filepath.Join(t.TempDir(), "f.parquet")
-			got := writeCodecs(t, path, in, tc.cfg)
+			got := writePlans(t, path, in, tc.cfg)
 			if !maps.Equal(got, tc.want) {
-				t.Errorf("Codecs() = %v, want %v", got, tc.want)
+				t.Errorf("plans %v, want %v", got, tc.want)
 			}
-			checkChunkCodecs(t, path, tc.want)
+			checkChunks(t, path, tc.want, !tc.cfg.NoDictionary && len(tc.rows) > 0)
 			checkRoundTrip(t, mem, path, in)
 		})
 	}
 }
 
-// writeCodecs writes recs to path with cfg and returns the writer's Codecs.
-func writeCodecs(t *testing.T, path string, recs []arrow.Record, cfg WriteConfig) map[string]Compression {
+// writePlans writes recs to path with cfg and returns the writer's column
+// plans (and checks Codecs agrees with them).
+func writePlans(t *testing.T, path string, recs []arrow.Record, cfg WriteConfig) map[string]colPlan {
 	t.Helper()
-	return writeWith(t, path, autoSchema(), recs, cfg)
+	w, err := Create(path, autoSchema(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range w.Codecs() {
+		if w.plans[name].codec != c {
+			t.Errorf("Codecs()[%s] = %s, plan %v", name, c, w.plans[name])
+		}
+	}
+	return w.plans
 }
 
-// checkChunkCodecs checks the codec of every column chunk in the file's
-// metadata against want.
-func checkChunkCodecs(t *testing.T, path string, want map[string]Compression) {
+// checkChunks checks every column chunk in the file's metadata against
+// want: its codec, DELTA_BINARY_PACKED where planned, and a dictionary
+// page where the column keeps its dictionary (dict: the config's is on).
+func checkChunks(t *testing.T, path string, want map[string]colPlan, dict bool) {
 	t.Helper()
 	r, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -119,11 +150,72 @@ func checkChunkCodecs(t *testing.T, path string, want map[string]Compression) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			name := cc.PathInSchema().String()
-			if wc, _ := want[name].codec(); cc.Compression() != wc {
+			name, p := cc.PathInSchema().String(), want[cc.PathInSchema().String()]
+			if wc, _ := p.codec.codec(); cc.Compression() != wc {
 				t.Errorf("row group %d column %s: codec %v, want %v", g, name, cc.Compression(), wc)
 			}
+			if d := slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked); d != p.delta {
+				t.Errorf("row group %d column %s: encodings %v, want delta %v", g, name, cc.Encodings(), p.delta)
+			}
+			if has, want := cc.HasDictionaryPage(), dict && !p.noDict && !p.delta; has != want {
+				t.Errorf("row group %d column %s: dictionary page %v, want %v", g, name, has, want)
+			}
 		}
+	}
+}
+
+// TestDeltaLen: the estimate of DELTA_BINARY_PACKED sizes follows the
+// deltas' widths.
+func TestDeltaLen(t *testing.T) {
+	seq := make([]int64, 1025)
+	for i := range seq {
+		seq[i] = int64(i) * 3 // constant delta: 0 bits per value
+	}
+	if n := deltaLen(seq); n > 10+8*14 {
+		t.Errorf("constant deltas: %d bytes, want headers only", n)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	small, wide := make([]int64, 1025), make([]int64, 1025)
+	for i := range small {
+		small[i], wide[i] = rng.Int64N(1<<20), int64(rng.Uint64())
+	}
+	if n := deltaLen(small); n < 1024*20/8 || n > 1024*22/8+10+8*14 {
+		t.Errorf("20-bit values: %d bytes, want about 21 bits each", n)
+	}
+	if n := deltaLen(wide); n < 1024*63/8 {
+		t.Errorf("random 64-bit values: %d bytes, want about 8 each", n)
+	}
+	if n := deltaLen([]int32{7}); n != 10 {
+		t.Errorf("one value: %d bytes, want the header", n)
+	}
+}
+
+// TestMostlyDistinct counts distinct values of each layout.
+func TestMostlyDistinct(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := autoRecord(mem, 5000, 1, false)
+	defer rec.Release()
+	want := map[string]bool{"small": false, "val": true, "word": false, "id": true, "tag": true}
+	for i, f := range rec.Schema().Fields() {
+		if got := mostlyDistinct(rec.Column(i), autoSampleValues); got != want[f.Name] {
+			t.Errorf("%s: %v, want %v", f.Name, got, want[f.Name])
+		}
+	}
+	i32 := array.NewInt32Builder(mem)
+	defer i32.Release()
+	for i := range 100 {
+		i32.Append(int32(i % 90)) // 90 of 100 distinct: at least 7/8
+	}
+	a := i32.NewArray()
+	defer a.Release()
+	if !mostlyDistinct(a, 100) || !mostlyDistinct(a, 50) {
+		t.Errorf("90 of 100 int32 values distinct: want mostly distinct")
+	}
+	empty := array.NewSlice(a, 0, 0)
+	defer empty.Release()
+	if mostlyDistinct(empty, 100) {
+		t.Errorf("an empty column is not mostly distinct")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -28,8 +27,8 @@ type Writer struct {
 	cfg    WriteConfig
 	tmp    *os.File
 	buf    *bufio.Writer
-	fw     *pqarrow.FileWriter    // nil until started
-	codecs map[string]Compression // of each column, once fw started
+	fw     *pqarrow.FileWriter // nil until started
+	plans  map[string]colPlan  // of each column, once fw started
 	rows   int64
 	size   int64 // of the file, once committed
 	closed bool
@@ -74,24 +73,30 @@ func (w *Writer) putBuf() {
 // start creates the Parquet writer with the codecs chosen from rec (nil
 // when there is none).
 func (w *Writer) start(rec arrow.Record) error {
-	codecs := chooseCodecs(w.schema, w.cfg.Compression, rec)
-	fw, err := pqarrow.NewFileWriter(w.schema, w.buf, w.props(codecs), arrowProps())
+	plans := planColumns(w.schema, w.cfg.Compression, w.cfg.NoDictionary, rec)
+	fw, err := pqarrow.NewFileWriter(w.schema, w.buf, w.props(plans), arrowProps())
 	if err != nil {
 		return err
 	}
-	w.fw, w.codecs = fw, codecs
+	w.fw, w.plans = fw, plans
 	return nil
 }
 
 // props returns the Parquet writer properties of the config with the
-// codecs of the columns.
-func (w *Writer) props(codecs map[string]Compression) *parquet.WriterProperties {
+// plans of the columns.
+func (w *Writer) props(plans map[string]colPlan) *parquet.WriterProperties {
 	codec, _ := w.cfg.Compression.codec()
 	opts := []parquet.WriterProperty{parquet.WithCompression(codec),
 		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows), parquet.WithDictionaryDefault(!w.cfg.NoDictionary)}
-	for name, comp := range codecs {
-		codec, _ := comp.codec()
+	for name, p := range plans {
+		codec, _ := p.codec.codec()
 		opts = append(opts, parquet.WithCompressionFor(name, codec))
+		if p.delta {
+			opts = append(opts, parquet.WithEncodingFor(name, parquet.Encodings.DeltaBinaryPacked))
+		}
+		if p.delta || p.noDict {
+			opts = append(opts, parquet.WithDictionaryFor(name, false))
+		}
 	}
 	return parquet.NewWriterProperties(opts...)
 }
@@ -104,7 +109,16 @@ func arrowProps() pqarrow.ArrowWriterProperties {
 // Codecs returns the compression of each column by name, as chosen (see
 // Auto), or nil before the first record with rows is written or the file
 // committed. The map is the caller's.
-func (w *Writer) Codecs() map[string]Compression { return maps.Clone(w.codecs) }
+func (w *Writer) Codecs() map[string]Compression {
+	if w.plans == nil {
+		return nil
+	}
+	codecs := make(map[string]Compression, len(w.plans))
+	for name, p := range w.plans {
+		codecs[name] = p.codec
+	}
+	return codecs
+}
 
 // Write appends the rows of rec, whose columns must have the writer's names
 // and types (nullability and metadata may differ). rec is Retained until

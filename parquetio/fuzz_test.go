@@ -1,0 +1,50 @@
+package parquetio
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// FuzzReadFile: a Parquet file of any bytes is read or refused with an
+// error, never a panic (input files come from users' disks). The seeds are
+// small files as this package writes them: auto (dictionary, delta, snappy
+// and plain columns), without dictionaries, and zstd.
+func FuzzReadFile(f *testing.F) {
+	dir := f.TempDir()
+	for i, cfg := range []WriteConfig{{}, {NoDictionary: true}, {Compression: Zstd}} {
+		rec := autoRecord(memory.DefaultAllocator, 200, uint64(i), false)
+		path := filepath.Join(dir, "seed.parquet")
+		if err := WriteFile(path, autoSchema(), []arrow.Record{rec}); cfg != (WriteConfig{}) {
+			w, cerr := Create(path, autoSchema(), cfg)
+			if cerr != nil {
+				f.Fatal(cerr)
+			}
+			if err = w.Write(rec); err == nil {
+				err = w.Commit()
+			}
+		} else if err != nil {
+			f.Fatal(err)
+		}
+		rec.Release()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "f.parquet")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := ReadFile(context.Background(), path, memory.DefaultAllocator, 64)
+		if err == nil {
+			releaseRecs(recs)
+		}
+	})
+}

@@ -48,7 +48,7 @@ func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
 	fs.StringVar(&f.ID, "id", "", "job ID, the prefix of its shuffle IDs (default: <command>-<time>)")
 	fs.IntVar(&f.Parallel, "parallel", 0, "input files put and output partitions processed at once (default 2 per node)")
 	fs.Int64Var(&f.BatchRows, "batch-rows", parquetio.DefaultBatchRows, "rows per record batch read from an input file")
-	fs.StringVar(&f.Compression, "compression", "auto", "compression of the output files: auto (snappy where a sample of the first batch shrinks by at least 1/8), snappy, zstd or none")
+	fs.StringVar(&f.Compression, "compression", "auto", "compression of the output files: auto (per column, from a sample of each file's first batch: delta encoding for integers where it beats snappy, else snappy where it shrinks the sample by at least 1/8; no dictionary for columns of mostly distinct values), snappy, zstd or none")
 	fs.BoolVar(&f.NoDictionary, "no-dictionary", false, "write the output without dictionary encoding")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "remove part-*.parquet files already in --output")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")

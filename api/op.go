@@ -87,6 +87,8 @@ func (s *Server) doOp(b []byte, stream flight.FlightService_DoGetServer) error {
 	case err != nil:
 	case op.Op == flightproto.OpJoin:
 		err = s.runJoin(stream.Context(), op, out)
+	case op.Op == flightproto.OpCopy:
+		err = s.runCopy(stream.Context(), op, out)
 	default:
 		err = s.runSort(stream.Context(), op, out)
 	}
@@ -182,6 +184,39 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 			w.abort()
 			return err
 		}
+	}
+	return w.close()
+}
+
+// runCopy writes partition p of the shuffle, as it is, to op.Write's file,
+// record by record (not concatenated, as a join's or a sort's inputs are).
+func (s *Server) runCopy(ctx context.Context, op flightproto.OpTicket, out opOut) error {
+	id, p := op.Shuffles[0], op.Partition
+	schema, err := s.svc.Schema(id)
+	if err != nil {
+		return err
+	}
+	w, err := s.newFileSink(out.stream, op, out.path, schema, flightproto.OpStats{Node: s.svc.Name(), InputRows: []int64{0}})
+	if err != nil {
+		return err
+	}
+	seen := false
+	each := func(rec arrow.Record) error {
+		seen = true
+		w.st.InputRows[0] += rec.NumRows()
+		return w.write(rec)
+	}
+	err = s.svc.Get(ctx, id, p, func(rec arrow.Record) error {
+		defer rec.Release() // Get hands over its reference
+		return each(rec)
+	})
+	if errors.Is(err, service.ErrNotOwner) && !seen {
+		w.st.Remote = 1
+		err = s.fetch(ctx, id, p, each)
+	}
+	if err != nil {
+		w.abort()
+		return err
 	}
 	return w.close()
 }

@@ -22,6 +22,7 @@ func opSeeds(t testing.TB) [][]byte {
 		{Op: flightproto.OpJoin, Shuffles: []string{"merge-1-left", "merge-1-right"}, Partition: 3, Join: &js,
 			Write: &flightproto.WriteSpec{Path: "/data/out/part-00003.parquet", Compression: "auto", NoDictionary: true}},
 		{Op: flightproto.OpSort, Shuffles: []string{"set-index-1"}, Partition: 9, Column: "key", Write: &flightproto.WriteSpec{Path: "/o/part-9.parquet"}},
+		{Op: flightproto.OpCopy, Shuffles: []string{"shuffle-1"}, Partition: 2, Write: &flightproto.WriteSpec{Path: "/o/part-00002.parquet", Compression: "zstd"}},
 	} {
 		b, err := json.Marshal(op)
 		if err != nil {
@@ -65,6 +66,9 @@ func TestDecodeOpTicket(t *testing.T) {
 		{"write without a path", `{"op":"sort","shuffles":["a"],"column":"k","write":{}}`, "not absolute"},
 		{"write with an unknown codec", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"/o/p.parquet","compression":"lzo"}}`, "lzo"},
 		{"write with an unknown field", `{"op":"sort","shuffles":["a"],"column":"k","write":{"path":"/o/p.parquet","mode":1}}`, `"mode"`},
+		{"copy without write", `{"op":"copy","shuffles":["a"]}`, `needs "write"`},
+		{"copy with a column", `{"op":"copy","shuffles":["a"],"column":"k","write":{"path":"/o/p.parquet"}}`, `no "column"`},
+		{"copy of two", `{"op":"copy","shuffles":["a","b"],"write":{"path":"/o/p.parquet"}}`, "takes 1 shuffles, got 2"},
 		{"too long", `{"op":"sort","shuffles":["a"],"column":"` + strings.Repeat("k", MaxOpTicketBytes) + `"}`, "over the limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ const (
 	ActionLayout    = flightproto.ActionLayout
 	OpJoin          = flightproto.OpJoin
 	OpSort          = flightproto.OpSort
+	OpCopy          = flightproto.OpCopy
 	MaxMessageBytes = flightproto.MaxMessageBytes
 )
 

@@ -92,6 +92,12 @@ func (s *Server) newSink(stream flight.FlightService_DoGetServer, op flightproto
 	if op.Write == nil {
 		return s.newOpWriter(stream, schema, st), nil
 	}
+	return s.newFileSink(stream, op, path, schema, st)
+}
+
+// newFileSink returns the sink that writes op's result to the file at path
+// (op.Write's, checked by writePath).
+func (s *Server) newFileSink(stream flight.FlightService_DoGetServer, op flightproto.OpTicket, path string, schema *arrow.Schema, st flightproto.OpStats) (*fileSink, error) {
 	pw, err := parquetio.Create(path, schema, writeConfig(op.Write))
 	if err != nil {
 		return nil, err

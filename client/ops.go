@@ -146,9 +146,21 @@ func (r *Result) JoinFile(ctx context.Context, right *Result, p int, j dfops.Joi
 // SortFile is Sort with the result written by the node to the Parquet file
 // w, as JoinFile.
 func (r *Result) SortFile(ctx context.Context, p int, column string, w flightproto.WriteSpec) (flightproto.OpStats, error) {
-	op := flightproto.OpTicket{Op: flightproto.OpSort, Shuffles: []string{r.Shuffle}, Partition: p, Column: column, Write: &w}
+	return r.opFile(ctx, flightproto.OpTicket{Op: flightproto.OpSort, Shuffles: []string{r.Shuffle}, Partition: p, Column: column, Write: &w})
+}
+
+// CopyFile has the owner of partition p of r write it, as it is, to the
+// Parquet file w (flightproto.OpCopy), recovering a lost owner as Read
+// does: a shuffle whose output is files, written where the partitions are.
+func (r *Result) CopyFile(ctx context.Context, p int, w flightproto.WriteSpec) (flightproto.OpStats, error) {
+	return r.opFile(ctx, flightproto.OpTicket{Op: flightproto.OpCopy, Shuffles: []string{r.Shuffle}, Partition: p, Write: &w})
+}
+
+// opFile runs op, an op of r's partition op.Partition that writes a file,
+// on the partition's owner, recovering a lost owner as Read does.
+func (r *Result) opFile(ctx context.Context, op flightproto.OpTicket) (flightproto.OpStats, error) {
 	var st flightproto.OpStats
-	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
+	err := r.onOwner(ctx, op.Partition, func(c *Client, ep Endpoint) (err error) {
 		st, err = c.Op(ctx, ep.Addr, op, noRows(op))
 		return err
 	})

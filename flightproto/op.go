@@ -13,10 +13,10 @@ import (
 // Validate checks an op ticket on its own (the shuffles, partition range
 // and columns are checked against the node's shuffles when it runs).
 func (op OpTicket) Validate() error {
-	want := map[string]int{OpJoin: 2, OpSort: 1}[op.Op]
+	want := map[string]int{OpJoin: 2, OpSort: 1, OpCopy: 1}[op.Op]
 	switch {
 	case want == 0:
-		return fmt.Errorf("op ticket: op %q, want %q or %q", op.Op, OpJoin, OpSort)
+		return fmt.Errorf("op ticket: op %q, want %q, %q or %q", op.Op, OpJoin, OpSort, OpCopy)
 	case len(op.Shuffles) != want:
 		return fmt.Errorf("op ticket: %s takes %d shuffles, got %d", op.Op, want, len(op.Shuffles))
 	case op.Partition < 0:
@@ -32,10 +32,16 @@ func (op OpTicket) Validate() error {
 			return fmt.Errorf("op ticket: %w", err)
 		}
 	}
-	if op.Op == OpJoin {
+	switch op.Op {
+	case OpJoin:
 		return op.validateJoin()
+	case OpSort:
+		return op.validateSort()
 	}
-	return op.validateSort()
+	if op.Column != "" || op.Join != nil || op.Write == nil {
+		return errors.New("op ticket: copy needs \"write\" (a partition ticket streams a partition), and takes no \"column\" and no \"join\"")
+	}
+	return nil
 }
 
 // Validate checks the shape of a write's path: absolute, clean, a

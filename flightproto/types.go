@@ -91,6 +91,10 @@ const (
 	// stably, nulls and NaN last (dfops.SortStable); the stream's schema is
 	// the shuffle's.
 	OpSort = "sort"
+	// OpCopy writes partition p of one dataframe shuffle, as it is, to
+	// OpTicket.Write's file (required: a Ticket streams a partition): for a
+	// shuffle whose output is files, written by the partitions' owners.
+	OpCopy = "copy"
 )
 
 // OpTicket is a DoGet ticket (as JSON) that runs an operation on the node

@@ -41,6 +41,15 @@ func readPart(t *testing.T, path string, st api.OpStats) []arrow.Record {
 	return recs
 }
 
+// kvStrings formats the rows of a kvSchema record.
+func kvStrings(rec arrow.Record) []string {
+	var out []string
+	for _, r := range kvRows(rec) {
+		out = append(out, cell(r.key)+"|"+fmt.Sprint(r.val))
+	}
+	return out
+}
+
 func releaseRecords(recs []arrow.Record) {
 	for _, r := range recs {
 		r.Release()
@@ -106,6 +115,25 @@ func TestWriteOps(t *testing.T) {
 			}
 			if !slices.EqualFunc(got, refSort(part), func(a, b kv) bool { return cell(a.key) == cell(b.key) && a.val == b.val }) {
 				t.Errorf("partition %d: the file's rows differ from a stable sort", p)
+			}
+		}
+	})
+	t.Run("copy", func(t *testing.T) {
+		for p := range left.partitions {
+			var want, got []string
+			if err := res[0].Read(ctx, p, func(rec arrow.Record) error { want = append(want, kvStrings(rec)...); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(root, fmt.Sprintf("copy-%d.parquet", p))
+			st, err := res[0].CopyFile(ctx, p, api.WriteSpec{Path: path})
+			if err != nil || st.Remote != 0 || st.InputRows[0] != int64(len(want)) {
+				t.Fatalf("partition %d: %+v, %v (want %d rows read on the owner)", p, st, err, len(want))
+			}
+			for _, rec := range readPart(t, path, st) {
+				got = append(got, kvStrings(rec)...)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("partition %d: the file holds %d rows, the partition %d, or in another order", p, len(got), len(want))
 			}
 		}
 	})

@@ -124,7 +124,7 @@ func (b *bench) open(ctx context.Context) error {
 	if b.cfg.Procs.Processes > 0 {
 		pc := b.cfg.Procs
 		if pc.OutputRoots == nil {
-			// the merge and set-index outputs, as on a shared file system
+			// the jobs' output files, as on a shared file system
 			pc.OutputRoots = []string{cmp.Or(b.cfg.TempDir, os.TempDir())}
 		}
 		p, err := StartProcs(ctx, pc)

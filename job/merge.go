@@ -99,12 +99,8 @@ func PlanMerge(f MergeConfig) (*MergePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &MergePlan{cfg: f, join: join, id: jobID(f.Job.ID, "merge"), write: parquetio.WriteConfig{
-		Compression: parquetio.Compression(f.Job.Compression), NoDictionary: f.Job.NoDictionary}}
-	if err := p.write.Validate(); err != nil {
-		return nil, err
-	}
-	if err := checkWriteOn(f.Job.WriteOn); err != nil {
+	p := &MergePlan{cfg: f, join: join, id: jobID(f.Job.ID, "merge")}
+	if p.write, err = f.Job.output(); err != nil {
 		return nil, err
 	}
 	if err := p.openSides(); err != nil {

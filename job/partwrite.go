@@ -1,9 +1,10 @@
 package job
 
-// Where the merge and set-index jobs write their output files (--write-on).
+// Where the shuffle, merge and set-index jobs write their output files
+// (--write-on).
 //
-// A node that joins or sorts a partition can write the result as the
-// partition's Parquet file itself (flightproto.OpTicket.Write): the rows
+// A node that owns a partition, or joins or sorts it, can write the result
+// as the partition's Parquet file itself (flightproto.OpTicket.Write): the rows
 // then never cross the network, nor pass through this process, which on a
 // real cluster would write every partition alone. It needs the output
 // directory to be the same on the nodes as here (one machine, or a shared
@@ -45,6 +46,15 @@ func checkWriteOn(s string) error {
 		return nil
 	}
 	return fmt.Errorf("--write-on %q: want auto, nodes or client", s)
+}
+
+// output returns the checked config of f's output files.
+func (f ShuffleConfig) output() (parquetio.WriteConfig, error) {
+	w := parquetio.WriteConfig{Compression: parquetio.Compression(f.Compression), NoDictionary: f.NoDictionary}
+	if err := w.Validate(); err != nil {
+		return w, err
+	}
+	return w, checkWriteOn(f.WriteOn)
 }
 
 // clusterFor returns f's cluster config with, for an in-process cluster,

@@ -82,15 +82,11 @@ func PlanSetIndex(ctx context.Context, f SetIndexConfig) (*SetIndexPlan, error) 
 	if f.Column == "" {
 		return nil, errors.New("--column is required (the column to sort by)")
 	}
-	p := &SetIndexPlan{cfg: f, write: parquetio.WriteConfig{
-		Compression: parquetio.Compression(f.Job.Compression), NoDictionary: f.Job.NoDictionary}}
-	if err := p.write.Validate(); err != nil {
-		return nil, err
-	}
-	if err := checkWriteOn(f.Job.WriteOn); err != nil {
-		return nil, err
-	}
+	p := &SetIndexPlan{cfg: f}
 	var err error
+	if p.write, err = f.Job.output(); err != nil {
+		return nil, err
+	}
 	if p.in, err = newDFInput("input", "input", f.Input); err != nil {
 		return nil, err
 	}

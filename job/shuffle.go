@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/spec"
@@ -38,7 +38,7 @@ type ShuffleConfig struct {
 	Compression  string // of the output files: auto (default), snappy, zstd or none
 	Overwrite    bool   // remove part-*.parquet files already in Output
 	NoDictionary bool   // write the output without dictionary encoding
-	WriteOn      string // merge and set-index: who writes the output files: auto (default), nodes or client
+	WriteOn      string // who writes the output files: auto (default), nodes or client
 	Progress     Progress
 }
 
@@ -64,14 +64,15 @@ type ShuffleReport struct {
 	attempts               int64
 	coordinator            string
 	where                  string
+	written                string // who wrote the files (partWriter.where)
 }
 
 // PlanShuffle checks the input files and builds the spec; the caller has
 // checked the flags themselves.
 func PlanShuffle(f ShuffleConfig) (*ShufflePlan, error) {
-	p := &ShufflePlan{cfg: f, write: parquetio.WriteConfig{
-		Compression: parquetio.Compression(f.Compression), NoDictionary: f.NoDictionary}}
-	if err := p.write.Validate(); err != nil {
+	p := &ShufflePlan{cfg: f}
+	var err error
+	if p.write, err = f.output(); err != nil {
 		return nil, err
 	}
 	files, err := parquetio.Glob(f.Input)
@@ -162,7 +163,11 @@ func PartFile(p, n int) string {
 
 // Run runs the plan on its cluster and writes the output files.
 func (p *ShufflePlan) Run(ctx context.Context) (ShuffleReport, error) {
-	cl, err := OpenCluster(ctx, p.cfg.Cluster)
+	cc, err := p.cfg.clusterFor()
+	if err != nil {
+		return ShuffleReport{}, err
+	}
+	cl, err := OpenCluster(ctx, cc)
 	if err != nil {
 		return ShuffleReport{}, err
 	}
@@ -182,7 +187,7 @@ func (p *ShufflePlan) Run(ctx context.Context) (ShuffleReport, error) {
 	rep.attempts = res.Attempts()
 	rep.shuffleSecs = time.Since(start).Seconds()
 	writeStart := time.Now()
-	if rep.rowsOut, rep.parquetOut, err = p.writeAll(ctx, res, len(addrs), prog); err != nil {
+	if err := p.writeAll(ctx, res, &rep, prog); err != nil {
 		return rep, err
 	}
 	rep.writeSecs = time.Since(writeStart).Seconds()
@@ -252,34 +257,32 @@ func shuffleRelease(recs []arrow.Record) {
 }
 
 // writeAll writes every output partition to its file with bounded
-// parallelism; it returns the rows and file bytes written.
-func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, nodes int, prog Progress) (int64, int64, error) {
-	par := p.cfg.Parallel
-	if par <= 0 {
-		par = 2 * nodes
+// parallelism, where --write-on says; it returns the rows and file bytes
+// written.
+func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, rep *ShuffleReport, prog Progress) error {
+	out, err := newPartWriter(p.cfg, p.spec.Partitions, p.schema, p.write)
+	if err != nil {
+		return err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var rows, bytes, done atomic.Int64
-	parts := make(chan int)
-	var wg sync.WaitGroup
-	for range par {
-		wg.Go(func() {
-			for part := range parts {
-				r, b, err := p.writePartition(ctx, res, part)
-				if err != nil {
-					cancel(err)
-					continue
-				}
-				rows.Add(r)
-				bytes.Add(b)
-				prog("write", int(done.Add(1)), p.spec.Partitions)
-			}
+	defer func() { rep.written = out.where() }()
+	var rows, bytes atomic.Int64
+	work := func(ctx context.Context, part int) error {
+		r, err := out.write(part, func(ws api.WriteSpec) (api.OpStats, error) {
+			return res.CopyFile(ctx, part, ws)
+		}, func(write func(arrow.Record) error) (api.OpStats, error) {
+			return api.OpStats{}, res.Read(ctx, part, write)
 		})
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", part, err)
+		}
+		rows.Add(r.rows)
+		bytes.Add(r.size)
+		return nil
 	}
-	shuffleFeed(ctx, parts, p.spec.Partitions)
-	wg.Wait()
-	return rows.Load(), bytes.Load(), context.Cause(ctx)
+	par := jobParallel(p.cfg, rep.nodes)
+	err = forEachPartition(ctx, p.spec.Partitions, par, work, func(done int) { prog("write", done, p.spec.Partitions) })
+	rep.rowsOut, rep.parquetOut = rows.Load(), bytes.Load()
+	return err
 }
 
 // shuffleFeed sends 0..n-1 to ch until ctx ends, then closes ch.
@@ -294,27 +297,6 @@ func shuffleFeed(ctx context.Context, ch chan<- int, n int) {
 	}
 }
 
-// writePartition reads output partition part from its owner into its file.
-func (p *ShufflePlan) writePartition(ctx context.Context, res *client.Result, part int) (rows, size int64, err error) {
-	path := filepath.Join(p.cfg.Output, PartFile(part, p.spec.Partitions))
-	w, err := parquetio.Create(path, p.schema, p.write)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := res.Read(ctx, part, w.Write); err != nil {
-		w.Abort()
-		return 0, 0, fmt.Errorf("partition %d: %w", part, err)
-	}
-	rows = w.Rows()
-	if err := w.Commit(); err != nil {
-		return 0, 0, err
-	}
-	if st, err := os.Stat(path); err == nil {
-		size = st.Size()
-	}
-	return rows, size, nil
-}
-
 // Print writes the report as the shuffle command prints it.
 func (r ShuffleReport) Print(w io.Writer) {
 	where := r.where
@@ -323,7 +305,7 @@ func (r ShuffleReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, r.files, FormatBytes(r.parquetIn), FormatBytes(r.arrowBytes))
 	fmt.Fprintf(w, "rows out     %d in %d files (%s Parquet)\n", r.rowsOut, r.partitions, FormatBytes(r.parquetOut))
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, put, barrier; %d puts)\n", r.shuffleSecs, r.attempts)
-	fmt.Fprintf(w, "write        %.2f s (every partition from its owner to Parquet)\n", r.writeSecs)
+	fmt.Fprintf(w, "write        %.2f s (every partition from its owner to Parquet; files %s)\n", r.writeSecs, r.written)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
 	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
 }

@@ -33,6 +33,7 @@ func (f *shuffleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.On, "on", "", "key column(s) to partition on, comma separated")
 	fs.StringVar(&f.Divisions, "divisions", "", "range partitioning on one --on column: JSON list of P-1 ascending boundaries, e.g. '[100,200]'")
 	registerJobFlags(fs, f)
+	registerWriteOn(fs, f)
 }
 
 // registerJobFlags registers the flags shuffle, merge and set-index share:
@@ -56,10 +57,9 @@ func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
 	f.auth.register(fs)
 }
 
-// registerWriteOn registers --write-on, for the jobs whose partitions a
-// node computes (merge, set-index).
+// registerWriteOn registers --write-on (shuffle, merge, set-index).
 func registerWriteOn(fs *flag.FlagSet, f *shuffleFlags) {
-	fs.StringVar(&f.WriteOn, "write-on", job.WriteAuto, "who writes the output files: nodes (each partition's file by the node that joined or sorted it; --output must be the same directory there, under a serve --output-root), client (this process), or auto (nodes while they can, else client)")
+	fs.StringVar(&f.WriteOn, "write-on", job.WriteAuto, "who writes the output files: nodes (each partition's file by the node that owns, joins or sorts it; --output must be the same directory there, under a serve --output-root), client (this process), or auto (nodes while they can, else client)")
 }
 
 // resolveAuth sets the running cluster's API TLS settings and token from

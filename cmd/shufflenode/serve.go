@@ -54,7 +54,7 @@ func (f *serveFlags) register(fs interface {
 	fs.StringVar(&f.gossipKey, "gossip-key", "", "file with a 16, 24 or 32-byte memberlist encryption key")
 	fs.StringVar(&f.profile, "profile", "lan", "memberlist timers: lan or local (fast, for loopback)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&f.outputRoots, "output-root", "", "directories, comma-separated, under which clients may have this node write job output files (merge and set-index --write-on nodes; the same path on every node and client: a shared file system); empty: the node writes none")
+	fs.StringVar(&f.outputRoots, "output-root", "", "directories, comma-separated, under which clients may have this node write job output files (shuffle, merge and set-index --write-on nodes; the same path on every node and client: a shared file system); empty: the node writes none")
 }
 
 // config turns the flags into a node.Config.

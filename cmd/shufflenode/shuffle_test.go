@@ -14,11 +14,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/job"
-	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/parquetio"
-	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -191,7 +188,7 @@ func TestShuffleEmbedded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"rows in      1000 from 5 files", "rows out     1000 in 7 files", "MB/s"} {
+	for _, want := range []string{"rows in      1000 from 5 files", "rows out     1000 in 7 files", "MB/s", "files written by the nodes)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
@@ -205,16 +202,12 @@ func TestShuffleEmbedded(t *testing.T) {
 	}
 }
 
+// TestShuffleCluster runs shuffles on a running cluster whose nodes may
+// write under outs: the second case's files are written by this process
+// (--write-on client), the others' by the nodes.
 func TestShuffleCluster(t *testing.T) {
-	ctx := context.Background()
-	log := newLogger(os.Stderr, "error")
-	nodes, err := node.StartLocal(ctx, 3, node.Config{
-		Cluster: dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
-		Service: service.Config{MemoryLimit: 64 << 20, Logger: log}, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.CloseAll(nodes)
+	outs := t.TempDir()
+	nodes := startTestCluster(t, outs)
 	in := t.TempDir()
 	rows := writeShuffleInputs(t, in, 4, 50)
 	const divisions = "[5, 15, 5000, 6000]" // keys are in [0, 20): the last two partitions stay empty
@@ -230,14 +223,14 @@ func TestShuffleCluster(t *testing.T) {
 	}{
 		{"hash on two columns", []string{"--on", "key,name", "--partitions", "5"},
 			table.Rule{Kind: table.Hash, Columns: []string{"key", "name"}}, 5},
-		{"hash, more partitions than keys", []string{"--on", "key", "--partitions", "64", "--compression", "zstd"},
+		{"hash, more partitions than keys", []string{"--on", "key", "--partitions", "64", "--compression", "zstd", "--write-on", "client"},
 			table.Rule{Kind: table.Hash, Columns: []string{"key"}}, 64},
 		{"range with empty partitions", []string{"--on", "key", "--divisions", divisions},
 			table.Rule{Kind: table.Range, Columns: []string{"key"}, Divisions: divs}, 5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out := t.TempDir()
+			out := filepath.Join(outs, strings.ReplaceAll(tc.name, " ", "-"))
 			args := append([]string{"--input", filepath.Join(in, "*.parquet"), "--output", out,
 				"--cluster", nodes[1].APIAddr()}, tc.args...)
 			code, stdout, stderr := runShuffleCmd(args...)
@@ -246,6 +239,13 @@ func TestShuffleCluster(t *testing.T) {
 			}
 			if !strings.Contains(stdout, "running cluster of 3 nodes") {
 				t.Errorf("report does not show the 3 members:\n%s", stdout)
+			}
+			who := "files written by the nodes)"
+			if slices.Contains(tc.args, "client") {
+				who = "files written by this process)"
+			}
+			if !strings.Contains(stdout, who) {
+				t.Errorf("report lacks %q:\n%s", who, stdout)
 			}
 			checkShuffleOutput(t, rows, out, tc.rule, tc.parts)
 		})

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -38,6 +39,7 @@ import (
 	"github.com/shufflenode/shufflenode/dfops"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/table"
+	"golang.org/x/sync/errgroup"
 )
 
 // SetIndexConfig is a sort of Parquet files by one column (the set-index
@@ -151,16 +153,26 @@ func sampleDivisions(ctx context.Context, files []string, field arrow.Field, par
 		return nil, 0, fmt.Errorf("--column %q: %w", field.Name, err)
 	}
 	k := max(perFile, (20*parts+len(files)-1)/len(files))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0)) // reading a column is CPU work: decoding pages
 	for t, path := range files {
-		col, err := readColumn(ctx, path, field.Name)
-		if err != nil {
-			return nil, 0, err
-		}
-		_, err = s.Add(col, k, uint64(t))
-		col.Release()
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", path, err)
-		}
+		g.Go(func() error {
+			col, err := readColumn(gctx, path, field.Name)
+			if err != nil {
+				return err
+			}
+			defer col.Release()
+			mu.Lock()
+			defer mu.Unlock()
+			if _, err := s.Add(col, k, uint64(t)); err != nil { // the divisions do not depend on the order of Adds
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
 	}
 	divs, err := s.Divisions(parts)
 	if err != nil {

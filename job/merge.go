@@ -263,7 +263,10 @@ func (p *MergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int,
 		}
 		return nil
 	}
-	return forEachPartition(ctx, n, par, work, func(done int) { prog("join", done, n) })
+	if err := forEachPartition(ctx, n, par, work, func(done int) { prog("join", done, n) }); err != nil {
+		return err
+	}
+	return out.sweep()
 }
 
 // joinPartition has the owner of partition part join it and writes the

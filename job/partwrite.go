@@ -22,6 +22,8 @@ package job
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 
@@ -84,6 +86,7 @@ type partWriter struct {
 	why   atomic.Pointer[string]
 	nodes atomic.Int64 // partitions written by the nodes
 	local atomic.Int64 // partitions written here
+	swept atomic.Int64 // temporary files of failed attempts removed
 }
 
 func newPartWriter(f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquetio.WriteConfig) (*partWriter, error) {
@@ -171,5 +174,27 @@ func (w *partWriter) where() string {
 	if why := w.why.Load(); why != nil {
 		s += " (the nodes could not: " + *why + ")"
 	}
+	if n := w.swept.Load(); n > 0 {
+		s += fmt.Sprintf("; removed %d temporary files of failed attempts", n)
+	}
 	return s
+}
+
+// sweep removes, once every partition is written, the hidden temporary
+// files that attempts which failed mid-file left beside the partitions (a
+// node lost while it wrote one; parquetio names them
+// ".part-NNNNN.parquet.tmp-*"). A straggler still writing one (its op was
+// retried elsewhere) then fails to commit it, which nobody waits for.
+func (w *partWriter) sweep() error {
+	left, err := filepath.Glob(filepath.Join(w.dir, ".part-*.parquet.tmp-*"))
+	if err != nil {
+		return err
+	}
+	for _, f := range left {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		w.swept.Add(1)
+	}
+	return nil
 }

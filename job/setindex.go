@@ -288,7 +288,10 @@ func (p *SetIndexPlan) sortAll(ctx context.Context, res *client.Result, par int,
 		}
 		return nil
 	}
-	return forEachPartition(ctx, n, par, work, func(done int) { prog("sort", done, n) })
+	if err := forEachPartition(ctx, n, par, work, func(done int) { prog("sort", done, n) }); err != nil {
+		return err
+	}
+	return out.sweep()
 }
 
 // sortPartition has the owner of partition part sort it by the column and

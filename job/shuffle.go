@@ -282,7 +282,10 @@ func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, rep *Shu
 	par := jobParallel(p.cfg, rep.nodes)
 	err = forEachPartition(ctx, p.spec.Partitions, par, work, func(done int) { prog("write", done, p.spec.Partitions) })
 	rep.rowsOut, rep.parquetOut = rows.Load(), bytes.Load()
-	return err
+	if err != nil {
+		return err
+	}
+	return out.sweep()
 }
 
 // shuffleFeed sends 0..n-1 to ch until ctx ends, then closes ch.

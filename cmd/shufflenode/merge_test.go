@@ -403,10 +403,21 @@ func TestMergeWriteOn(t *testing.T) {
 		{"auto with a root", "auto", []string{"--cluster", open[0].APIAddr()}, "files        written by the nodes\n"},
 		{"client", "client", []string{"--cluster", open[0].APIAddr()}, "files        written by this process\n"},
 		{"embedded nodes", "nodes", []string{"--nodes", "2"}, "files        written by the nodes\n"},
+		{"a failed attempt's temporary file left", "nodes", []string{"--nodes", "2"},
+			"files        written by the nodes; removed 1 temporary files of failed attempts\n"},
 		{"embedded client", "client", []string{"--nodes", "2"}, "files        written by this process\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(outs, strings.ReplaceAll(tc.name, " ", "-"))
+			left := filepath.Join(out, ".part-00003.parquet.tmp-12345")
+			if strings.Contains(tc.name, "temporary") {
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(left, []byte("half a file"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			args := append([]string{"--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
 				"--how", "left", "--partitions", "6", "--output", out, "--write-on", tc.writeOn}, tc.cluster...)
 			code, stdout, stderr := runCmd(cmdMerge, args...)
@@ -415,6 +426,9 @@ func TestMergeWriteOn(t *testing.T) {
 			}
 			if !strings.Contains(stdout, tc.report) {
 				t.Errorf("want %q in the report:\n%s", tc.report, stdout)
+			}
+			if _, err := os.Stat(left); err == nil {
+				t.Errorf("the temporary file %s is still there", left)
 			}
 			checkMerge(t, out, 6, want, names, []string{"key"})
 		})

@@ -35,14 +35,7 @@ func TestPoolReuses(t *testing.T) {
 	if len(b) != 10_000 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%align != 0 {
 		t.Fatalf("len %d, address %p", len(b), unsafe.SliceData(b))
 	}
-	for i := range b {
-		b[i] = 0xff
-	}
-	p.Free(b)
-	c := p.Allocate(9_000)
-	if unsafe.SliceData(c) != unsafe.SliceData(b) {
-		t.Skip("the pool dropped the buffer (a collection ran in between)")
-	}
+	c := dirtyReuse(t, &p, b, 9_000)
 	for i, x := range c {
 		if x != 0 {
 			t.Fatalf("byte %d of a reused buffer is %#x, want 0", i, x)
@@ -57,6 +50,21 @@ func TestPoolReuses(t *testing.T) {
 	}
 }
 
+// dirtyReuse fills b with 0xff, frees it and allocates n bytes, which must
+// be b again (the test is skipped if a collection emptied the pool).
+func dirtyReuse(t *testing.T, p *Pool, b []byte, n int) []byte {
+	t.Helper()
+	for i := range b {
+		b[i] = 0xff
+	}
+	p.Free(b)
+	c := p.Allocate(n)
+	if unsafe.SliceData(c) != unsafe.SliceData(b) {
+		t.Skip("the pool dropped the buffer (a collection ran in between)")
+	}
+	return c
+}
+
 // TestReallocateClearsSlack: growing a buffer within its class's capacity
 // hands out zeroed bytes, even where an earlier user of the buffer wrote.
 func TestReallocateClearsSlack(t *testing.T) {
@@ -65,15 +73,7 @@ func TestReallocateClearsSlack(t *testing.T) {
 	if cap(b) <= len(b) {
 		t.Fatalf("no slack: len %d cap %d", len(b), cap(b))
 	}
-	full := b[:cap(b)]
-	for i := range full {
-		full[i] = 0xff
-	}
-	p.Free(b)
-	c := p.Allocate(9_000)
-	if unsafe.SliceData(c) != unsafe.SliceData(b) {
-		t.Skip("the pool dropped the buffer (a collection ran in between)")
-	}
+	c := dirtyReuse(t, &p, b[:cap(b)], 9_000)
 	grown := p.Reallocate(cap(c), c)
 	if unsafe.SliceData(grown) != unsafe.SliceData(c) {
 		t.Fatalf("growing within the capacity moved the buffer")

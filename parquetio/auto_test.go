@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,7 +16,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
 
 // autoSchema has compressible columns (small ints, repeated strings, short
@@ -113,18 +114,7 @@ func TestAutoCompression(t *testing.T) {
 // plans (and checks Codecs agrees with them).
 func writePlans(t *testing.T, path string, recs []arrow.Record, cfg WriteConfig) map[string]colPlan {
 	t.Helper()
-	w, err := Create(path, autoSchema(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	w := writeWith(t, path, autoSchema(), recs, cfg)
 	for name, c := range w.Codecs() {
 		if w.plans[name].codec != c {
 			t.Errorf("Codecs()[%s] = %s, plan %v", name, c, w.plans[name])
@@ -138,30 +128,21 @@ func writePlans(t *testing.T, path string, recs []arrow.Record, cfg WriteConfig)
 // page where the column keeps its dictionary (dict: the config's is on).
 func checkChunks(t *testing.T, path string, want map[string]colPlan, dict bool) {
 	t.Helper()
-	r, err := file.OpenParquetFile(path, false)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	for g := range r.NumRowGroups() {
-		rg := r.MetaData().RowGroup(g)
-		for c := range rg.NumColumns() {
-			cc, err := rg.ColumnChunk(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			name, p := cc.PathInSchema().String(), want[cc.PathInSchema().String()]
-			if wc, _ := p.codec.codec(); cc.Compression() != wc {
-				t.Errorf("row group %d column %s: codec %v, want %v", g, name, cc.Compression(), wc)
-			}
-			if d := slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked); d != p.delta {
-				t.Errorf("row group %d column %s: encodings %v, want delta %v", g, name, cc.Encodings(), p.delta)
-			}
-			if has, want := cc.HasDictionaryPage(), dict && !p.noDict && !p.delta; has != want {
-				t.Errorf("row group %d column %s: dictionary page %v, want %v", g, name, has, want)
-			}
+	eachChunk(t, path, func(g int, cc *metadata.ColumnChunkMetaData) {
+		name, p := cc.PathInSchema().String(), want[cc.PathInSchema().String()]
+		if wc, _ := p.codec.codec(); cc.Compression() != wc {
+			t.Errorf("row group %d column %s: codec %v, want %v", g, name, cc.Compression(), wc)
 		}
-	}
+		if d := slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked); d != p.delta {
+			t.Errorf("row group %d column %s: encodings %v, want delta %v", g, name, cc.Encodings(), p.delta)
+		}
+		if has, want := cc.HasDictionaryPage(), dict && !p.noDict && !p.delta; has != want {
+			t.Errorf("row group %d column %s: dictionary page %v, want %v", g, name, has, want)
+		}
+	})
 }
 
 // TestDeltaLen: the estimate of DELTA_BINARY_PACKED sizes follows the

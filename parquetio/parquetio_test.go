@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -142,12 +143,24 @@ func assertMem(t *testing.T, mem *memory.CheckedAllocator, path string) {
 // DELTA_BINARY_PACKED (0 if there is no file).
 func deltaChunks(t *testing.T, path string) int {
 	t.Helper()
+	n := 0
+	eachChunk(t, path, func(_ int, cc *metadata.ColumnChunkMetaData) {
+		if slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked) {
+			n++
+		}
+	})
+	return n
+}
+
+// eachChunk calls fn with every column chunk's metadata of the file at
+// path and its row group (nothing if there is no file).
+func eachChunk(t *testing.T, path string, fn func(group int, cc *metadata.ColumnChunkMetaData)) {
+	t.Helper()
 	r, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return 0
+		return
 	}
 	defer r.Close()
-	n := 0
 	for g := range r.NumRowGroups() {
 		rg := r.MetaData().RowGroup(g)
 		for c := range rg.NumColumns() {
@@ -155,12 +168,9 @@ func deltaChunks(t *testing.T, path string) int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked) {
-				n++
-			}
+			fn(g, cc)
 		}
 	}
-	return n
 }
 
 func releaseRecs(recs []arrow.Record) {
@@ -216,7 +226,8 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func writeWith(t *testing.T, path string, schema *arrow.Schema, recs []arrow.Record, cfg WriteConfig) map[string]Compression {
+// writeWith writes recs to path with cfg and returns the committed writer.
+func writeWith(t *testing.T, path string, schema *arrow.Schema, recs []arrow.Record, cfg WriteConfig) *Writer {
 	t.Helper()
 	w, err := Create(path, schema, cfg)
 	if err != nil {
@@ -230,7 +241,7 @@ func writeWith(t *testing.T, path string, schema *arrow.Schema, recs []arrow.Rec
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	return w.Codecs()
+	return w
 }
 
 // checkBatches checks that no batch is empty or larger than batchRows.

@@ -138,6 +138,9 @@ type procCluster struct {
 	token string // the API's bearer token of every process ("" for none)
 	// tokenFile holds token (absolute; "" for none).
 	tokenFile string
+	// dir holds the processes' data and logs; they may write job output
+	// under it (--output-root).
+	dir string
 }
 
 // apis lists the API addresses of the processes at idx (all if none given).
@@ -181,7 +184,7 @@ func startProcsToken(t *testing.T, n int, token string) *procCluster {
 		t.Fatalf("not starting processes: an earlier cluster did not form: %s", *msg)
 	}
 	dir := t.TempDir()
-	c := &procCluster{procs: make([]*proc, n), token: token}
+	c := &procCluster{procs: make([]*proc, n), token: token, dir: dir}
 	if err := writeToken(dir, token); err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +365,7 @@ func spawn(bin, dir, name, join, token string) (*proc, error) {
 	defer logf.Close()
 	p.cmd = exec.Command(bin, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--gossip", gossip, "--api", api, "--admin", "",
-		"--join", join, "--memory-limit", "64MiB", "--log-level", "info")
+		"--join", join, "--memory-limit", "64MiB", "--log-level", "info", "--output-root", dir)
 	if token != "" {
 		p.cmd.Args = append(p.cmd.Args, "--api-token-file", tokenFile(dir))
 	}

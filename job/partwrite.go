@@ -81,8 +81,7 @@ type partWriter struct {
 	parts  int
 	schema *arrow.Schema
 	cfg    parquetio.WriteConfig
-	// here is set once auto gave up on the nodes; why says why.
-	here  atomic.Bool
+	// why is set once auto gave up on the nodes: why it did.
 	why   atomic.Pointer[string]
 	nodes atomic.Int64 // partitions written by the nodes
 	local atomic.Int64 // partitions written here
@@ -113,7 +112,7 @@ func (w *partWriter) write(part int,
 	onNodes func(ws flightproto.WriteSpec) (flightproto.OpStats, error),
 	here func(write func(arrow.Record) error) (flightproto.OpStats, error)) (partResult, error) {
 	path := filepath.Join(w.dir, PartFile(part, w.parts))
-	if w.mode != WriteClient && !w.here.Load() {
+	if w.mode != WriteClient && w.why.Load() == nil {
 		r, err := w.writeOnNode(path, onNodes)
 		if err == nil || !w.fallBack(err) {
 			return r, err
@@ -157,7 +156,6 @@ func (w *partWriter) fallBack(err error) bool {
 	}
 	why := err.Error()
 	w.why.CompareAndSwap(nil, &why)
-	w.here.Store(true)
 	return true
 }
 

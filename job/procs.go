@@ -55,25 +55,62 @@ func StartProcs(ctx context.Context, c ProcsConfig) (*Procs, error) {
 	return p, nil
 }
 
-// start starts the first process, waits until it serves, then starts the
-// others joining it and waits until it lists them all.
+// start starts the processes one at a time, each joining the first and
+// serving before the next starts, and waits until the first lists them
+// all.
 func (p *Procs) start(ctx context.Context, c ProcsConfig) error {
 	join := ""
 	for i := range c.Processes {
-		sp, gossip, err := startServe(c, p.dir, fmt.Sprintf("serve-%d", i), join)
+		sp, gossip, err := startReady(ctx, c, p.dir, fmt.Sprintf("serve-%d", i), join)
+		if sp != nil {
+			p.procs = append(p.procs, sp)
+		}
 		if err != nil {
 			return err
 		}
-		p.procs = append(p.procs, sp)
-		if i > 0 {
-			continue
+		if i == 0 {
+			join = gossip
 		}
-		if err := p.waitMembers(ctx, 1); err != nil {
-			return err
-		}
-		join = gossip
 	}
 	return p.waitMembers(ctx, len(p.procs))
+}
+
+// startReady starts a serve process and waits until its API answers. A
+// process that exits because a port FreePorts chose was taken in between
+// (by any process's ephemeral socket) is started again on new ports, up
+// to 5 times.
+func startReady(ctx context.Context, c ProcsConfig, dir, name, join string) (*serveProc, string, error) {
+	for try := 1; ; try++ {
+		sp, gossip, err := startServe(c, dir, name, join)
+		if err != nil {
+			return nil, "", err
+		}
+		err = sp.waitServing(ctx)
+		if err == nil || try == 5 || !strings.Contains(tail(sp.log, 2000), "address already in use") {
+			return sp, gossip, err
+		}
+	}
+}
+
+// waitServing waits until the process's API answers, or it exits.
+func (sp *serveProc) waitServing(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		select {
+		case <-sp.exited:
+			return fmt.Errorf("%w: %s exited: %s", ErrProcs, sp.name, tail(sp.log, 400))
+		default:
+		}
+		if _, err := clusterMembers(ctx, sp.api, flightproto.ClientAuth{}); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s does not serve its API at %s: %w", ErrProcs, sp.name, sp.api, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Addr is the API address of the first process (the coordinator).

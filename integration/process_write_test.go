@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,14 +32,14 @@ func TestProcessKillDuringNodeWrites(t *testing.T) {
 			gen(t, job.GenParquetConfig{Dir: filepath.Join(in, "right"), Rows: right, Files: 2, KeyType: "int64", Tag: true, Seed: 2})
 			gen(t, job.GenParquetConfig{Dir: filepath.Join(in, "left"), Rows: left, Files: 6, KeyType: "int64", Cardinality: right, Seed: uint64(seed)})
 			victim, at := 1+seed%3, 3+(seed*7)%(parts-6)
-			var once sync.Once
+			kill := onceAt(at, c.procs[victim].kill)
 			out := filepath.Join(c.dir, "out")
 			plan, err := job.PlanMerge(job.MergeConfig{Left: filepath.Join(in, "left", "*.parquet"), Right: filepath.Join(in, "right", "*.parquet"),
 				On: "key", How: "inner", Suffixes: "_x,_y", Job: job.ShuffleConfig{Output: out, Partitions: parts, Parallel: 2, WriteOn: job.WriteNodes,
 					Cluster: job.ClusterConfig{Addr: c.procs[0].api},
 					Progress: func(phase string, done, _ int) {
-						if phase == "join" && done == at {
-							once.Do(c.procs[victim].kill)
+						if phase == "join" {
+							kill(done)
 						}
 					}}})
 			if err != nil {

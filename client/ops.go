@@ -134,34 +134,34 @@ func (r *Result) healOn(ctx context.Context, err error) error {
 // it again.
 func (r *Result) JoinFile(ctx context.Context, right *Result, p int, j dfops.JoinSpec, w flightproto.WriteSpec) (flightproto.OpStats, error) {
 	js := flightproto.JoinSpecOf(j)
-	op := flightproto.OpTicket{Op: flightproto.OpJoin, Shuffles: []string{r.Shuffle, right.Shuffle}, Partition: p, Join: &js, Write: &w}
-	var st flightproto.OpStats
-	err := r.onOwner(ctx, p, func(c *Client, ep Endpoint) (err error) {
-		st, err = c.Op(ctx, ep.Addr, op, noRows(op))
-		return right.healOn(ctx, err)
-	})
-	return st, err
+	return r.opFile(ctx, flightproto.OpTicket{Op: flightproto.OpJoin, Shuffles: []string{r.Shuffle, right.Shuffle}, Partition: p, Join: &js, Write: &w},
+		func(err error) error { return right.healOn(ctx, err) })
 }
 
 // SortFile is Sort with the result written by the node to the Parquet file
 // w, as JoinFile.
 func (r *Result) SortFile(ctx context.Context, p int, column string, w flightproto.WriteSpec) (flightproto.OpStats, error) {
-	return r.opFile(ctx, flightproto.OpTicket{Op: flightproto.OpSort, Shuffles: []string{r.Shuffle}, Partition: p, Column: column, Write: &w})
+	return r.opFile(ctx, flightproto.OpTicket{Op: flightproto.OpSort, Shuffles: []string{r.Shuffle}, Partition: p, Column: column, Write: &w}, nil)
 }
 
 // CopyFile has the owner of partition p of r write it, as it is, to the
 // Parquet file w (flightproto.OpCopy), recovering a lost owner as Read
 // does: a shuffle whose output is files, written where the partitions are.
 func (r *Result) CopyFile(ctx context.Context, p int, w flightproto.WriteSpec) (flightproto.OpStats, error) {
-	return r.opFile(ctx, flightproto.OpTicket{Op: flightproto.OpCopy, Shuffles: []string{r.Shuffle}, Partition: p, Write: &w})
+	return r.opFile(ctx, flightproto.OpTicket{Op: flightproto.OpCopy, Shuffles: []string{r.Shuffle}, Partition: p, Write: &w}, nil)
 }
 
 // opFile runs op, an op of r's partition op.Partition that writes a file,
-// on the partition's owner, recovering a lost owner as Read does.
-func (r *Result) opFile(ctx context.Context, op flightproto.OpTicket) (flightproto.OpStats, error) {
+// on the partition's owner, recovering a lost owner as Read does; heal,
+// if not nil, first sees each attempt's error (a join heals its right
+// side).
+func (r *Result) opFile(ctx context.Context, op flightproto.OpTicket, heal func(error) error) (flightproto.OpStats, error) {
 	var st flightproto.OpStats
 	err := r.onOwner(ctx, op.Partition, func(c *Client, ep Endpoint) (err error) {
 		st, err = c.Op(ctx, ep.Addr, op, noRows(op))
+		if heal != nil {
+			err = heal(err)
+		}
 		return err
 	})
 	return st, err

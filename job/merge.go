@@ -263,10 +263,7 @@ func (p *MergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int,
 		}
 		return nil
 	}
-	if err := forEachPartition(ctx, n, par, work, func(done int) { prog("join", done, n) }); err != nil {
-		return err
-	}
-	return out.sweep()
+	return out.writeAll(ctx, par, "join", prog, work)
 }
 
 // joinPartition has the owner of partition part join it and writes the

@@ -20,6 +20,7 @@ package job
 // writes that partition here too and stops asking the nodes; nodes fails.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -176,6 +177,15 @@ func (w *partWriter) where() string {
 		s += fmt.Sprintf("; removed %d temporary files of failed attempts", n)
 	}
 	return s
+}
+
+// writeAll runs work on every partition, par at a time, reporting each
+// one done as phase, then removes what failed attempts left (sweep).
+func (w *partWriter) writeAll(ctx context.Context, par int, phase string, prog Progress, work func(ctx context.Context, part int) error) error {
+	if err := forEachPartition(ctx, w.parts, par, work, func(done int) { prog(phase, done, w.parts) }); err != nil {
+		return err
+	}
+	return w.sweep()
 }
 
 // sweep removes, once every partition is written, the hidden temporary

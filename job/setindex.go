@@ -288,10 +288,7 @@ func (p *SetIndexPlan) sortAll(ctx context.Context, res *client.Result, par int,
 		}
 		return nil
 	}
-	if err := forEachPartition(ctx, n, par, work, func(done int) { prog("sort", done, n) }); err != nil {
-		return err
-	}
-	return out.sweep()
+	return out.writeAll(ctx, par, "sort", prog, work)
 }
 
 // sortPartition has the owner of partition part sort it by the column and

@@ -257,8 +257,8 @@ func shuffleRelease(recs []arrow.Record) {
 }
 
 // writeAll writes every output partition to its file with bounded
-// parallelism, where --write-on says; it returns the rows and file bytes
-// written.
+// parallelism, where --write-on says, and counts the rows and file bytes
+// written in rep.
 func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, rep *ShuffleReport, prog Progress) error {
 	out, err := newPartWriter(p.cfg, p.spec.Partitions, p.schema, p.write)
 	if err != nil {
@@ -279,13 +279,9 @@ func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, rep *Shu
 		bytes.Add(r.size)
 		return nil
 	}
-	par := jobParallel(p.cfg, rep.nodes)
-	err = forEachPartition(ctx, p.spec.Partitions, par, work, func(done int) { prog("write", done, p.spec.Partitions) })
+	err = out.writeAll(ctx, jobParallel(p.cfg, rep.nodes), "write", prog, work)
 	rep.rowsOut, rep.parquetOut = rows.Load(), bytes.Load()
-	if err != nil {
-		return err
-	}
-	return out.sweep()
+	return err
 }
 
 // shuffleFeed sends 0..n-1 to ch until ctx ends, then closes ch.

@@ -6,7 +6,8 @@
 //
 // New starts one member: it loads or creates the node's identity
 // (DataDir/identity.key, an Ed25519 libp2p key kept across restarts), starts
-// a libp2p host (TCP, TLS 1.3, yamux; optional private-network key; no
+// a libp2p host (TCP, TLS 1.3 whose records of one write leave in one
+// socket write (coalescedConn), yamux; optional private-network key; no
 // relay, AutoNAT or metrics; a resource manager with counted limits:
 // MaxConns connections, MaxPeerStreams streams per peer each way, bounded
 // handshakes; members protected from the connection manager), kad-dht in

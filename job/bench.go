@@ -67,6 +67,7 @@ type benchRow struct {
 	// prepCPU is CPU time this process spent preparing the job (generating
 	// its input files) before the job proper: not the job's, so not counted.
 	prepCPU float64
+	parquet bool    // a job that reads and writes Parquet: its ratio is to the Parquet bound
 	usage   Usage   // this process
 	procs   []Usage // each serve process, in order
 }
@@ -102,7 +103,11 @@ func Bench(ctx context.Context, w io.Writer, c BenchConfig) error {
 
 // footnote says what the columns mean.
 func (b *bench) footnote() {
-	fmt.Fprintf(b.w, "\nMB/s: bytes over put+barrier plus read. ratio: MB/s over the slowest network ceiling.\n")
+	fmt.Fprintf(b.w, "\nMB/s: bytes over put+barrier plus read. ratio: MB/s over the slowest network ceiling")
+	if b.pqBound.Name != "" {
+		fmt.Fprintf(b.w, "; for merge and set-index, over the Parquet bound (read + write on every core)")
+	}
+	fmt.Fprintln(b.w, ".")
 	fmt.Fprintf(b.w, "CPU s: user+system seconds of every process. peak RSS: VmHWM of this process")
 	if b.procs != nil {
 		fmt.Fprintf(b.w, " (the client); serve-N: each serve process's CPU s and VmHWM")
@@ -116,6 +121,9 @@ type bench struct {
 	w     io.Writer
 	procs *Procs
 	bound Ceiling // the slowest network ceiling: every job's data crosses both
+	// pqBound is the Parquet bound (ParquetBound) of the jobs that read and
+	// write Parquet, when any runs.
+	pqBound Ceiling
 }
 
 // open starts the serve processes, if any.
@@ -160,13 +168,27 @@ func (b *bench) ceilings(ctx context.Context) error {
 	}
 	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s\n", "ceiling", "bytes", "seconds", "", "MB/s")
 	for i, c := range cs {
-		fmt.Fprintf(b.w, "%-46s %10s %11.2f %7s %8.1f\n", c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
+		b.printCeiling(c)
 		if i > 0 && (b.bound.Name == "" || c.MBps() < b.bound.MBps()) {
 			b.bound = c
 		}
 	}
+	if slices.Contains(b.cfg.Jobs, "merge") || slices.Contains(b.cfg.Jobs, "setindex") {
+		w, r, err := ParquetCeilings(ctx, cmp.Or(b.cfg.TempDir, os.TempDir()), min(b.scaled(16<<20), 256<<20))
+		if err != nil {
+			return err
+		}
+		b.pqBound = ParquetBound(w, r, runtime.NumCPU())
+		for _, c := range []Ceiling{w, r, b.pqBound} {
+			b.printCeiling(c)
+		}
+	}
 	fmt.Fprintln(b.w)
 	return nil
+}
+
+func (b *bench) printCeiling(c Ceiling) {
+	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7s %8.1f\n", c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
 }
 
 // scaled is n times the scale, at least 1.
@@ -222,8 +244,12 @@ func (b *bench) print(r benchRow) {
 		cpu += p.CPUSeconds
 	}
 	mbps := float64(r.bytes) / 1e6 / (r.put + r.read)
+	bound := b.bound
+	if r.parquet {
+		bound = b.pqBound
+	}
 	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7.2f %8.1f %7.1f %10s %6.2f  %s\n", r.name, FormatBytes(r.bytes),
-		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), mbps/b.bound.MBps(), b.bound.Short())
+		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), mbps/bound.MBps(), bound.Short())
 	for i, p := range r.procs {
 		fmt.Fprintf(b.w, "  %-44s %10s %11s %7s %8s %7.1f %10s\n", fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS))
 	}

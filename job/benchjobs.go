@@ -104,7 +104,7 @@ func (b *bench) merge(ctx context.Context, skew float64) (benchRow, error) {
 		return benchRow{}, err
 	}
 	return benchRow{name: fmt.Sprintf("merge %dx%d rows %d parts skew %g", nl, nr, b.parts(), skew), bytes: rep.arrowBytes[0] + rep.arrowBytes[1],
-		put: rep.shuffleSecs[0] + rep.shuffleSecs[1], read: rep.joinSecs, prepCPU: prep}, nil
+		put: rep.shuffleSecs[0] + rep.shuffleSecs[1], read: rep.joinSecs, prepCPU: prep, parquet: true}, nil
 }
 
 // setIndex sorts generated rows (uniform random keys, skew of them 0) by
@@ -131,7 +131,7 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 		return benchRow{}, err
 	}
 	return benchRow{name: fmt.Sprintf("set-index %d rows %d parts skew %g", n, b.parts(), skew), bytes: rep.arrowBytes,
-		put: plan.sampleSecs + rep.shuffleSecs, read: rep.sortSecs, prepCPU: prep}, nil
+		put: plan.sampleSecs + rep.shuffleSecs, read: rep.sortSecs, prepCPU: prep, parquet: true}, nil
 }
 
 // parquetJob is the shared part of the merge and set-index runs: output

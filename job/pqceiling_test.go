@@ -56,3 +56,17 @@ func TestParquetCeilings(t *testing.T) {
 		t.Errorf("bound %d bytes in %g s, want 600 bytes in 1.5 s", b.Bytes, b.Seconds)
 	}
 }
+
+// BenchmarkParquetCeilings measures the Parquet ceilings over 64 MiB: the
+// write and read rates are reported as write-MB/s and read-MB/s.
+func BenchmarkParquetCeilings(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		w, r, err := ParquetCeilings(context.Background(), dir, 64<<20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(w.MBps(), "write-MB/s")
+		b.ReportMetric(r.MBps(), "read-MB/s")
+	}
+}

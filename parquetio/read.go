@@ -194,6 +194,9 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
+	// A batch's buffers are reserved for BatchSize rows: a small file
+	// (a shuffle's partition) would allocate many times its size.
+	batchRows = max(1, min(batchRows, rdr.NumRows()))
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, mem)
 	if err != nil {
 		rdr.Close()

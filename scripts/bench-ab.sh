@@ -41,7 +41,7 @@ run() {
 	log=$(mktemp "$out/run-XXXXXX")
 	if "$bin" bench "$@" >"$log" 2>&1; then
 		echo "== $bin" >>"$file"
-		grep -E '^(demo|rows|array|merge|set-index|memory|libp2p|Flight)' "$log" >>"$file" || true
+		grep -E '^(demo|rows|array|merge|set-index|memory|libp2p|Flight|Parquet)' "$log" >>"$file" || true
 		rm -f "$log"
 	else
 		failed=$((failed + 1))

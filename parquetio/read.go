@@ -29,6 +29,8 @@ type Inputs struct {
 	Schema *arrow.Schema
 	// Rows is the total rows of the files, from their footers.
 	Rows int64
+	// FileRows are the rows of each file, from its footer.
+	FileRows []int64
 	// Bytes is the total size of the files on disk.
 	Bytes int64
 }
@@ -84,6 +86,7 @@ func CheckInputs(paths []string) (Inputs, error) {
 		}
 		in.Schema = mergeNullable(in.Schema, info.schema)
 		in.Rows += info.rows
+		in.FileRows = append(in.FileRows, info.rows)
 		in.Bytes += info.bytes
 	}
 	return in, nil
@@ -163,7 +166,7 @@ func ReadFile(ctx context.Context, path string, mem memory.Allocator, batchRows 
 		}
 	}()
 	defer recoverRead(path, &err)
-	rr, closeFile, err := openRecords(ctx, path, mem, batchRows)
+	rr, closeFile, _, err := openRecords(ctx, path, mem, batchRows)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +186,7 @@ func ReadFile(ctx context.Context, path string, mem memory.Allocator, batchRows 
 }
 
 // openRecords opens a record reader over every column and row group.
-func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (pqarrow.RecordReader, func(), error) {
+func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (pqarrow.RecordReader, func(), int64, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -192,7 +195,7 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	}
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
 	// A batch's buffers are reserved for BatchSize rows: a small file
 	// (a shuffle's partition) would allocate many times its size.
@@ -200,14 +203,14 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, mem)
 	if err != nil {
 		rdr.Close()
-		return nil, nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
 		rdr.Close()
-		return nil, nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
-	return rr, func() { rr.Release(); rdr.Close() }, nil
+	return rr, func() { rr.Release(); rdr.Close() }, rdr.NumRows(), nil
 }
 
 // recoverRead turns a panic of the Parquet decoder on a malformed file into

@@ -34,6 +34,11 @@ type Security struct {
 	// absolute path to a directory. None: the node writes no files for
 	// callers and refuses such ops with PermissionDenied.
 	OutputRoots []string
+	// InputRoots are the directories under which callers may have the node
+	// read a put's input file (flightproto.PutCmd.File). Each must be an
+	// absolute path to a directory. None: the node reads no files for
+	// callers and refuses such puts with PermissionDenied.
+	InputRoots []string
 }
 
 // TLS reports whether the API is served over TLS.

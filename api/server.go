@@ -19,6 +19,7 @@ import (
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -37,6 +38,9 @@ type Server struct {
 	// roots are the directories ops may write files under (symlinks
 	// resolved; see Security.OutputRoots).
 	roots []string
+	// inRoots are the directories puts may read input files under
+	// (symlinks resolved; see Security.InputRoots).
+	inRoots []string
 
 	once    sync.Once
 	started bool
@@ -56,7 +60,11 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if err != nil {
 		return nil, err
 	}
-	roots, err := sec.outputRoots()
+	roots, err := resolveRoots("output", sec.OutputRoots)
+	if err != nil {
+		return nil, err
+	}
+	inRoots, err := resolveRoots("input", sec.InputRoots)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +75,7 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, done: make(chan error, 1)}
+	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, done: make(chan error, 1)}
 	s.srv = newFlightServer(s, lis, opts...)
 	return s, nil
 }
@@ -211,20 +219,25 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	if d := rdr.LatestFlightDescriptor(); d == nil || json.Unmarshal(d.Cmd, &cmd) != nil {
 		return status.Error(codes.InvalidArgument, "put: the descriptor's cmd must be a PutCmd as JSON")
 	}
-	var rows uint64
 	next := func() (arrow.Record, error) {
 		if rdr.Next() {
-			rows += uint64(rdr.Record().NumRows())
 			return rdr.Record(), nil
 		}
 		if err := rdr.Err(); err != nil {
 			return nil, err
 		}
-		if cmd.Rows != 0 && rows != cmd.Rows {
-			return nil, fmt.Errorf("%w: the stream ended after %d rows, but the put declared %d (node %s)", service.ErrBadInput, rows, cmd.Rows, s.svc.Name())
-		}
 		return nil, io.EOF
 	}
+	if cmd.File != "" {
+		in, err := s.openInput(stream.Context(), cmd, rdr.Schema())
+		if err != nil {
+			return toStatus(err)
+		}
+		defer in.close()
+		next = in.next
+	}
+	count := &inputCount{s: s, cmd: cmd, next: next}
+	next = count.nextChecked
 	var res service.PutResult
 	if s.isArray(cmd.Shuffle) {
 		res, err = s.putChunk(stream.Context(), cmd, next)
@@ -234,8 +247,31 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return toStatus(err)
 	}
-	b, _ := json.Marshal(flightproto.PutReply{Rows: res.Rows, Bytes: res.Bytes, Skipped: res.Skipped})
+	b, _ := json.Marshal(flightproto.PutReply{Rows: res.Rows, Bytes: res.Bytes, Skipped: res.Skipped, InputBytes: count.bytes})
 	return stream.Send(&flight.PutResult{AppMetadata: b})
+}
+
+// inputCount wraps a put's next: it counts the rows and Arrow bytes of the
+// input and, at its end, fails the put when cmd declared another count.
+type inputCount struct {
+	s           *Server
+	cmd         flightproto.PutCmd
+	next        func() (arrow.Record, error)
+	rows, bytes uint64
+}
+
+func (c *inputCount) nextChecked() (arrow.Record, error) {
+	rec, err := c.next()
+	if err == nil {
+		c.rows += uint64(rec.NumRows())
+		c.bytes += uint64(table.RecordBytes(rec))
+		return rec, nil
+	}
+	if err == io.EOF && c.cmd.Rows != 0 && c.rows != c.cmd.Rows {
+		return nil, fmt.Errorf("%w: the input of shuffle %s task %d ended after %d rows, but the put declared %d (node %s)",
+			service.ErrBadInput, c.cmd.Shuffle, c.cmd.Task, c.rows, c.cmd.Rows, c.s.svc.Name())
+	}
+	return nil, err
 }
 
 // GetFlightInfo lists every output partition with its owner.
@@ -402,7 +438,7 @@ func toStatus(err error) error {
 		code = codes.Unavailable
 	case errors.Is(err, ErrVersion):
 		code = codes.Unimplemented
-	case errors.Is(err, ErrWriteRefused):
+	case errors.Is(err, ErrWriteRefused), errors.Is(err, ErrReadRefused):
 		code = codes.PermissionDenied
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled

@@ -23,20 +23,20 @@ import (
 	"github.com/shufflenode/shufflenode/parquetio"
 )
 
-// outputRoots checks s.OutputRoots and returns them with symlinks
-// resolved.
-func (s Security) outputRoots() ([]string, error) {
-	roots := make([]string, 0, len(s.OutputRoots))
-	for _, r := range s.OutputRoots {
+// resolveRoots checks the (kind: "input" or "output") roots and returns
+// them with symlinks resolved.
+func resolveRoots(kind string, dirs []string) ([]string, error) {
+	roots := make([]string, 0, len(dirs))
+	for _, r := range dirs {
 		if !filepath.IsAbs(r) {
-			return nil, fmt.Errorf("%w: output root %q is not an absolute path", ErrSecurity, r)
+			return nil, fmt.Errorf("%w: %s root %q is not an absolute path", ErrSecurity, kind, r)
 		}
 		real, err := filepath.EvalSymlinks(r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: output root: %w", ErrSecurity, err)
+			return nil, fmt.Errorf("%w: %s root: %w", ErrSecurity, kind, err)
 		}
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("%w: output root %q is not a directory", ErrSecurity, r)
+			return nil, fmt.Errorf("%w: %s root %q is not a directory", ErrSecurity, kind, r)
 		}
 		roots = append(roots, real)
 	}

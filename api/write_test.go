@@ -69,11 +69,11 @@ func TestOutputRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range [][]string{{"relative/dir"}, {filepath.Join(dir, "missing")}, {file}} {
-		if _, err := (Security{OutputRoots: bad}).outputRoots(); !errors.Is(err, ErrSecurity) {
+		if _, err := resolveRoots("output", bad); !errors.Is(err, ErrSecurity) {
 			t.Errorf("roots %v: got %v, want ErrSecurity", bad, err)
 		}
 	}
-	got, err := Security{OutputRoots: []string{dir}}.outputRoots()
+	got, err := resolveRoots("output", []string{dir})
 	if want, _ := filepath.EvalSymlinks(dir); err != nil || len(got) != 1 || got[0] != want {
 		t.Errorf("got %v, %v; want [%s]", got, err, want)
 	}

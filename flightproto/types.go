@@ -54,6 +54,10 @@ type PutCmd struct {
 	// fails a dataframe put whose stream ends with another count, so a
 	// stream cut short can never pass for the whole task.
 	Rows uint64 `json:"rows,omitempty"`
+	// File, when set, is the absolute path of a Parquet file that the node
+	// reads as the task's input (under its input roots: api.Security);
+	// the stream then carries the schema and no batches.
+	File string `json:"file,omitempty"`
 }
 
 // PutReply is the app metadata of the PutResult that ends a DoPut.
@@ -61,6 +65,9 @@ type PutReply struct {
 	Rows    uint64 `json:"rows"`
 	Bytes   uint64 `json:"bytes"`
 	Skipped bool   `json:"skipped,omitempty"`
+	// InputBytes are the Arrow bytes of the input the node read (from the
+	// stream or PutCmd.File); 0 when Skipped.
+	InputBytes uint64 `json:"input_bytes,omitempty"`
 }
 
 // Ticket names one output partition.

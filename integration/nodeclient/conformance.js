@@ -382,7 +382,8 @@ async function badRequests() {
   await expect('put: wrong schema', f.put(clients[1], { shuffle: id, task: 0, attempt: 0 }, other, [batch(other, [Int32Array.of(1, 2)])]), code.INVALID_ARGUMENT);
   await expect('put: task out of range', f.put(clients[1], { shuffle: id, task: 2, attempt: 0 }, schema, taskBatches(2)), code.INVALID_ARGUMENT);
   const first = await f.put(clients[1], { shuffle: id, task: 0, attempt: 0 }, schema, taskBatches(0));
-  assert.deepEqual(first, { rows: ROWS_PER_TASK, bytes: first.bytes }, 'first put reply');
+  assert.deepEqual(first, { rows: ROWS_PER_TASK, bytes: first.bytes, input_bytes: first.input_bytes }, 'first put reply');
+  assert.ok(first.input_bytes > 0, 'a put reply counts the Arrow bytes it read');
   await expect('put: same attempt again, same node', f.put(clients[1], { shuffle: id, task: 0, attempt: 0 }, schema, taskBatches(0)), code.ALREADY_EXISTS);
   const again = await f.put(clients[2 % clients.length], { shuffle: id, task: 0, attempt: 1 }, schema, taskBatches(0));
   assert.equal(again.skipped, true, 'a put of a finished task is skipped');

@@ -39,11 +39,32 @@ type Result struct {
 	attempts atomic.Int64
 	replayed atomic.Int64
 	avoid    []atomic.Int64 // per client: puts prefer other nodes until this time (Unix ns; see pick)
+	// whyHere is, once a node refused to read an input file (Job.InputFile),
+	// its error: every later put sends the records itself.
+	whyHere atomic.Pointer[error]
 
 	mu   sync.Mutex     // guards next, Endpoints, Epoch, ReplaySet
 	next map[int]uint32 // next attempt number per task
 	heal sync.Mutex     // one recovery at a time
 }
+
+// NodeReads reports whether the nodes read the input files (Job.InputFile)
+// and, when they did not, the first refusal that made this client read
+// them; false and nil without InputFile.
+func (r *Result) NodeReads() (bool, error) {
+	if r.job.InputFile == nil {
+		return false, nil
+	}
+	if e := r.whyHere.Load(); e != nil {
+		return false, *e
+	}
+	return true, nil
+}
+
+func (r *Result) readsOnNodes() bool { return r.whyHere.Load() == nil }
+
+// readHere records the first refusal of a node to read an input file.
+func (r *Result) readHere(err error) { r.whyHere.CompareAndSwap(nil, &err) }
 
 // Attempts is the number of puts made (>= tasks; more if some were retried).
 func (r *Result) Attempts() int64 { return r.attempts.Load() }

@@ -34,6 +34,18 @@ type Job struct {
 	PutOn func(task int) int
 	// Input produces input task i's records; Run releases them after the put.
 	Input func(task int) ([]arrow.Record, error)
+	// InputFile, if set, names input task i's Parquet file (an absolute
+	// path the nodes see too) and its rows (from its footer): a put then
+	// asks its node to read the file (flightproto.PutCmd.File) instead of
+	// sending Input's records. A node that may not read it (no input root,
+	// or outside them: PermissionDenied) makes this put and every later one
+	// fall back to Input, unless FilesOnly; NodeReads tells which happened.
+	InputFile func(task int) (path string, rows uint64)
+	// FilesOnly makes a node's refusal to read an input file an error.
+	FilesOnly bool
+	// FilePut, if set, is called with the reply of each put a node made
+	// from an input file.
+	FilePut func(task int, reply flightproto.PutReply)
 	// Parallel puts at once (default 2 per node).
 	Parallel int
 	// MaxAttempts per task and round (default 3): a put that fails with a
@@ -181,7 +193,7 @@ func putTask(ctx context.Context, job Job, res *Result, schema *arrow.Schema, t 
 		n := res.pick(job.putBase(t) + int(a))
 		c = res.clients[n]
 		res.attempts.Add(1)
-		err = putOnce(ctx, job, c, schema, t, a)
+		err = putOnce(ctx, job, res, c, schema, t, a)
 		res.putEnded(n, err)
 		if err == nil || !retryable(err) || ctx.Err() != nil {
 			break
@@ -257,7 +269,20 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func putOnce(ctx context.Context, job Job, c *Client, schema *arrow.Schema, t int, attempt uint32) error {
+func putOnce(ctx context.Context, job Job, res *Result, c *Client, schema *arrow.Schema, t int, attempt uint32) error {
+	cmd := flightproto.PutCmd{Shuffle: job.Spec.ID, Task: uint64(t), Attempt: attempt}
+	if job.InputFile != nil && res.readsOnNodes() {
+		cmd.File, cmd.Rows = job.InputFile(t)
+		rep, err := c.Put(ctx, cmd, schema, func() (arrow.Record, error) { return nil, io.EOF })
+		if err == nil && job.FilePut != nil {
+			job.FilePut(t, rep)
+		}
+		if status.Code(err) != codes.PermissionDenied || job.FilesOnly {
+			return err
+		}
+		res.readHere(err) // refused before anything was put: the same attempt reads here
+		cmd.File, cmd.Rows = "", 0
+	}
 	recs, err := job.Input(t)
 	if err != nil {
 		return err
@@ -279,7 +304,6 @@ func putOnce(ctx context.Context, job Job, c *Client, schema *arrow.Schema, t in
 	for _, r := range recs {
 		rows += uint64(r.NumRows())
 	}
-	cmd := flightproto.PutCmd{Shuffle: job.Spec.ID, Task: uint64(t), Attempt: attempt}
 	if job.Spec.Kind != spec.Array {
 		cmd.Rows = rows // the node checks it: a cut stream fails the attempt
 	}

@@ -135,6 +135,9 @@ func (b *bench) open(ctx context.Context) error {
 			// the jobs' output files, as on a shared file system
 			pc.OutputRoots = []string{cmp.Or(b.cfg.TempDir, os.TempDir())}
 		}
+		if pc.InputRoots == nil {
+			pc.InputRoots = []string{cmp.Or(b.cfg.TempDir, os.TempDir())} // and their input files
+		}
 		p, err := StartProcs(ctx, pc)
 		if err != nil {
 			return err

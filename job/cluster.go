@@ -41,6 +41,9 @@ type ClusterConfig struct {
 	// OutputRoots, for an in-process cluster, are the directories its
 	// nodes may write job output files under (api.Security.OutputRoots).
 	OutputRoots []string
+	// InputRoots, for an in-process cluster, are the directories its nodes
+	// may read job input files under (api.Security.InputRoots).
+	InputRoots []string
 }
 
 // Embedded reports whether the cluster runs in this process.
@@ -165,7 +168,7 @@ func (c ClusterConfig) nodeConfig(dir string, log *slog.Logger) node.Config {
 		Cluster: dht.Config{DataDir: dir, Profile: dht.ProfileLocal, Logger: log,
 			ProbeInterval: c.ProbeInterval, ProbeTimeout: c.ProbeTimeout, SuspicionMult: c.SuspicionMult},
 		Service:     service.Config{MemoryLimit: c.MemoryLimit, Logger: log},
-		APISecurity: api.Security{OutputRoots: c.OutputRoots},
+		APISecurity: api.Security{OutputRoots: c.OutputRoots, InputRoots: c.InputRoots},
 		Logger:      log,
 	}
 }

@@ -71,9 +71,13 @@ func (in *dfInput) makeSpec(id, seed, coPartition string, partitions int, rule t
 
 // run shuffles the input on the cluster at addrs.
 func (in *dfInput) run(ctx context.Context, f ShuffleConfig, addrs []string, prog Progress) (*client.Result, error) {
-	return client.Run(ctx, client.Job{Spec: in.spec, Nodes: addrs, Parallel: f.Parallel, Auth: f.Cluster.Auth,
+	job := client.Job{Spec: in.spec, Nodes: addrs, Parallel: f.Parallel, Auth: f.Cluster.Auth,
 		Input:    func(t int) ([]arrow.Record, error) { return in.readTask(ctx, t, f.BatchRows) },
-		Progress: func(done, total int) { prog(in.name, done, total) }})
+		Progress: func(done, total int) { prog(in.name, done, total) }}
+	if err := f.nodeInput(&job, in.inputs, in.counter.setPut); err != nil {
+		return nil, err
+	}
+	return client.Run(ctx, job)
 }
 
 // readTask reads input task t (file t) as records of the shuffle's schema,

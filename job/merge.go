@@ -80,8 +80,9 @@ type MergeReport struct {
 	arrowBytes       [2]int64
 	rowsOut, fileOut int64
 	largest          mergePartStats
-	remote           int    // partitions whose join read an input from another node
-	written          string // who wrote the files (partWriter.where)
+	remote           int       // partitions whose join read an input from another node
+	written          string    // who wrote the files (partWriter.where)
+	readWhere        [2]string // who read each side's input files (readWhere)
 }
 
 // mergePartStats are the rows of one partition and where it was joined.
@@ -195,7 +196,7 @@ func (p *MergePlan) makeSpecs() error {
 
 // Run shuffles both sides, then joins and writes every partition.
 func (p *MergePlan) Run(ctx context.Context) (MergeReport, error) {
-	cc, err := p.cfg.Job.clusterFor()
+	cc, err := p.cfg.Job.clusterFor(p.sides[0].inputs.Files, p.sides[1].inputs.Files)
 	if err != nil {
 		return MergeReport{}, err
 	}
@@ -214,7 +215,7 @@ func (p *MergePlan) Run(ctx context.Context) (MergeReport, error) {
 			return rep, fmt.Errorf("%s shuffle: %w", side.name, err)
 		}
 		defer res[s].Close(context.WithoutCancel(ctx))
-		rep.shuffleSecs[s] = time.Since(t).Seconds()
+		rep.shuffleSecs[s], rep.readWhere[s] = time.Since(t).Seconds(), readWhere(res[s])
 	}
 	t := time.Now()
 	if err := p.joinAll(ctx, res, jobParallel(p.cfg.Job, len(addrs)), &rep, prog); err != nil {
@@ -299,8 +300,8 @@ func (r MergeReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "verified: rows in = rows shuffled, on both sides\n")
 	fmt.Fprintf(w, "cluster      %s of %d nodes, ready in %.2f s\n", where, r.nodes, r.startSecs)
 	for s, side := range p.sides {
-		fmt.Fprintf(w, "%-12s %d rows from %d files (%s Parquet, %s Arrow), shuffled in %.2f s\n", side.name,
-			r.rowsIn[s], len(side.inputs.Files), FormatBytes(side.inputs.Bytes), FormatBytes(r.arrowBytes[s]), r.shuffleSecs[s])
+		fmt.Fprintf(w, "%-12s %d rows from %d files (%s Parquet, %s Arrow; %s), shuffled in %.2f s\n", side.name,
+			r.rowsIn[s], len(side.inputs.Files), FormatBytes(side.inputs.Bytes), FormatBytes(r.arrowBytes[s]), r.readWhere[s], r.shuffleSecs[s])
 	}
 	fmt.Fprintf(w, "join         %s on %s: %d rows out in %d files (%s Parquet), %.2f s (on the nodes; %d partitions read an input from another node)\n",
 		p.join.How, mergeKeyNames(p.join), r.rowsOut, p.cfg.Job.Partitions, FormatBytes(r.fileOut), r.joinSecs, r.remote)

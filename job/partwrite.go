@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -57,21 +58,34 @@ func (f ShuffleConfig) output() (parquetio.WriteConfig, error) {
 	if err := w.Validate(); err != nil {
 		return w, err
 	}
+	if err := checkReadOn(f.ReadOn); err != nil {
+		return w, err
+	}
 	return w, checkWriteOn(f.WriteOn)
 }
 
 // clusterFor returns f's cluster config with, for an in-process cluster,
-// the output directory as its nodes' output root.
-func (f ShuffleConfig) clusterFor() (ClusterConfig, error) {
+// the output directory as its nodes' output root and the directories of
+// the input files (of every input) as their input roots.
+func (f ShuffleConfig) clusterFor(inputs ...[]string) (ClusterConfig, error) {
 	c := f.Cluster
-	if !c.Embedded() || f.WriteOn == WriteClient {
+	if !c.Embedded() {
 		return c, nil
 	}
-	dir, err := filepath.Abs(f.Output)
-	if err != nil {
-		return c, err
+	if f.WriteOn != WriteClient {
+		dir, err := filepath.Abs(f.Output)
+		if err != nil {
+			return c, err
+		}
+		c.OutputRoots = append(c.OutputRoots[:len(c.OutputRoots):len(c.OutputRoots)], dir)
 	}
-	c.OutputRoots = append(c.OutputRoots[:len(c.OutputRoots):len(c.OutputRoots)], dir)
+	if f.ReadOn != ReadClient {
+		dirs, err := inputDirs(slices.Concat(inputs...))
+		if err != nil {
+			return c, err
+		}
+		c.InputRoots = append(c.InputRoots[:len(c.InputRoots):len(c.InputRoots)], dirs...)
+	}
 	return c, nil
 }
 

@@ -24,6 +24,7 @@ type ProcsConfig struct {
 	Processes   int
 	MemoryLimit int64    // --memory-limit of each
 	OutputRoots []string // --output-root of each (none: the processes write no job output)
+	InputRoots  []string // --input-root of each (none: the processes read no job input)
 }
 
 // Procs is a running cluster of serve processes.
@@ -141,7 +142,7 @@ func startServe(c ProcsConfig, dir, name, join string) (*serveProc, string, erro
 	sp.cmd = exec.Command(c.Binary, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--gossip", ports[0], "--api", ports[1], "--admin", "",
 		"--join", join, "--memory-limit", strconv.FormatInt(c.MemoryLimit, 10), "--log-level", "warn",
-		"--output-root", strings.Join(c.OutputRoots, ","))
+		"--output-root", strings.Join(c.OutputRoots, ","), "--input-root", strings.Join(c.InputRoots, ","))
 	sp.cmd.Stdout, sp.cmd.Stderr, sp.cmd.Env = logf, logf, c.Env
 	if err := sp.cmd.Start(); err != nil {
 		return nil, "", fmt.Errorf("%w: starting %s: %w", ErrProcs, name, err)

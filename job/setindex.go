@@ -76,6 +76,7 @@ type SetIndexReport struct {
 	largest               [2]int64 // partition, rows
 	empty                 int
 	written               string // who wrote the files (partWriter.where)
+	readWhere             string // who read the input files (readWhere)
 }
 
 // PlanSetIndex checks the inputs (the caller has checked the flags on their
@@ -233,7 +234,7 @@ func concatColumn(rr pqarrow.RecordReader, path string) (arrow.Array, error) {
 
 // Run shuffles the input by range, then sorts and writes every partition.
 func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
-	cc, err := p.cfg.Job.clusterFor()
+	cc, err := p.cfg.Job.clusterFor(p.in.inputs.Files)
 	if err != nil {
 		return SetIndexReport{}, err
 	}
@@ -250,7 +251,7 @@ func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
 		return rep, err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
-	rep.shuffleSecs = time.Since(start).Seconds()
+	rep.shuffleSecs, rep.readWhere = time.Since(start).Seconds(), readWhere(res)
 	t := time.Now()
 	if err := p.sortAll(ctx, res, jobParallel(p.cfg.Job, len(addrs)), &rep, prog); err != nil {
 		return rep, err
@@ -336,7 +337,7 @@ func (r SetIndexReport) Print(w io.Writer) {
 		fmt.Fprintf(w, "sample       %d values of %q in %.2f s\n", p.sampled, p.cfg.Column, p.sampleSecs)
 	}
 	fmt.Fprintf(w, "cluster      %s of %d nodes, ready in %.2f s\n", where, r.nodes, r.startSecs)
-	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, len(p.in.inputs.Files), FormatBytes(p.in.inputs.Bytes), FormatBytes(r.arrowBytes))
+	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow; %s)\n", r.rowsIn, len(p.in.inputs.Files), FormatBytes(p.in.inputs.Bytes), FormatBytes(r.arrowBytes), r.readWhere)
 	fmt.Fprintf(w, "rows out     %d in %d files sorted by %q (%s Parquet; largest: partition %d, %d rows; %d empty)\n",
 		r.rowsOut, p.in.spec.Partitions, p.cfg.Column, FormatBytes(r.fileOut), r.largest[0], r.largest[1], r.empty)
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, range-partition, put, barrier)\n", r.shuffleSecs)

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
@@ -39,6 +40,7 @@ type ShuffleConfig struct {
 	Overwrite    bool   // remove part-*.parquet files already in Output
 	NoDictionary bool   // write the output without dictionary encoding
 	WriteOn      string // who writes the output files: auto (default), nodes or client
+	ReadOn       string // who reads the input files: auto (default), nodes or client
 	Progress     Progress
 }
 
@@ -58,6 +60,7 @@ type ShuffleReport struct {
 	arrowBytes, parquetIn  int64
 	parquetOut             int64
 	nodes                  int
+	readWhere              string // who read the input files (readWhere)
 	startSecs              float64
 	shuffleSecs, writeSecs float64
 	totalSecs              float64
@@ -163,7 +166,7 @@ func PartFile(p, n int) string {
 
 // Run runs the plan on its cluster and writes the output files.
 func (p *ShufflePlan) Run(ctx context.Context) (ShuffleReport, error) {
-	cc, err := p.cfg.clusterFor()
+	cc, err := p.cfg.clusterFor(p.inputs.Files)
 	if err != nil {
 		return ShuffleReport{}, err
 	}
@@ -177,12 +180,17 @@ func (p *ShufflePlan) Run(ctx context.Context) (ShuffleReport, error) {
 		parquetIn: p.inputs.Bytes, coordinator: addrs[0], where: cl.Where(), startSecs: cl.StartSeconds}
 	start := time.Now()
 	in := newShuffleCounter(len(p.inputs.Files))
-	res, err := client.Run(ctx, client.Job{Spec: p.spec, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth,
+	job := client.Job{Spec: p.spec, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth,
 		Input:    func(t int) ([]arrow.Record, error) { return p.readTask(ctx, t, in) },
-		Progress: func(done, total int) { prog("put", done, total) }})
+		Progress: func(done, total int) { prog("put", done, total) }}
+	if err := p.cfg.nodeInput(&job, p.inputs, in.setPut); err != nil {
+		return rep, err
+	}
+	res, err := client.Run(ctx, job)
 	if err != nil {
 		return rep, err
 	}
+	rep.readWhere = readWhere(res)
 	defer res.Close(context.WithoutCancel(ctx))
 	rep.attempts = res.Attempts()
 	rep.shuffleSecs = time.Since(start).Seconds()
@@ -222,6 +230,15 @@ func (c *shuffleCounter) set(task int, recs []arrow.Record) {
 	}
 	c.rows[task].Store(rows)
 	c.bytes[task].Store(bytes)
+}
+
+// setPut records what a node read of task's file (rows from its footer;
+// a skipped put read nothing and leaves the bytes as they were).
+func (c *shuffleCounter) setPut(task int, rows int64, reply flightproto.PutReply) {
+	c.rows[task].Store(rows)
+	if !reply.Skipped {
+		c.bytes[task].Store(int64(reply.InputBytes))
+	}
 }
 
 func (c *shuffleCounter) totals() (rows, bytes int64) {
@@ -301,7 +318,7 @@ func (r ShuffleReport) Print(w io.Writer) {
 	where := r.where
 	fmt.Fprintf(w, "verified: rows in = rows out\n")
 	fmt.Fprintf(w, "cluster      %s of %d nodes (coordinator %s), ready in %.2f s\n", where, r.nodes, r.coordinator, r.startSecs)
-	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow)\n", r.rowsIn, r.files, FormatBytes(r.parquetIn), FormatBytes(r.arrowBytes))
+	fmt.Fprintf(w, "rows in      %d from %d files (%s Parquet, %s Arrow; %s)\n", r.rowsIn, r.files, FormatBytes(r.parquetIn), FormatBytes(r.arrowBytes), r.readWhere)
 	fmt.Fprintf(w, "rows out     %d in %d files (%s Parquet)\n", r.rowsOut, r.partitions, FormatBytes(r.parquetOut))
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, put, barrier; %d puts)\n", r.shuffleSecs, r.attempts)
 	fmt.Fprintf(w, "write        %.2f s (every partition from its owner to Parquet; files %s)\n", r.writeSecs, r.written)

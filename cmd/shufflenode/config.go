@@ -16,7 +16,7 @@ package main
 // JSON is YAML too, so a JSON object is read the same way (yamlFromJSON
 // first rewrites the two JSON escapes the YAML decoder lacks). A value is a
 // string (parsed exactly as the flag would parse it), or for list flags
-// (join, listen, advertise_p2p, output_root) a list of strings, or for sizes (memory_limit) a whole
+// (join, listen, advertise_p2p, output_root, input_root) a list of strings, or for sizes (memory_limit) a whole
 // number of bytes, or for whole-number flags (max_shuffles) a number, or
 // for switches (pprof, insecure_api) true or false. Nested mappings, other YAML types (numbers for strings,
 // booleans, null), unknown or repeated keys, a second document and bad
@@ -57,7 +57,7 @@ const maxConfigBytes = 1 << 20
 var errConfig = errors.New("invalid configuration")
 
 // listFlags are the flags whose config value may be a list of strings.
-var listFlags = map[string]bool{"join": true, "listen": true, "advertise-p2p": true, "output-root": true}
+var listFlags = map[string]bool{"join": true, "listen": true, "advertise-p2p": true, "output-root": true, "input-root": true}
 
 // configKey is the config-file key of a flag: "data-dir" -> "data_dir".
 func configKey(flagName string) string { return strings.ReplaceAll(flagName, "-", "_") }

@@ -115,6 +115,16 @@ func TestConfigPrecedence(t *testing.T) {
 				c, err := f.config()
 				return err == nil && slices.Equal(c.APISecurity.OutputRoots, []string{"/srv/out", "/mnt/shared"})
 			}},
+		{"input roots as a list reach the API security", "input_root: [/srv/in, /mnt/shared]\n", nil, nil,
+			func(f serveFlags) bool {
+				c, err := f.config()
+				return err == nil && slices.Equal(c.APISecurity.InputRoots, []string{"/srv/in", "/mnt/shared"})
+			}},
+		{"input roots from the environment", "", map[string]string{"SHUFFLENODE_INPUT_ROOT": "/data/a,/data/b"}, nil,
+			func(f serveFlags) bool {
+				c, err := f.config()
+				return err == nil && slices.Equal(c.APISecurity.InputRoots, []string{"/data/a", "/data/b"})
+			}},
 		{"list as a string", "join: a:1, b:2\n", nil, nil,
 			func(f serveFlags) bool {
 				return f.join == "a:1, b:2" && slices.Equal(splitList(f.join), []string{"a:1", "b:2"})

@@ -57,9 +57,11 @@ func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
 	f.auth.register(fs)
 }
 
-// registerWriteOn registers --write-on (shuffle, merge, set-index).
+// registerWriteOn registers --write-on and --read-on (shuffle, merge,
+// set-index).
 func registerWriteOn(fs *flag.FlagSet, f *shuffleFlags) {
 	fs.StringVar(&f.WriteOn, "write-on", job.WriteAuto, "who writes the output files: nodes (each partition's file by the node that owns, joins or sorts it; --output must be the same directory there, under a serve --output-root), client (this process), or auto (nodes while they can, else client)")
+	fs.StringVar(&f.ReadOn, "read-on", job.ReadAuto, "who reads the input files: nodes (each input file by the node its put goes to; the files must be at the same paths there, under a serve --input-root), client (this process), or auto (nodes while they can, else client)")
 }
 
 // resolveAuth sets the running cluster's API TLS settings and token from

@@ -291,11 +291,17 @@ func runCmd(cmd func([]string, io.Writer, io.Writer) int, args ...string) (int, 
 // nodes may write files under roots (none: they refuse).
 func startTestCluster(t *testing.T, roots ...string) []*node.Node {
 	t.Helper()
+	return startTestClusterSec(t, api.Security{OutputRoots: roots})
+}
+
+// startTestClusterSec starts 3 nodes whose API has security sec.
+func startTestClusterSec(t *testing.T, sec api.Security) []*node.Node {
+	t.Helper()
 	log := newLogger(os.Stderr, "error")
 	nodes, err := node.StartLocal(context.Background(), 3, node.Config{
 		Cluster:     dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
 		Service:     service.Config{MemoryLimit: 64 << 20, Logger: log},
-		APISecurity: api.Security{OutputRoots: roots}, Logger: log})
+		APISecurity: sec, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,6 +450,58 @@ func TestMergeWriteOn(t *testing.T) {
 		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
 			"--partitions", "6", "--output", t.TempDir(), "--write-on", "disk")
 		if code != 2 || !strings.Contains(stderr, `--write-on "disk"`) {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// TestMergeReadOn: the nodes read the input files (--read-on nodes, and
+// auto) where they may, this process where they may not (auto, saying why),
+// or the merge fails naming the node (nodes); the output is the same.
+func TestMergeReadOn(t *testing.T) {
+	dir := t.TempDir()
+	open, closed := startTestClusterSec(t, api.Security{InputRoots: []string{dir}}), startTestCluster(t)
+	left := writeDFFiles(t, dir, "left", 3, 120, mergeLeftCols, 6)
+	right := writeDFFiles(t, dir, "right", 2, 40, mergeRightCols, 7)
+	want := refMerge(left, right, []string{"key"}, []string{"key"}, "left", pandasSuffix(map[string]bool{"name": true}, [2]string{"_x", "_y"}))
+	names := []string{"key", "id", "name_x", "val", "rid", "name_y", "score"}
+	byNodes, byClient := "Arrow; read by the nodes)", "Arrow; read here (a node could not: "
+	for _, tc := range []struct {
+		name, readOn string
+		cluster      []string // --cluster, or nothing for an in-process one
+		report       string   // on both sides' lines
+	}{
+		{"nodes with a root", "nodes", []string{"--cluster", open[1].APIAddr()}, byNodes},
+		{"auto with a root", "auto", []string{"--cluster", open[0].APIAddr()}, byNodes},
+		{"auto without a root", "auto", []string{"--cluster", closed[0].APIAddr()}, byClient},
+		{"client", "client", []string{"--cluster", open[0].APIAddr()}, "Arrow; read here)"},
+		{"embedded nodes", "nodes", []string{"--nodes", "2"}, byNodes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{"--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
+				"--how", "left", "--partitions", "6", "--output", out, "--read-on", tc.readOn}, tc.cluster...)
+			code, stdout, stderr := runCmd(cmdMerge, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if n := strings.Count(stdout, tc.report); n != 2 {
+				t.Errorf("want %q on both sides' lines (%d) of the report:\n%s", tc.report, n, stdout)
+			}
+			checkMerge(t, out, 6, want, names, []string{"key"})
+		})
+	}
+	t.Run("nodes without a root", func(t *testing.T) {
+		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
+			"--partitions", "6", "--output", t.TempDir(), "--read-on", "nodes", "--cluster", closed[0].APIAddr())
+		if code == 0 || !strings.Contains(stderr, "PermissionDenied") || !strings.Contains(stderr, "has no input root") || !strings.Contains(stderr, "node-") {
+			t.Fatalf("exit %d, want a failure naming the node that refused and why:\n%s", code, stderr)
+		}
+	})
+	t.Run("bad --read-on", func(t *testing.T) {
+		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
+			"--partitions", "6", "--output", t.TempDir(), "--read-on", "disk")
+		if code != 2 || !strings.Contains(stderr, `--read-on "disk"`) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 	})

@@ -33,6 +33,7 @@ type serveFlags struct {
 	probeInterval, probeTimeout              time.Duration
 	suspicionMult                            int
 	outputRoots                              string
+	inputRoots                               string
 }
 
 func (f *serveFlags) register(fs interface {
@@ -55,6 +56,7 @@ func (f *serveFlags) register(fs interface {
 	fs.StringVar(&f.profile, "profile", "lan", "memberlist timers: lan or local (fast, for loopback)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.outputRoots, "output-root", "", "directories, comma-separated, under which clients may have this node write job output files (shuffle, merge and set-index --write-on nodes; the same path on every node and client: a shared file system); empty: the node writes none")
+	fs.StringVar(&f.inputRoots, "input-root", "", "directories, comma-separated, under which clients may have this node read job input files (shuffle, merge and set-index --read-on nodes; the same path on every node and client: a shared file system); empty: the node reads none")
 }
 
 // config turns the flags into a node.Config.
@@ -74,6 +76,7 @@ func (f *serveFlags) config() (node.Config, error) {
 		return c, err
 	}
 	c.APISecurity.OutputRoots = splitList(f.outputRoots)
+	c.APISecurity.InputRoots = splitList(f.inputRoots)
 	if c.Cluster.NetworkKey, err = readKey(f.networkKey); err != nil {
 		return c, err
 	}

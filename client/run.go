@@ -90,7 +90,7 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 
 // run creates the shuffle, then puts every task and settles it.
 func run(ctx context.Context, job Job, res *Result) error {
-	if err := res.clients[res.home.Load()].Create(ctx, job.Spec); err != nil {
+	if err := res.create(ctx); err != nil {
 		return fmt.Errorf("client: create %s: %w", job.Spec.ID, err)
 	}
 	tasks := make([]uint64, job.Spec.Tasks)
@@ -138,6 +138,36 @@ func (r *Result) settle(ctx context.Context, tasks []uint64) error {
 		}
 	}
 }
+
+// create creates the shuffle on its home node or, while nodes cannot be
+// reached, on the next ones in turn; the node that created it becomes its
+// home. A node lost between two shuffles of a job makes every node refuse
+// creates (Unavailable: a member cannot be reached) until the cluster has
+// declared it lost, so rounds over the nodes go on, with back-off, for up
+// to createRounds.
+func (r *Result) create(ctx context.Context) error {
+	n, first := len(r.clients), int(r.home.Load())
+	var err error
+	for round := range createRounds {
+		if round > 0 && !sleep(ctx, min(50*time.Millisecond<<round, 2*time.Second)) {
+			return errors.Join(err, ctx.Err())
+		}
+		for i := range n {
+			k := (first + i) % n
+			if err = r.clients[k].Create(ctx, r.job.Spec); status.Code(err) != codes.Unavailable {
+				if err == nil {
+					r.home.Store(int32(k))
+				}
+				return err
+			}
+		}
+	}
+	return unreachable(err, "node", r.clients[first].Addr())
+}
+
+// createRounds bounds create's rounds: with their back-off, about 11 s, more
+// than the default failure detector takes to declare a node lost.
+const createRounds = 10
 
 // putAll puts tasks with bounded parallelism. A put that keeps failing with
 // a retryable code is left for the barrier to hand back; any other error

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -188,4 +189,36 @@ func writeOtherFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestCreateSkipsLostHome: a shuffle whose home node (the one its ID
+// picks to create it) was lost before it started is created on the next
+// node, and runs: a job's second shuffle after a node died between them.
+func TestCreateSkipsLostHome(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	nodes := startClusterWith(t, 3, service.Config{MemoryLimit: 64 << 20})
+	addrs := apiAddrs(nodes)
+	const dead = 1
+	if err := nodes[dead].Close(); err != nil {
+		t.Fatal(err)
+	}
+	k := kvTable{tasks: 4, rows: 100, keys: 50, partitions: 6}
+	id := ""
+	for i := 0; id == ""; i++ { // an ID whose home is the dead node (client's homeOf: FNV-1a mod nodes)
+		h := fnv.New32a()
+		h.Write([]byte(fmt.Sprintf("home-%d", i)))
+		if h.Sum32()%uint32(len(addrs)) == dead {
+			id = fmt.Sprintf("home-%d", i)
+		}
+	}
+	res, err := client.Run(ctx, client.Job{Spec: k.spec(t, id, ""), Nodes: addrs,
+		Input: func(task int) ([]arrow.Record, error) { return []arrow.Record{k.record(task)}, nil }})
+	if err != nil {
+		t.Fatalf("shuffle %s, whose home node is gone: %v", id, err)
+	}
+	defer res.Close(context.Background())
+	if got := readAllKV(t, ctx, res, k.partitions); !slices.Equal(got, kvWant(k)) {
+		t.Fatalf("%d rows out, want %d", len(got), k.tasks*k.rows)
+	}
 }

@@ -139,7 +139,8 @@ type procCluster struct {
 	// tokenFile holds token (absolute; "" for none).
 	tokenFile string
 	// dir holds the processes' data and logs; they may write job output
-	// under it (--output-root).
+	// under it (--output-root), and read their input files there
+	// (--input-root).
 	dir string
 }
 
@@ -365,7 +366,7 @@ func spawn(bin, dir, name, join, token string) (*proc, error) {
 	defer logf.Close()
 	p.cmd = exec.Command(bin, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--gossip", gossip, "--api", api, "--admin", "",
-		"--join", join, "--memory-limit", "64MiB", "--log-level", "info", "--output-root", dir)
+		"--join", join, "--memory-limit", "64MiB", "--log-level", "info", "--output-root", dir, "--input-root", dir)
 	if token != "" {
 		p.cmd.Args = append(p.cmd.Args, "--api-token-file", tokenFile(dir))
 	}

@@ -69,7 +69,7 @@ fi
 for f in "$out"/*.txt; do
 	echo "# $(basename "$f")"
 	awk '/^== / { bin = $2; next }
-		$1 ~ /^(memory|libp2p|Flight):/ { next }
+		$1 ~ /^(memory|libp2p|Flight|Parquet):/ { next }
 		{ n = NF; label = bin; for (i = 1; i <= n - 10; i++) label = label " " $i
 		  printf "%s|%s|%s|%s|%s\n", label, $(n-5), $(n-7), $(n-6), $(n-4) }' "$f" |
 		sort -t'|' -k1,1 -k2,2n |

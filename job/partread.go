@@ -27,21 +27,13 @@ import (
 	"github.com/shufflenode/shufflenode/parquetio"
 )
 
-// Where input files are read: ShuffleConfig.ReadOn.
+// Where input files are read: ShuffleConfig.ReadOn (the values of
+// --write-on).
 const (
-	ReadAuto   = "auto"   // the nodes when they can, else this process
-	ReadNodes  = "nodes"  // the nodes, or the job fails
-	ReadClient = "client" // this process
+	ReadAuto   = WriteAuto   // the nodes when they can, else this process
+	ReadNodes  = WriteNodes  // the nodes, or the job fails
+	ReadClient = WriteClient // this process
 )
-
-// checkReadOn checks a --read-on value.
-func checkReadOn(s string) error {
-	switch s {
-	case "", ReadAuto, ReadNodes, ReadClient:
-		return nil
-	}
-	return fmt.Errorf("--read-on %q: want auto, nodes or client", s)
-}
 
 // inputDirs returns the absolute directories of files, each once.
 func inputDirs(files []string) ([]string, error) {

@@ -43,13 +43,13 @@ const (
 	WriteClient = "client" // this process
 )
 
-// checkWriteOn checks a --write-on value.
-func checkWriteOn(s string) error {
+// checkWhere checks the value s of flag (--write-on or --read-on).
+func checkWhere(flag, s string) error {
 	switch s {
 	case "", WriteAuto, WriteNodes, WriteClient:
 		return nil
 	}
-	return fmt.Errorf("--write-on %q: want auto, nodes or client", s)
+	return fmt.Errorf("%s %q: want auto, nodes or client", flag, s)
 }
 
 // output returns the checked config of f's output files.
@@ -58,10 +58,10 @@ func (f ShuffleConfig) output() (parquetio.WriteConfig, error) {
 	if err := w.Validate(); err != nil {
 		return w, err
 	}
-	if err := checkReadOn(f.ReadOn); err != nil {
+	if err := checkWhere("--read-on", f.ReadOn); err != nil {
 		return w, err
 	}
-	return w, checkWriteOn(f.WriteOn)
+	return w, checkWhere("--write-on", f.WriteOn)
 }
 
 // clusterFor returns f's cluster config with, for an in-process cluster,

@@ -301,7 +301,7 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"config config SHUFFLENODE_CONFIG",
 		"data-dir data_dir SHUFFLENODE_DATA_DIR", "gossip gossip SHUFFLENODE_GOSSIP",
 		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY",
-		"insecure-api insecure_api SHUFFLENODE_INSECURE_API", "join join SHUFFLENODE_JOIN",
+		"input-root input_root SHUFFLENODE_INPUT_ROOT", "insecure-api insecure_api SHUFFLENODE_INSECURE_API", "join join SHUFFLENODE_JOIN",
 		"keep-regions keep_regions SHUFFLENODE_KEEP_REGIONS", "listen listen SHUFFLENODE_LISTEN",
 		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS",
 		"max-shuffles max_shuffles SHUFFLENODE_MAX_SHUFFLES", "max-tasks max_tasks SHUFFLENODE_MAX_TASKS",

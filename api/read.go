@@ -40,10 +40,8 @@ func resolveRead(roots []string, node, path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %s is not on node %s: %w", ErrReadRefused, path, node, err)
 	}
-	for _, r := range roots {
-		if under(filepath.Dir(real), r) {
-			return real, nil
-		}
+	if underAny(filepath.Dir(real), roots) {
+		return real, nil
 	}
 	return "", fmt.Errorf("%w: %s is outside node %s's input roots (%s)", ErrReadRefused, path, node, strings.Join(roots, ", "))
 }

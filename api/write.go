@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -59,12 +60,15 @@ func resolveWrite(roots []string, node, path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: the directory of %s is not on node %s: %w", ErrWriteRefused, path, node, err)
 	}
-	for _, r := range roots {
-		if under(dir, r) {
-			return filepath.Join(dir, filepath.Base(path)), nil
-		}
+	if underAny(dir, roots) {
+		return filepath.Join(dir, filepath.Base(path)), nil
 	}
 	return "", fmt.Errorf("%w: %s is outside node %s's output roots (%s)", ErrWriteRefused, path, node, strings.Join(roots, ", "))
+}
+
+// underAny reports whether dir is one of roots or lies under one.
+func underAny(dir string, roots []string) bool {
+	return slices.ContainsFunc(roots, func(r string) bool { return under(dir, r) })
 }
 
 // under reports whether dir is root or lies under it (both clean and

@@ -46,7 +46,8 @@ func ParquetCeilings(ctx context.Context, dir string, bytes int64) (write, read 
 	cfg := parquetio.WriteConfig{Compression: parquetio.Auto, NoDictionary: true}
 	start := time.Now()
 	for f := range files {
-		if err := writeCeilingFile(ceilingFile(tmp, f), rec, cfg); err != nil {
+		fill := func(write func(arrow.Record) error) error { return write(rec) }
+		if _, _, err := writePartFile(ceilingFile(tmp, f), rec.Schema(), cfg, fill); err != nil {
 			return write, read, fmt.Errorf("job: parquet ceiling: %w", err)
 		}
 	}
@@ -65,18 +66,6 @@ func ParquetCeilings(ctx context.Context, dir string, bytes int64) (write, read 
 	}
 	read = Ceiling{Name: "Parquet: read, 1 goroutine", Bytes: write.Bytes, Seconds: time.Since(start).Seconds()}
 	return write, read, nil
-}
-
-func writeCeilingFile(path string, rec arrow.Record, cfg parquetio.WriteConfig) error {
-	w, err := parquetio.Create(path, rec.Schema(), cfg)
-	if err != nil {
-		return err
-	}
-	if err := w.Write(rec); err != nil {
-		w.Abort()
-		return err
-	}
-	return w.Commit()
 }
 
 func countRows(recs []arrow.Record) (n int64) {

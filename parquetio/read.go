@@ -159,30 +159,23 @@ func inspect(path string) (info fileInfo, err error) {
 // (memory.DefaultAllocator when nil). The caller must Release them. A file
 // with no rows gives no records. ctx is checked between batches.
 func ReadFile(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (recs []arrow.Record, err error) {
-	defer func() {
-		if err != nil {
-			releaseAll(recs)
-			recs = nil
-		}
-	}()
-	defer recoverRead(path, &err)
-	rr, closeFile, _, err := openRecords(ctx, path, mem, batchRows)
+	r, err := Open(ctx, path, mem, batchRows)
 	if err != nil {
 		return nil, err
 	}
-	defer closeFile()
-	for rr.Next() {
-		if err := ctx.Err(); err != nil {
-			return recs, err
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return recs, nil
 		}
-		rec := rr.Record()
+		if err != nil {
+			releaseAll(recs)
+			return nil, err
+		}
 		rec.Retain()
 		recs = append(recs, rec)
 	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return recs, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
-	}
-	return recs, nil
 }
 
 // openRecords opens a record reader over every column and row group.

@@ -86,7 +86,7 @@ func (w *Writer) start(rec arrow.Record) error {
 // plans of the columns.
 func (w *Writer) props(plans map[string]colPlan) *parquet.WriterProperties {
 	codec, _ := w.cfg.Compression.codec()
-	opts := []parquet.WriterProperty{parquet.WithCompression(codec),
+	opts := []parquet.WriterProperty{parquet.WithAllocator(codecMem), parquet.WithCompression(codec),
 		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows), parquet.WithDictionaryDefault(!w.cfg.NoDictionary)}
 	for name, p := range plans {
 		codec, _ := p.codec.codec()
@@ -103,7 +103,7 @@ func (w *Writer) props(plans map[string]colPlan) *parquet.WriterProperties {
 
 // arrowProps stores the Arrow schema in the file.
 func arrowProps() pqarrow.ArrowWriterProperties {
-	return pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	return pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(codecMem))
 }
 
 // Codecs returns the compression of each column by name, as chosen (see

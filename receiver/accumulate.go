@@ -35,17 +35,45 @@ type accumulators struct {
 	arena *offheap.Arena
 }
 
-// partAcc is one output partition's accumulated rows.
+// partAcc is one output partition's accumulated rows, in chunks: only the
+// last chunk takes appends, and when it has no room for a run (its
+// presized value and offset buffers are full) a new chunk starts, sized for
+// as many rows as the partition already holds. So the partition's capacity
+// doubles as it grows, as it would with a growing buffer, but nothing
+// already held is copied, however wrong the first guess of its size was
+// (a task put in many batches makes every entry, and so that guess, small).
 type partAcc struct {
-	mu   sync.Mutex
-	app  *table.Appender
-	segs []accSeg // in arrival order
+	mu     sync.Mutex
+	chunks []*table.Appender // at least one; the last is being filled
+	rows   int64             // in all chunks
+	segs   []accSeg          // in arrival order
 }
 
-// accSeg says that rows [off, off+rows) of the accumulator are a piece.
+// accSeg says that rows [off, off+rows) of chunk chunk are a piece.
 type accSeg struct {
 	key       spill.Key
+	chunk     int
 	off, rows int64
+}
+
+// last is the chunk being filled.
+func (a *partAcc) last() *table.Appender { return a.chunks[len(a.chunks)-1] }
+
+// chunkFor returns the chunk that takes the next rows rows (a sample of
+// them: rows [off, off+n) of cols) and its index: the last chunk while it
+// has room, else a new one presized for presize(rows) or the rows held,
+// whichever is more. The first chunk is presized on its first run.
+func (a *partAcc) chunkFor(cols []table.ColumnView, off, rows int64, presize func(int64) int64) (*table.Appender, int) {
+	app := a.last()
+	switch {
+	case app.Rows() == 0:
+		app.Presize(presize(rows), cols, off, rows)
+	case !app.Room(rows):
+		app = app.Empty()
+		app.Presize(max(presize(rows), a.rows), cols, off, rows)
+		a.chunks = append(a.chunks, app)
+	}
+	return app, len(a.chunks) - 1
 }
 
 // acc returns partition p's accumulator, starting it.
@@ -65,7 +93,7 @@ func (sh *Shuffle) acc(p uint32) (*partAcc, error) {
 	if sh.accs.byPart == nil {
 		sh.accs.byPart = map[uint32]*partAcc{}
 	}
-	a := &partAcc{app: app}
+	a := &partAcc{chunks: []*table.Appender{app}}
 	sh.accs.byPart[p] = a
 	return a, nil
 }
@@ -130,7 +158,7 @@ func unlockAll(accs map[uint32]*partAcc) {
 func fitsAll(accs map[uint32]*partAcc, runs []shard.Run, cols []table.ColumnView) bool {
 	var off int64
 	for _, r := range runs {
-		if !accs[r.Partition].app.Fits(cols, off, int64(r.Count)) {
+		if !accs[r.Partition].last().Fits(cols, off, int64(r.Count)) {
 			return false
 		}
 		off += int64(r.Count)
@@ -139,20 +167,22 @@ func fitsAll(accs map[uint32]*partAcc, runs []shard.Run, cols []table.ColumnView
 }
 
 // appendRuns appends every run and its segment; it returns how many bytes
-// the accumulators grew by. A partition's first run sizes its buffers for
-// presize(rows) rows.
+// the accumulators grew by. A partition's first chunk is sized for
+// presize(rows) rows (see partAcc.chunkFor).
 func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnView, presize func(int64) int64) int64 {
 	var off, grown int64
 	for _, r := range e.Runs {
 		a, rows := accs[r.Partition], int64(r.Count)
-		before := a.app.Bytes()
-		if a.app.Rows() == 0 {
-			a.app.Presize(presize(rows), cols, off, rows)
+		chunks, before := len(a.chunks), a.last().Bytes()
+		app, chunk := a.chunkFor(cols, off, rows, presize)
+		if len(a.chunks) > chunks {
+			before = 0 // a new chunk: all its bytes are new
 		}
 		key := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
-		a.segs = append(a.segs, accSeg{key: key, off: a.app.Rows(), rows: rows})
-		a.app.Append(cols, off, rows)
-		grown += a.app.Bytes() - before + segBytes
+		a.segs = append(a.segs, accSeg{key: key, chunk: chunk, off: app.Rows(), rows: rows})
+		app.Append(cols, off, rows)
+		a.rows += rows
+		grown += app.Bytes() - before + segBytes
 		off += rows
 	}
 	return grown
@@ -189,17 +219,22 @@ func (rc *Receiver) settle(sh *Shuffle, want, grown int64) {
 	rc.cfg.Store.Charge(sh.ID(), grown-want)
 }
 
-// snapshot returns the accumulated rows of partition p and its segments
-// sorted by key, or a nil record when nothing was accumulated. The caller
-// releases the record.
-func (sh *Shuffle) snapshot(p uint32) (arrow.Record, []table.ColumnView, []accSeg) {
+// snapshot returns the accumulated rows of partition p, a record and its
+// column views per chunk, and its segments sorted by key; nil when nothing
+// was accumulated. The caller releases the records.
+func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []accSeg) {
 	a := sh.accumulated(p)
 	if a == nil {
 		return nil, nil, nil
 	}
 	a.mu.Lock()
-	rec, segs := a.app.Record(), slices.Clone(a.segs)
+	recs, cols := make([]arrow.Record, len(a.chunks)), make([][]table.ColumnView, len(a.chunks))
+	for i, app := range a.chunks {
+		recs[i] = app.Record()
+		cols[i] = table.ViewOf(recs[i])
+	}
+	segs := slices.Clone(a.segs)
 	a.mu.Unlock()
 	slices.SortFunc(segs, func(x, y accSeg) int { return x.key.Compare(y.key) })
-	return rec, table.ViewOf(rec), segs
+	return recs, cols, segs
 }

@@ -60,15 +60,15 @@ func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow
 type accMerge struct {
 	sh   *Shuffle
 	b    *outBatch
-	rec  arrow.Record // the accumulator's rows, or nil
-	cols []table.ColumnView
+	recs []arrow.Record // the accumulator's rows, per chunk
+	cols [][]table.ColumnView
 	segs []accSeg
 	next int
 }
 
 func newAccMerge(sh *Shuffle, p uint32, b *outBatch) *accMerge {
 	m := &accMerge{sh: sh, b: b}
-	m.rec, m.cols, m.segs = sh.snapshot(p)
+	m.recs, m.cols, m.segs = sh.snapshot(p)
 	return m
 }
 
@@ -83,18 +83,14 @@ func (m *accMerge) emitBefore(k *spill.Key) error {
 		if !m.sh.ledger.Visible(s.key.Task, s.key.Attempt, s.key.Partition) {
 			continue
 		}
-		if err := m.b.addRange(table.RowRange{Rec: m.rec, Off: s.off, Rows: s.rows, Cols: m.cols}); err != nil {
+		if err := m.b.addRange(table.RowRange{Rec: m.recs[s.chunk], Off: s.off, Rows: s.rows, Cols: m.cols[s.chunk]}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (m *accMerge) release() {
-	if m.rec != nil {
-		m.rec.Release()
-	}
-}
+func (m *accMerge) release() { releaseAll(m.recs) }
 
 // outBatch gathers the pieces of one output batch.
 type outBatch struct {

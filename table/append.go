@@ -124,6 +124,42 @@ func makeSlice[T any](alloc Alloc, n, c int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), c)[:n]
 }
 
+// Empty returns a new, empty Appender of the same schema whose buffers
+// come from the same place.
+func (a *Appender) Empty() *Appender {
+	b := &Appender{schema: a.schema, cols: make([]appendCol, len(a.cols))}
+	for i := range b.cols {
+		b.cols[i] = appendCol{alloc: a.cols[i].alloc, ct: a.cols[i].ct, offs32: []int32{0}, offs64: []int64{0}}
+	}
+	return b
+}
+
+// Room reports whether n more rows fit the capacity of every fixed-width
+// value buffer and every offset buffer (as Presize sized them), so that
+// appending them moves none of those. Bitmaps, and the values of string and
+// binary columns (whose bytes per row Presize only guesses), may still grow.
+func (a *Appender) Room(n int64) bool {
+	rows := a.rows + n
+	for i := range a.cols {
+		c := &a.cols[i]
+		var have, need int64
+		switch c.ct.class {
+		case classBool:
+			continue
+		case classVar32:
+			have, need = int64(cap(c.offs32)), rows+1
+		case classVar64:
+			have, need = int64(cap(c.offs64)), rows+1
+		default:
+			have, need = int64(cap(c.values)), rows*int64(c.ct.width)
+		}
+		if have < need {
+			return false
+		}
+	}
+	return true
+}
+
 // Rows is the number of rows appended so far.
 func (a *Appender) Rows() int64 { return a.rows }
 

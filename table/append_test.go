@@ -283,3 +283,42 @@ func TestAppenderPresize(t *testing.T) {
 		t.Fatal("presized appender's rows differ from the input")
 	}
 }
+
+func TestAppenderRoom(t *testing.T) {
+	rec := GenTask(memory.DefaultAllocator, GenConfig{Rows: 200, PayloadBytes: 20}, 0, 1)
+	defer rec.Release()
+	cols := ViewOf(rec)
+	a, err := NewAppender(rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Room(1) {
+		t.Fatal("an appender never presized has room")
+	}
+	a.Presize(100, cols, 0, 100)
+	a.Append(cols, 0, 60)
+	if !a.Room(40) || a.Room(41) {
+		t.Fatalf("presized for 100 rows, holding 60: Room(40) = %v, Room(41) = %v; want true, false", a.Room(40), a.Room(41))
+	}
+	b, fresh := a.Empty(), must(NewAppender(rec.Schema()))
+	if b.Rows() != 0 || b.Room(1) || b.Bytes() != fresh.Bytes() {
+		t.Fatalf("Empty: %d rows, %d bytes, Room(1) = %v; want an empty appender without capacity", b.Rows(), b.Bytes(), b.Room(1))
+	}
+	b.Presize(140, cols, 60, 140)
+	b.Append(cols, 60, 140)
+	got := b.Record()
+	defer got.Release()
+	if want := rec.NewSlice(60, 200); !array.RecordEqual(got, want) {
+		want.Release()
+		t.Fatal("the appender from Empty holds other rows than appended")
+	} else {
+		want.Release()
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

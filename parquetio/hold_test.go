@@ -18,10 +18,22 @@ import (
 type poisonAlloc struct{ memory.Allocator }
 
 func (p poisonAlloc) Free(b []byte) {
+	b = b[:cap(b)]
 	for i := range b {
 		b[i] = 0xA5
 	}
 	p.Allocator.Free(b)
+}
+
+// Reallocate frees (poisons) what it moves from.
+func (p poisonAlloc) Reallocate(size int, b []byte) []byte {
+	if size <= cap(b) {
+		return p.Allocator.Reallocate(size, b)
+	}
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
 }
 
 // TestWriteHoldsRecordsUntilRowGroup writes records that the caller

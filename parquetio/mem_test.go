@@ -58,29 +58,8 @@ func TestWritersShareBuffers(t *testing.T) {
 // once, not only when another user happens to take the buffer first.
 func poisonFreed(t *testing.T) {
 	prev := codecMem
-	codecMem = poisoner{prev}
+	codecMem = poisonAlloc{prev}
 	t.Cleanup(func() { codecMem = prev })
-}
-
-// poisoner is an allocator that fills buffers with 0xA5 as they are freed.
-type poisoner struct{ memory.Allocator }
-
-func (p poisoner) Free(b []byte) {
-	b = b[:cap(b)]
-	for i := range b {
-		b[i] = 0xA5
-	}
-	p.Allocator.Free(b)
-}
-
-func (p poisoner) Reallocate(size int, b []byte) []byte {
-	if size <= cap(b) {
-		return p.Allocator.Reallocate(size, b)
-	}
-	nb := p.Allocate(size)
-	copy(nb, b)
-	p.Free(b)
-	return nb
 }
 
 // writeOne writes rec to path with cfg.

@@ -46,7 +46,7 @@ func (n *Node) Stream(ctx context.Context, to string, t wire.Type, payload []byt
 	if !ok {
 		return fmt.Errorf("%w: node %q (stream %s)", ErrUnknownMember, to, t)
 	}
-	s, err := n.host.NewStream(network.WithForceDirectDial(ctx, "cluster member"), e.peer, StreamProtocol)
+	s, err := n.memberStream(ctx, e.peer, StreamProtocol)
 	if err != nil {
 		return fmt.Errorf("%w: stream %s to node %s: %w", ErrTransport, t, to, err)
 	}

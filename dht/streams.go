@@ -2,9 +2,13 @@ package dht
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 )
 
 // streamIdle is how long a request stream may stay idle in its pool.
@@ -52,7 +56,28 @@ func (n *Node) takeStream(ctx context.Context, e memberEntry, p *peerPool) (netw
 			return s, nil
 		}
 	}
-	return n.host.NewStream(network.WithForceDirectDial(ctx, "cluster member"), e.peer, PeerProtocol)
+	return n.memberStream(ctx, e.peer, PeerProtocol)
+}
+
+// memberStream opens a stream of protocol proto to a member's peer, past
+// libp2p's dial backoff. A forced dial is not always enough: libp2p merges
+// dials of one peer, and one that joins a dial started without force (the
+// DHT's own) inherits that dial's backoff; and two hosts that dial each
+// other at once from their listening ports (TCP port reuse) can meet in
+// one connection where both speak first, which TLS refuses. A member
+// memberlist lists is alive, so a stream whose dial failed clears the
+// peer's backoff and is tried once more.
+func (n *Node) memberStream(ctx context.Context, p peer.ID, proto protocol.ID) (network.Stream, error) {
+	ctx = network.WithForceDirectDial(ctx, "cluster member")
+	s, err := n.host.NewStream(ctx, p, proto)
+	var dial *swarm.DialError
+	if err == nil || !errors.As(err, &dial) || ctx.Err() != nil {
+		return s, err
+	}
+	if sw, ok := n.host.Network().(*swarm.Swarm); ok {
+		sw.Backoff().Clear(p)
+	}
+	return n.host.NewStream(ctx, p, proto)
 }
 
 // releaseStream puts a stream whose exchange went cleanly back in p, or

@@ -131,26 +131,11 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 	if err != nil {
 		return err
 	}
-	if err := dfops.HashJoinBatches(s.opMem(op), ins.recs[0], ins.recs[1], j, 0, w.write); err != nil {
+	if err := dfops.HashJoinBatches(s.mem, ins.recs[0], ins.recs[1], j, 0, w.write); err != nil {
 		w.abort()
 		return badData(err)
 	}
 	return w.close()
-}
-
-// opMem is the allocator of op's result. A result written to a file takes
-// pooled memory (fileMem): the Parquet writer holds its batches by
-// reference until their row group is written, and the next partition's
-// result reuses that memory instead of new Go memory, which the collector
-// would clear and, with accumulated rows off the heap leaving its goal
-// small, collect and hand back to the kernel every few partitions. A result
-// on the stream keeps Go memory: the stream's writer shares its buffers with
-// gRPC, which may still send them after the op has released them.
-func (s *Server) opMem(op flightproto.OpTicket) memory.Allocator {
-	if op.Write != nil {
-		return s.fileMem
-	}
-	return s.mem
 }
 
 // joinSchema checks the join against both shuffles' schemas and returns
@@ -184,7 +169,7 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 	if err != nil {
 		return err
 	}
-	sorted, err := dfops.SortStable(s.opMem(op), ins.recs[0], op.Column)
+	sorted, err := dfops.SortStable(s.mem, ins.recs[0], op.Column)
 	ins.release()
 	if err != nil {
 		return badData(err)

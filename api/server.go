@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/dap"
 	"github.com/shufflenode/shufflenode/flightproto"
-	"github.com/shufflenode/shufflenode/mempool"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
@@ -31,10 +30,8 @@ type Server struct {
 	flight.BaseFlightServer
 	svc *service.Service
 	mem memory.Allocator
-	// fileMem allocates the results of ops that go to a file (see opMem).
-	fileMem memory.Allocator
-	log     *slog.Logger
-	srv     flight.Server
+	log *slog.Logger
+	srv flight.Server
 	// auth is how callers prove themselves ("bearer": a token), for the
 	// Handshake reply; "" when they need not.
 	auth string
@@ -78,7 +75,7 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, mem: memory.DefaultAllocator, fileMem: new(mempool.Pool), log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, done: make(chan error, 1)}
+	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, done: make(chan error, 1)}
 	s.srv = newFlightServer(s, lis, opts...)
 	return s, nil
 }

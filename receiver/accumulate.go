@@ -20,9 +20,11 @@ import (
 // of it are whose. A read then sorts the partition's segments by key, keeps
 // the committed ones (the dedup ledger, as for stored pieces) and gathers
 // them from one set of buffers, instead of from a thousand decoded entries
-// scattered through memory. An entry goes to the accumulators only if the
-// store's budget can take it (spill.Store.Reserve); otherwise its pieces are
-// stored as before, and can spill. A read merges both, in key order.
+// scattered through memory. A partition's buffers are chunks that are
+// never moved (partAcc): a full one is followed by a new one. An entry goes
+// to the accumulators only if the store's budget can take it
+// (spill.Store.Reserve); otherwise its pieces are stored as before, and can
+// spill. A read merges both, in key order.
 
 // accumulators are the output partitions of one dataframe shuffle being
 // accumulated here.

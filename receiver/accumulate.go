@@ -64,14 +64,20 @@ func (a *partAcc) last() *table.Appender { return a.chunks[len(a.chunks)-1] }
 // chunkFor returns the chunk that takes the next rows rows (a sample of
 // them: rows [off, off+n) of cols) and its index: the last chunk while it
 // has room, else a new one presized for presize(rows) or the rows held,
-// whichever is more. The first chunk is presized on its first run.
+// whichever is more. The first chunk is presized on its first run, from the
+// shuffle's arena; later chunks are Go memory, as a grown buffer was: rows
+// on the Go heap raise the collector's goal, and the node-side ops that
+// follow the shuffle (a merge's join, a set-index's sort, and their
+// Parquet writers) then collect less often and reuse pages the kernel
+// would otherwise clear and map again. With every chunk in the arena, the
+// bench's merge joined 0.4-0.7 s slower (4.59/4.76 s against 3.91/4.12 s).
 func (a *partAcc) chunkFor(cols []table.ColumnView, off, rows int64, presize func(int64) int64) (*table.Appender, int) {
 	app := a.last()
 	switch {
 	case app.Rows() == 0:
 		app.Presize(presize(rows), cols, off, rows)
 	case !app.Room(rows):
-		app = app.Empty()
+		app = app.Empty(nil)
 		app.Presize(max(presize(rows), a.rows), cols, off, rows)
 		a.chunks = append(a.chunks, app)
 	}

@@ -124,12 +124,12 @@ func makeSlice[T any](alloc Alloc, n, c int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), c)[:n]
 }
 
-// Empty returns a new, empty Appender of the same schema whose buffers
-// come from the same place.
-func (a *Appender) Empty() *Appender {
+// Empty returns a new, empty Appender of the same schema whose presized
+// buffers come from alloc (nil: Go memory), as NewAppenderAlloc's.
+func (a *Appender) Empty(alloc Alloc) *Appender {
 	b := &Appender{schema: a.schema, cols: make([]appendCol, len(a.cols))}
 	for i := range b.cols {
-		b.cols[i] = appendCol{alloc: a.cols[i].alloc, ct: a.cols[i].ct, offs32: []int32{0}, offs64: []int64{0}}
+		b.cols[i] = appendCol{alloc: alloc, ct: a.cols[i].ct, offs32: []int32{0}, offs64: []int64{0}}
 	}
 	return b
 }

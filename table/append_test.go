@@ -300,7 +300,7 @@ func TestAppenderRoom(t *testing.T) {
 	if !a.Room(40) || a.Room(41) {
 		t.Fatalf("presized for 100 rows, holding 60: Room(40) = %v, Room(41) = %v; want true, false", a.Room(40), a.Room(41))
 	}
-	b, fresh := a.Empty(), must(NewAppender(rec.Schema()))
+	b, fresh := a.Empty(nil), must(NewAppender(rec.Schema()))
 	if b.Rows() != 0 || b.Room(1) || b.Bytes() != fresh.Bytes() {
 		t.Fatalf("Empty: %d rows, %d bytes, Room(1) = %v; want an empty appender without capacity", b.Rows(), b.Bytes(), b.Room(1))
 	}

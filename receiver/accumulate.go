@@ -47,7 +47,6 @@ type accumulators struct {
 type partAcc struct {
 	mu     sync.Mutex
 	chunks []*table.Appender // at least one; the last is being filled
-	rows   int64             // in all chunks
 	segs   []accSeg          // in arrival order
 }
 
@@ -60,6 +59,15 @@ type accSeg struct {
 
 // last is the chunk being filled.
 func (a *partAcc) last() *table.Appender { return a.chunks[len(a.chunks)-1] }
+
+// held is the rows of all chunks.
+func (a *partAcc) held() int64 {
+	var n int64
+	for _, c := range a.chunks {
+		n += c.Rows()
+	}
+	return n
+}
 
 // chunkFor returns the chunk that takes the next rows rows (a sample of
 // them: rows [off, off+n) of cols) and its index: the last chunk while it
@@ -78,7 +86,7 @@ func (a *partAcc) chunkFor(cols []table.ColumnView, off, rows int64, presize fun
 		app.Presize(presize(rows), cols, off, rows)
 	case !app.Room(rows):
 		app = app.Empty(nil)
-		app.Presize(max(presize(rows), a.rows), cols, off, rows)
+		app.Presize(max(presize(rows), a.held()), cols, off, rows)
 		a.chunks = append(a.chunks, app)
 	}
 	return app, len(a.chunks) - 1
@@ -189,7 +197,6 @@ func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnVie
 		key := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
 		a.segs = append(a.segs, accSeg{key: key, chunk: chunk, off: app.Rows(), rows: rows})
 		app.Append(cols, off, rows)
-		a.rows += rows
 		grown += app.Bytes() - before + segBytes
 		off += rows
 	}

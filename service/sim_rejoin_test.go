@@ -9,6 +9,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
+	"github.com/shufflenode/shufflenode/spill"
 )
 
 // rejoinConfig checks held shuffles often, so the tests need not wait.
@@ -135,10 +136,22 @@ func (c *simCluster) awaitFreed(t *testing.T, i int, id string) {
 		return
 	}
 	t.Logf("node-%d: %v", i, err)
+	// The node forgets the shuffle before its store drops the data: wait
+	// for the store too, within the same deadline.
 	st := c.svcs[i].Stats().Store
-	if sh, ok := st.Shuffles[id]; ok || st.MemoryBytes != 0 || st.DiskBytesLive != 0 {
-		t.Errorf("node-%d freed %s but its store still holds %+v (memory %d, disk %d bytes)", i, id, sh, st.MemoryBytes, st.DiskBytesLive)
+	for deadline := time.Now().Add(5 * time.Second); holds(st, id) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		st = c.svcs[i].Stats().Store
 	}
+	if holds(st, id) {
+		t.Errorf("node-%d freed %s but its store still holds %+v (memory %d, disk %d bytes)", i, id, st.Shuffles[id], st.MemoryBytes, st.DiskBytesLive)
+	}
+}
+
+// holds reports whether the store's stats show anything of shuffle id, or
+// any data at all.
+func holds(st spill.Stats, id string) bool {
+	_, ok := st.Shuffles[id]
+	return ok || st.MemoryBytes != 0 || st.DiskBytesLive != 0
 }
 
 // TestSimRejoinCoordinator: the coordinator, node-0, is cut off; node-1

@@ -439,17 +439,28 @@ func TestMergeWriteOn(t *testing.T) {
 			checkMerge(t, out, 6, want, names, []string{"key"})
 		})
 	}
+	mergeWhereFails(t, dir, "--write-on", closed[0].APIAddr(), "has no output root")
+}
+
+// mergeWhereFails checks the failures of flag (--read-on or --write-on):
+// "nodes" against a cluster at addr whose nodes have no root fails naming
+// the node and saying why (refusal), and a value it does not know is a
+// usage error naming it.
+func mergeWhereFails(t *testing.T, dir, flag, addr, refusal string) {
+	t.Helper()
+	args := func(where string) []string {
+		return []string{"--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
+			"--partitions", "6", "--output", t.TempDir(), flag, where}
+	}
 	t.Run("nodes without a root", func(t *testing.T) {
-		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
-			"--partitions", "6", "--output", t.TempDir(), "--write-on", "nodes", "--cluster", closed[0].APIAddr())
-		if code == 0 || !strings.Contains(stderr, "PermissionDenied") || !strings.Contains(stderr, "has no output root") || !strings.Contains(stderr, "node-") {
+		code, _, stderr := runCmd(cmdMerge, append(args("nodes"), "--cluster", addr)...)
+		if code == 0 || !strings.Contains(stderr, "PermissionDenied") || !strings.Contains(stderr, refusal) || !strings.Contains(stderr, "node-") {
 			t.Fatalf("exit %d, want a failure naming the node that refused and why:\n%s", code, stderr)
 		}
 	})
-	t.Run("bad --write-on", func(t *testing.T) {
-		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
-			"--partitions", "6", "--output", t.TempDir(), "--write-on", "disk")
-		if code != 2 || !strings.Contains(stderr, `--write-on "disk"`) {
+	t.Run("bad "+flag, func(t *testing.T) {
+		code, _, stderr := runCmd(cmdMerge, args("disk")...)
+		if code != 2 || !strings.Contains(stderr, flag+` "disk"`) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 	})
@@ -491,20 +502,7 @@ func TestMergeReadOn(t *testing.T) {
 			checkMerge(t, out, 6, want, names, []string{"key"})
 		})
 	}
-	t.Run("nodes without a root", func(t *testing.T) {
-		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
-			"--partitions", "6", "--output", t.TempDir(), "--read-on", "nodes", "--cluster", closed[0].APIAddr())
-		if code == 0 || !strings.Contains(stderr, "PermissionDenied") || !strings.Contains(stderr, "has no input root") || !strings.Contains(stderr, "node-") {
-			t.Fatalf("exit %d, want a failure naming the node that refused and why:\n%s", code, stderr)
-		}
-	})
-	t.Run("bad --read-on", func(t *testing.T) {
-		code, _, stderr := runCmd(cmdMerge, "--left", filepath.Join(dir, "left-*"), "--right", filepath.Join(dir, "right-*"), "--on", "key",
-			"--partitions", "6", "--output", t.TempDir(), "--read-on", "disk")
-		if code != 2 || !strings.Contains(stderr, `--read-on "disk"`) {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-	})
+	mergeWhereFails(t, dir, "--read-on", closed[0].APIAddr(), "has no input root")
 }
 
 // mergeAllLocal is what the report says when every join read both of its

@@ -30,6 +30,10 @@ func (rc *Receiver) Receive(ctx context.Context, sh *Shuffle, m *shard.Msg) erro
 // assembled, or a resent one dropped), so the buffer m was decoded from
 // may be reused (wire.Recycle). After an error it reports true.
 func (rc *Receiver) ReceiveKept(ctx context.Context, sh *Shuffle, m *shard.Msg) (kept bool, err error) {
+	if err := sh.enter(); err != nil {
+		return true, shuffle.Refuse(wire.RefuseSealed, err)
+	}
+	defer sh.exit()
 	sh.Touch()
 	rt := sh.Route()
 	if err := rc.checkEpoch(sh, rt, m.Epoch); err != nil {

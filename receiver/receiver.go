@@ -1,6 +1,9 @@
 package receiver
 
 import (
+	"fmt"
+	"sync"
+
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/dedup"
@@ -43,7 +46,43 @@ type Shuffle struct {
 	// regions is where the shuffle's arenas take their memory first, and
 	// give it back (the node's pool; nil: fresh mappings).
 	regions *offheap.Pool
+	gate    gate // orders receives before the drop of the shuffle's data (Close)
 }
+
+// gate lets receives store data until the shuffle is closed: a receive
+// holds the read lock while it stores, Close takes the write lock.
+type gate struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+// Close refuses the shuffle's later receives and waits for those in
+// progress to return. Call it after the shuffle failed and before its data
+// is dropped from the store (spill.Store.DropShuffle): otherwise a receive
+// that looked the shuffle up before the drop could store pieces, or reserve
+// memory, after it, and the store would hold them for a shuffle that no
+// one reads or drops again. Close is idempotent.
+func (sh *Shuffle) Close() {
+	sh.gate.mu.Lock()
+	sh.gate.closed = true
+	sh.gate.mu.Unlock()
+}
+
+// enter admits a receive unless the shuffle is closed; a nil error must be
+// followed by exit when the receive has stored what it will.
+func (sh *Shuffle) enter() error {
+	sh.gate.mu.RLock()
+	if !sh.gate.closed {
+		return nil
+	}
+	sh.gate.mu.RUnlock()
+	if err := sh.OpenErr(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: shuffle %s was dropped on node %s", shuffle.ErrFailed, sh.ID(), sh.Self)
+}
+
+func (sh *Shuffle) exit() { sh.gate.mu.RUnlock() }
 
 // OffheapBytes returns the bytes the shuffle's arenas have mapped (its
 // assembled chunks and accumulated partitions).

@@ -202,6 +202,7 @@ func (s *Service) dropAs(id, reason string, left bool) error {
 	}
 	sh.Finish(Failed, errors.New(reason))
 	s.split.Drop(id)
+	sh.recv.Close() // no receive stores data after the drop below
 	if sh.recv.OffheapBytes() >= offheap.RegionBytes {
 		s.collectSoon()
 	}

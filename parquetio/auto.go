@@ -30,11 +30,14 @@ type colPlan struct {
 //     autoSampleValues or more) gets no dictionary: each value would cost a
 //     hash lookup only to be written plain in the end (a chunk's dictionary
 //     falls back to plain past 1 MiB), or to cost more than plain;
-//   - an int32 or int64 column without a dictionary gets DELTA_BINARY_PACKED,
-//     uncompressed, if that encodes the sample in at most 7/8 of its plain
-//     size and no more than snappy does: keys, ids and counters of small
-//     range or order encode to a few bits each, faster than snappy shrinks
-//     them;
+//   - an int32 or int64 column that cannot hold nulls gets
+//     DELTA_BINARY_PACKED, uncompressed, and no dictionary, if that encodes
+//     the sample in at most 7/8 of its plain size and no more than snappy
+//     does, and (for a column that would keep its dictionary) in at most 9/8
+//     of what the dictionary would take, estimated for the whole column
+//     (deltaBeatsDict): keys, ids and counters of small range or order
+//     encode to a few bits each, faster than snappy shrinks them or a
+//     dictionary looks them up;
 //   - every other column gets Snappy if it pays on the sample (see
 //     sampler.pays), else Uncompressed.
 func planColumns(schema *arrow.Schema, comp Compression, noDict bool, rec arrow.Record) map[string]colPlan {
@@ -47,21 +50,25 @@ func planColumns(schema *arrow.Schema, comp Compression, noDict bool, rec arrow.
 		case rec == nil:
 			plans[f.Name] = colPlan{codec: Snappy}
 		default:
-			plans[f.Name] = s.plan(rec.Column(i), noDict)
+			plans[f.Name] = s.plan(rec.Column(i), noDict, f.Nullable)
 		}
 	}
 	return plans
 }
 
 // plan chooses how Auto writes column a (see planColumns).
-func (s *sampler) plan(a arrow.Array, noDict bool) colPlan {
-	p := colPlan{noDict: !noDict && mostlyDistinct(a, autoSampleValues)}
+func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
+	dc := countDistinct(a, autoSampleValues)
+	p := colPlan{noDict: !noDict && dc.mostly()}
 	sample := s.sample(a, autoSampleBytes)
 	snappy, ok := s.snappyLen(sample)
+	delta, isInt := deltaSize(a, sample)
+	isInt = isInt && !nullable // see deltaSize
 	switch {
 	case !ok:
 		p.codec = Snappy // empty sample: the default
-	case (noDict || p.noDict) && deltaPays(a, sample, snappy):
+	case isInt && deltaPays(delta, len(sample), snappy) &&
+		(noDict || p.noDict || deltaBeatsDict(a, delta, len(sample), dc)):
 		p.delta, p.codec = true, Uncompressed
 	case snappy*8 <= len(sample)*7:
 		p.codec = Snappy
@@ -71,20 +78,28 @@ func (s *sampler) plan(a arrow.Array, noDict bool) colPlan {
 	return p
 }
 
-// deltaPays reports whether a is an int32 or int64 column whose sample
-// (its plain values) delta-encodes to at most 7/8 of its size and to no
-// more than snappy bytes.
-func deltaPays(a arrow.Array, sample []byte, snappy int) bool {
-	var n int
+// deltaSize returns the estimated DELTA_BINARY_PACKED size of sample, the
+// plain values of a, if a is an int32 or int64 column; false for others.
+// Only columns that cannot hold nulls may be delta encoded: Arrow v15's
+// decoder of DELTA_BINARY_PACKED values with nulls (DecodeSpaced) loses its
+// place when a read ends inside a page, and fails the rest of the read
+// (TestDeltaNeverNullable), so a file with such a column could not be read
+// back here in batches smaller than its pages.
+func deltaSize(a arrow.Array, sample []byte) (int, bool) {
 	switch a.DataType().ID() {
 	case arrow.INT64:
-		n = deltaLen(arrow.Int64Traits.CastFromBytes(sample[:len(sample)/8*8]))
+		return deltaLen(arrow.Int64Traits.CastFromBytes(sample[:len(sample)/8*8])), true
 	case arrow.INT32:
-		n = deltaLen(arrow.Int32Traits.CastFromBytes(sample[:len(sample)/4*4]))
-	default:
-		return false
+		return deltaLen(arrow.Int32Traits.CastFromBytes(sample[:len(sample)/4*4])), true
 	}
-	return n*8 <= len(sample)*7 && n <= snappy
+	return 0, false
+}
+
+// deltaPays reports whether a sample of plain bytes that delta-encodes to
+// delta bytes shrinks to at most 7/8 of its size, and to no more than
+// snappy bytes.
+func deltaPays(delta, plain, snappy int) bool {
+	return delta*8 <= plain*7 && delta <= snappy
 }
 
 // deltaLen estimates the DELTA_BINARY_PACKED size of vs: per block of 128
@@ -116,24 +131,62 @@ func deltaLen[T int32 | int64](vs []T) int {
 // values of a are distinct (nulls left out). Only fixed-width columns of up
 // to 8 bytes and strings and binaries are counted; others are not.
 func mostlyDistinct(a arrow.Array, limit int) bool {
-	var distinct, seen int
+	return countDistinct(a, limit).mostly()
+}
+
+// distinctCount is what counting the distinct values among the first values
+// of a column found.
+type distinctCount struct {
+	seen, distinct int
+	// halfSeen and halfDistinct are seen and distinct when half the limit
+	// had been seen (zero if the values ended before).
+	halfSeen, halfDistinct int
+}
+
+func (c distinctCount) mostly() bool { return c.seen > 0 && c.distinct*8 >= c.seen*7 }
+
+// add counts one more value, new or not, of a count up to limit.
+func (c *distinctCount) add(distinct, limit int) {
+	c.seen, c.distinct = c.seen+1, distinct
+	if c.seen == limit/2 {
+		c.halfSeen, c.halfDistinct = c.seen, distinct
+	}
+}
+
+// estimate extrapolates the distinct values among n values of the column
+// (n at least those counted) from the rate at which new values still
+// appeared in the second half of the count: about none for a column of a
+// few values in any order, about 1 in k for sorted keys each repeated k
+// times, whose distinct values grow with the rows.
+func (c distinctCount) estimate(n int) int {
+	rest := c.seen - c.halfSeen
+	if n <= c.seen || c.halfSeen == 0 || rest <= 0 {
+		return c.distinct
+	}
+	return min(n, c.distinct+(c.distinct-c.halfDistinct)*(n-c.seen)/rest)
+}
+
+// countDistinct counts the distinct values among the first (up to) limit
+// values of a (nulls left out): fixed-width columns of up to 8 bytes,
+// strings and binaries; for other columns it counts none.
+func countDistinct(a arrow.Array, limit int) distinctCount {
+	var c distinctCount
 	switch v := a.(type) {
 	case varWidth:
 		set := make(map[string]struct{}, min(limit, v.Len()))
 		data, base := v.ValueBytes(), v.ValueOffset64(0)
-		for i := 0; i < v.Len() && seen < limit; i++ {
+		for i := 0; i < v.Len() && c.seen < limit; i++ {
 			if v.IsNull(i) {
 				continue
 			}
 			off := v.ValueOffset64(i) - base
 			set[string(data[off:off+int64(v.ValueLen(i))])] = struct{}{}
-			seen++
+			c.add(len(set), limit)
 		}
-		distinct = len(set)
 	default:
 		fw, ok := a.DataType().(arrow.FixedWidthDataType)
 		if !ok || fw.BitWidth() < 8 || fw.BitWidth() > 64 || a.Len() == 0 {
-			return false
+			return c
 		}
 		w := fw.BitWidth() / 8
 		vals := fixedSample(a, limit*w)
@@ -143,11 +196,31 @@ func mostlyDistinct(a arrow.Array, limit int) bool {
 			word = [8]byte{}
 			copy(word[:], vals[i:i+w])
 			set[binary.LittleEndian.Uint64(word[:])] = struct{}{}
-			seen++
+			c.add(len(set), limit)
 		}
-		distinct = len(set)
 	}
-	return seen > 0 && distinct*8 >= seen*7
+	return c
+}
+
+// deltaBeatsDict reports whether DELTA_BINARY_PACKED would hold the values
+// of integer column a in at most 9/8 of what a dictionary would, both
+// estimated for the whole column from its sample (delta: the sample's
+// estimated encoded bytes, deltaBytes of len(sample) plain bytes) and its
+// distinct count: the dictionary's values, plain, and an index of as many
+// bits as its size needs per value. The 1/8 of slack goes to the delta
+// encoding because it costs far less to write: Arrow v15's dictionary
+// encoder for integers boxes every value in an interface to look it up.
+func deltaBeatsDict(a arrow.Array, deltaBytes, sampleBytes int, dc distinctCount) bool {
+	fw, ok := a.DataType().(arrow.FixedWidthDataType)
+	if !ok || sampleBytes == 0 || dc.seen == 0 {
+		return false
+	}
+	w := fw.BitWidth() / 8
+	n := a.Len() - a.NullN()
+	delta := int64(deltaBytes) * int64(n) / int64(max(1, sampleBytes/w))
+	d := dc.estimate(n)
+	dict := int64(d)*int64(w) + int64(n)*int64(bits.Len(uint(max(d-1, 1))))/8
+	return delta*8 <= dict*9
 }
 
 // autoSampleValues is how many of a column's first values Auto looks at to

@@ -194,7 +194,8 @@ func readColumn(ctx context.Context, path, name string) (_ arrow.Array, err erro
 		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: parquetio.DefaultBatchRows}, memory.DefaultAllocator)
+	batch := parquetio.SafeBatchRows(rdr, parquetio.DefaultBatchRows)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
 	}

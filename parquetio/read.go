@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/shufflenode/shufflenode/table"
@@ -178,6 +179,49 @@ func ReadFile(ctx context.Context, path string, mem memory.Allocator, batchRows 
 	}
 }
 
+// SafeBatchRows is the batch size to read rdr with (as pqarrow's
+// ArrowReadProperties.BatchSize) when batchRows is wanted: batchRows, or,
+// for a file with a nullable INT64 column stored as DELTA_BINARY_PACKED, a
+// batch that never ends inside a page: whole row groups when all but the
+// last have the same rows (and the last no more), else the whole file.
+// Arrow v15's decoder of such a column with nulls (DecodeSpaced, which
+// runs on a copy of the decoder) loses its place when a page is read in two
+// parts, and fails the read. Other writers (and earlier shufflenode
+// versions) write such files; this package's Writer no longer does (see
+// deltaSize).
+func SafeBatchRows(rdr *file.Reader, batchRows int64) int64 {
+	if !nullableDelta64(rdr) {
+		return batchRows
+	}
+	n := rdr.NumRowGroups()
+	first := rdr.MetaData().RowGroup(0).NumRows()
+	for i := 1; i < n; i++ {
+		if rows := rdr.MetaData().RowGroup(i).NumRows(); rows > first || (rows != first && i < n-1) {
+			return rdr.NumRows()
+		}
+	}
+	return first
+}
+
+// nullableDelta64 reports whether any chunk of a nullable INT64 column of
+// the file is DELTA_BINARY_PACKED.
+func nullableDelta64(rdr *file.Reader) bool {
+	md := rdr.MetaData()
+	for c := range md.Schema.NumColumns() {
+		col := md.Schema.Column(c)
+		if col.PhysicalType() != parquet.Types.Int64 || col.MaxDefinitionLevel() == 0 {
+			continue
+		}
+		for g := range rdr.NumRowGroups() {
+			cc, err := md.RowGroup(g).ColumnChunk(c)
+			if err == nil && slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // openRecords opens a record reader over every column and row group.
 func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (pqarrow.RecordReader, func(), int64, error) {
 	if mem == nil {
@@ -192,7 +236,7 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	}
 	// A batch's buffers are reserved for BatchSize rows: a small file
 	// (a shuffle's partition) would allocate many times its size.
-	batchRows = max(1, min(batchRows, rdr.NumRows()))
+	batchRows = max(1, min(SafeBatchRows(rdr, batchRows), rdr.NumRows()))
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, mem)
 	if err != nil {
 		rdr.Close()

@@ -58,12 +58,18 @@ func planColumns(schema *arrow.Schema, comp Compression, noDict bool, rec arrow.
 
 // plan chooses how Auto writes column a (see planColumns).
 func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
-	dc := countDistinct(a, autoSampleValues)
+	var dc distinctCount // counted only for a dictionary to decide on
+	if !noDict {
+		dc = countDistinct(a, autoSampleValues)
+	}
 	p := colPlan{noDict: !noDict && dc.mostly()}
 	sample := s.sample(a, autoSampleBytes)
 	snappy, ok := s.snappyLen(sample)
-	delta, isInt := deltaSize(a, sample)
-	isInt = isInt && !nullable // see deltaSize
+	var delta int
+	isInt := false // an integer column that may be delta encoded (not nullable: see deltaSize)
+	if !nullable {
+		delta, isInt = deltaSize(a, sample)
+	}
 	switch {
 	case !ok:
 		p.codec = Snappy // empty sample: the default

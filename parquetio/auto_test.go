@@ -318,17 +318,24 @@ func keyedRecord(mem memory.Allocator, rows int) arrow.Record {
 	return b.NewRecord()
 }
 
+// writeKeyed writes rows of keyedRecord with cfg to a new file; the record
+// is released, and its allocator checked, when the test ends.
+func writeKeyed(t *testing.T, rows int, cfg WriteConfig) (*Writer, arrow.Record, string) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	t.Cleanup(func() { assertMem(t, mem, path) })
+	rec := keyedRecord(mem, rows)
+	t.Cleanup(rec.Release)
+	return writeWith(t, path, rec.Schema(), []arrow.Record{rec}, cfg), rec, path
+}
+
 // TestDeltaBeatsDict: with dictionaries on, sorted keys that repeat take
 // DELTA_BINARY_PACKED (smaller than their dictionary, and cheaper), a
 // column of a few values keeps its dictionary, and a nullable column is
 // never delta encoded (TestDeltaNeverNullable).
 func TestDeltaBeatsDict(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	path := filepath.Join(t.TempDir(), "f.parquet")
-	defer assertMem(t, mem, path)
-	rec := keyedRecord(mem, 20000)
-	defer rec.Release()
-	w := writeWith(t, path, rec.Schema(), []arrow.Record{rec}, WriteConfig{})
+	w, rec, _ := writeKeyed(t, 20000, WriteConfig{})
 	want := map[string]colPlan{"key": {codec: Uncompressed, delta: true}, "small": {codec: Snappy}, "nkey": {codec: Snappy}}
 	if !maps.Equal(w.plans, want) {
 		t.Errorf("plans %v, want %v", w.plans, want)
@@ -346,12 +353,7 @@ func TestDeltaBeatsDict(t *testing.T) {
 // dictionaries, so the file reads back in batches that end inside pages:
 // Arrow v15's delta decoder fails such reads of a column with nulls.
 func TestDeltaNeverNullable(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	path := filepath.Join(t.TempDir(), "f.parquet")
-	defer assertMem(t, mem, path)
-	rec := keyedRecord(mem, 3000)
-	defer rec.Release()
-	w := writeWith(t, path, rec.Schema(), []arrow.Record{rec}, WriteConfig{NoDictionary: true, RowGroupRows: 1000})
+	w, rec, path := writeKeyed(t, 3000, WriteConfig{NoDictionary: true, RowGroupRows: 1000})
 	if p := w.plans["nkey"]; p.delta {
 		t.Errorf("nkey, nullable: plan %v, want no delta encoding", p)
 	}

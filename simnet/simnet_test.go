@@ -261,6 +261,9 @@ func TestMembershipEvents(t *testing.T) {
 		t.Errorf("after Leave: %v %s", e.Kind, e.Member.Name)
 	}
 	for e := range lostEvents { // closed by the Kill
+		if e.Kind == member.Joined && e.Member.Name == "n2" {
+			continue // n2 joined before the kill: n1 may have seen it
+		}
 		t.Errorf("the killed node got %v", e)
 	}
 	if ms := nodes[0].Members(); len(ms) != 1 || ms[0].Name != "n0" {

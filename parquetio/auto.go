@@ -30,7 +30,7 @@ type colPlan struct {
 //     autoSampleValues or more) gets no dictionary: each value would cost a
 //     hash lookup only to be written plain in the end (a chunk's dictionary
 //     falls back to plain past 1 MiB), or to cost more than plain;
-//   - an int32 or int64 column that cannot hold nulls gets
+//   - an int32 column, or an int64 column that cannot hold nulls, gets
 //     DELTA_BINARY_PACKED, uncompressed, and no dictionary, if that encodes
 //     the sample in at most 7/8 of its plain size and no more than snappy
 //     does, and (for a column that would keep its dictionary) in at most 9/8
@@ -65,11 +65,7 @@ func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
 	p := colPlan{noDict: !noDict && dc.mostly()}
 	sample := s.sample(a, autoSampleBytes)
 	snappy, ok := s.snappyLen(sample)
-	var delta int
-	isInt := false // an integer column that may be delta encoded (not nullable: see deltaSize)
-	if !nullable {
-		delta, isInt = deltaSize(a, sample)
-	}
+	delta, isInt := deltaSize(a, sample, nullable)
 	switch {
 	case !ok:
 		p.codec = Snappy // empty sample: the default
@@ -85,15 +81,19 @@ func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
 }
 
 // deltaSize returns the estimated DELTA_BINARY_PACKED size of sample, the
-// plain values of a, if a is an int32 or int64 column; false for others.
-// Only columns that cannot hold nulls may be delta encoded: Arrow v15's
-// decoder of DELTA_BINARY_PACKED values with nulls (DecodeSpaced) loses its
-// place when a read ends inside a page, and fails the rest of the read
-// (TestDeltaNeverNullable), so a file with such a column could not be read
-// back here in batches smaller than its pages.
-func deltaSize(a arrow.Array, sample []byte) (int, bool) {
+// plain values of a, if a is an int32 column, or an int64 column that
+// cannot hold nulls; false for others. Arrow v15's decoder of
+// DELTA_BINARY_PACKED int64 values with nulls (DecodeSpaced, which runs on
+// a copy of the decoder; int32's does not) loses its place when a read ends
+// inside a page, and fails the rest of the read (TestDeltaNeverNullable),
+// so a file with such a column could not be read back here in batches
+// smaller than its pages without SafeBatchRows.
+func deltaSize(a arrow.Array, sample []byte, nullable bool) (int, bool) {
 	switch a.DataType().ID() {
 	case arrow.INT64:
+		if nullable {
+			return 0, false
+		}
 		return deltaLen(arrow.Int64Traits.CastFromBytes(sample[:len(sample)/8*8])), true
 	case arrow.INT32:
 		return deltaLen(arrow.Int32Traits.CastFromBytes(sample[:len(sample)/4*4])), true

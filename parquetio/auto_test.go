@@ -298,10 +298,12 @@ func startsAtRow0(a arrow.Array, sample []byte) bool {
 // keyedRecord makes rows of three int64 columns: key, sorted, each value
 // repeated 4 times (as a partition of a join's output); small, 100 values
 // in random order; nkey, nullable, the sorted i/4 with every 97th row null
-// (rare nulls of small keys, which delta encoding would still shrink).
+// (rare nulls of small keys, which delta encoding would still shrink); and
+// nkey32, nkey as a nullable int32.
 func keyedRecord(mem memory.Allocator, rows int) arrow.Record {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "key", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "small", Type: arrow.PrimitiveTypes.Int64}, {Name: "nkey", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+		{Name: "small", Type: arrow.PrimitiveTypes.Int64}, {Name: "nkey", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "nkey32", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -311,8 +313,10 @@ func keyedRecord(mem memory.Allocator, rows int) arrow.Record {
 		b.Field(1).(*array.Int64Builder).Append(rng.Int64N(100))
 		if i%97 == 3 {
 			b.Field(2).AppendNull()
+			b.Field(3).AppendNull()
 		} else {
 			b.Field(2).(*array.Int64Builder).Append(int64(i / 4))
+			b.Field(3).(*array.Int32Builder).Append(int32(i / 4))
 		}
 	}
 	return b.NewRecord()
@@ -336,7 +340,8 @@ func writeKeyed(t *testing.T, rows int, cfg WriteConfig) (*Writer, arrow.Record,
 // never delta encoded (TestDeltaNeverNullable).
 func TestDeltaBeatsDict(t *testing.T) {
 	w, rec, _ := writeKeyed(t, 20000, WriteConfig{})
-	want := map[string]colPlan{"key": {codec: Uncompressed, delta: true}, "small": {codec: Snappy}, "nkey": {codec: Snappy}}
+	delta := colPlan{codec: Uncompressed, delta: true}
+	want := map[string]colPlan{"key": delta, "small": {codec: Snappy}, "nkey": {codec: Snappy}, "nkey32": delta}
 	if !maps.Equal(w.plans, want) {
 		t.Errorf("plans %v, want %v", w.plans, want)
 	}
@@ -348,19 +353,22 @@ func TestDeltaBeatsDict(t *testing.T) {
 	}
 }
 
-// TestDeltaNeverNullable: a nullable integer column that delta encoding
+// TestDeltaNeverNullable: a nullable int64 column that delta encoding
 // would shrink (sorted keys, with nulls) is not delta encoded, even without
 // dictionaries, so the file reads back in batches that end inside pages:
-// Arrow v15's delta decoder fails such reads of a column with nulls.
+// Arrow v15's int64 delta decoder fails such reads of a column with nulls.
+// A nullable int32 column is delta encoded, and reads back.
 func TestDeltaNeverNullable(t *testing.T) {
 	w, rec, path := writeKeyed(t, 3000, WriteConfig{NoDictionary: true, RowGroupRows: 1000})
 	if p := w.plans["nkey"]; p.delta {
 		t.Errorf("nkey, nullable: plan %v, want no delta encoding", p)
 	}
-	if p := w.plans["key"]; !p.delta {
-		t.Errorf("key: plan %v, want delta encoding", p)
+	for _, name := range []string{"key", "nkey32"} {
+		if p := w.plans[name]; !p.delta {
+			t.Errorf("%s: plan %v, want delta encoding", name, p)
+		}
 	}
-	// Go memory: Arrow v15's delta decoder does not free its blocks' buffers
+	// Go memory: Arrow v15's delta decoders do not free their blocks' buffers
 	out, err := ReadFile(context.Background(), path, memory.DefaultAllocator, 50)
 	if err != nil {
 		t.Fatal(err)

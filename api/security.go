@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 
@@ -29,6 +31,16 @@ type Security struct {
 	// <token>" (flightproto.ClientAuth.Token); calls without it fail with
 	// codes.Unauthenticated.
 	Token string
+	// TokenFile, instead of Token, names a file holding the token
+	// (flightproto.ReadToken).
+	//
+	// The node reads this file, CertFile, KeyFile and ClientCAFile again
+	// when they change (looking at most once a second), so they can be
+	// rotated without a restart: new connections get the new certificate and
+	// CAs, and calls are checked against the new token. A changed file that
+	// does not load (a rotation half written) leaves the last good one in
+	// use until it does.
+	TokenFile string
 	// OutputRoots are the directories under which callers may have the node
 	// write an op's result (flightproto.OpTicket.Write). Each must be an
 	// absolute path to a directory. None: the node writes no files for
@@ -44,14 +56,17 @@ type Security struct {
 // TLS reports whether the API is served over TLS.
 func (s Security) TLS() bool { return s.CertFile != "" }
 
+// HasToken reports whether callers must show a bearer token.
+func (s Security) HasToken() bool { return s.Token != "" || s.TokenFile != "" }
+
 // Guarded reports whether callers must prove something: a token or a
 // client certificate.
-func (s Security) Guarded() bool { return s.Token != "" || (s.TLS() && s.ClientCAFile != "") }
+func (s Security) Guarded() bool { return s.HasToken() || (s.TLS() && s.ClientCAFile != "") }
 
 // authScheme is the Handshake's word for what a caller must show:
 // "bearer" when the node has a token, else "".
 func (s Security) authScheme() string {
-	if s.Token != "" {
+	if s.HasToken() {
 		return flightproto.AuthBearer
 	}
 	return ""
@@ -64,50 +79,98 @@ func (s Security) Validate() error {
 		return fmt.Errorf("%w: TLS needs both a certificate and a key file", ErrSecurity)
 	case s.ClientCAFile != "" && !s.TLS():
 		return fmt.Errorf("%w: a client CA file (mutual TLS) needs a certificate and key", ErrSecurity)
+	case s.Token != "" && s.TokenFile != "":
+		return fmt.Errorf("%w: a token and a token file: give one", ErrSecurity)
 	}
 	return nil
 }
 
-// serverOptions are the gRPC options that enforce s.
-func (s Security) serverOptions() ([]grpc.ServerOption, error) {
+// serverOptions are the gRPC options that enforce s; log gets what the
+// reloading of its files has to say.
+func (s Security) serverOptions(log *slog.Logger) ([]grpc.ServerOption, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	var opts []grpc.ServerOption
 	if s.TLS() {
-		cfg, err := s.tlsConfig()
+		cfg, err := s.tlsConfig(log)
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
 	}
-	if s.Token != "" {
-		g := tokenGuard(sha256.Sum256([]byte(s.Token)))
+	if s.HasToken() {
+		g, err := s.tokenGuard(log)
+		if err != nil {
+			return nil, err
+		}
 		opts = append(opts, grpc.ChainUnaryInterceptor(g.unary), grpc.ChainStreamInterceptor(g.stream))
 	}
 	return opts, nil
 }
 
-// tlsConfig is the server TLS configuration of s.
-func (s Security) tlsConfig() (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
+// tlsConfig is the server TLS configuration of s: its certificate, and
+// with a client CA file its CAs, reloaded when their files change.
+func (s Security) tlsConfig(log *slog.Logger) (*tls.Config, error) {
+	cert, err := newReloading("certificate", log, func() (*tls.Certificate, error) {
+		c, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: certificate %s: %w", ErrSecurity, s.CertFile, err)
+		}
+		return &c, nil
+	}, s.CertFile, s.KeyFile)
 	if err != nil {
-		return nil, fmt.Errorf("%w: certificate %s: %w", ErrSecurity, s.CertFile, err)
+		return nil, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
-	if s.ClientCAFile != "" {
-		if cfg.ClientCAs, err = flightproto.LoadCertPool(s.ClientCAFile); err != nil {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert.get(), nil }}
+	if s.ClientCAFile == "" {
+		return cfg, nil
+	}
+	cas, err := newReloading("client CA", log, func() (*x509.CertPool, error) {
+		p, err := flightproto.LoadCertPool(s.ClientCAFile)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSecurity, err)
 		}
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		return p, nil
+	}, s.ClientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	base := cfg.Clone()
+	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		c := base.Clone()
+		c.ClientCAs = cas.get()
+		return c, nil
 	}
 	return cfg, nil
 }
 
+// tokenGuard returns the guard of s's token, read again from TokenFile
+// when that changes.
+func (s Security) tokenGuard(log *slog.Logger) (tokenGuard, error) {
+	if s.TokenFile == "" {
+		sum := sha256.Sum256([]byte(s.Token))
+		return tokenGuard{sum: func() [sha256.Size]byte { return sum }}, nil
+	}
+	tok, err := newReloading("token", log, func() ([sha256.Size]byte, error) {
+		t, err := flightproto.ReadToken(s.TokenFile)
+		if err != nil {
+			return [sha256.Size]byte{}, fmt.Errorf("%w: %w", ErrSecurity, err)
+		}
+		return sha256.Sum256([]byte(t)), nil
+	}, s.TokenFile)
+	if err != nil {
+		return tokenGuard{}, err
+	}
+	return tokenGuard{sum: tok.get}, nil
+}
+
 // tokenGuard checks the bearer token of every call against the SHA-256 of
-// the node's token (comparing digests in constant time hides the token's
-// length as well as its bytes).
-type tokenGuard [sha256.Size]byte
+// the node's current token (comparing digests in constant time hides the
+// token's length as well as its bytes).
+type tokenGuard struct{ sum func() [sha256.Size]byte }
 
 func (g tokenGuard) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	if err := g.check(ctx); err != nil {
@@ -135,8 +198,8 @@ func (g tokenGuard) check(ctx context.Context) error {
 	if !ok {
 		return status.Error(codes.Unauthenticated, `api: the authorization metadata is not "Bearer <token>"`)
 	}
-	sum := sha256.Sum256([]byte(tok))
-	if subtle.ConstantTimeCompare(sum[:], g[:]) != 1 {
+	sum, want := sha256.Sum256([]byte(tok)), g.sum()
+	if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 		return status.Error(codes.Unauthenticated, "api: wrong bearer token")
 	}
 	return nil

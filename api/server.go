@@ -56,7 +56,10 @@ func Listen(addr string, svc *service.Service, log *slog.Logger) (*Server, error
 // ListenSecure is Listen with the TLS and token of sec. It does not refuse
 // an exposed address without either (see Exposed): its caller decides.
 func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Security) (*Server, error) {
-	opts, err := sec.serverOptions()
+	if log == nil {
+		log = slog.Default()
+	}
+	opts, err := sec.serverOptions(log)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +74,6 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
-	}
-	if log == nil {
-		log = slog.Default()
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, done: make(chan error, 1)}
 	s.srv = newFlightServer(s, lis, opts...)

@@ -32,15 +32,16 @@ func (f *apiSecurityFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.insecure, "insecure-api", false, "allow a non-loopback --api address with neither TLS nor a token")
 }
 
-// security reads the token file and returns the API's security.
+// security checks the token file and returns the API's security.
 func (f *apiSecurityFlags) security() (api.Security, error) {
 	sec := api.Security{CertFile: f.cert, KeyFile: f.key, ClientCAFile: f.clientCA}
 	if f.tokenFile != "" {
-		t, err := flightproto.ReadToken(f.tokenFile)
-		if err != nil {
+		// read now for a clear error at start; the node reads it again
+		// whenever it changes (api.Security.TokenFile)
+		if _, err := flightproto.ReadToken(f.tokenFile); err != nil {
 			return sec, fmt.Errorf("--api-token-file: %w", err)
 		}
-		sec.Token = t
+		sec.TokenFile = f.tokenFile
 	}
 	if err := sec.Validate(); err != nil {
 		return sec, fmt.Errorf("--api-cert, --api-key, --api-client-ca: %w", err)
@@ -51,7 +52,7 @@ func (f *apiSecurityFlags) security() (api.Security, error) {
 // checkExposed refuses an exposed API address (not loopback) with neither
 // TLS nor a token, unless --insecure-api.
 func (f *apiSecurityFlags) checkExposed(addr string, sec api.Security) error {
-	if api.Exposed(addr) && !sec.TLS() && sec.Token == "" && !f.insecure {
+	if api.Exposed(addr) && !sec.TLS() && !sec.HasToken() && !f.insecure {
 		return fmt.Errorf("refusing to serve the client API on %s, which is not a loopback address, "+
 			"with neither TLS (--api-cert and --api-key) nor a token (--api-token-file): "+
 			"anyone who reaches it could create, read and close shuffles; give one of them, "+
@@ -66,7 +67,7 @@ func warnOpenAPI(cfg node.Config) {
 	sec := cfg.APISecurity
 	switch {
 	case !api.Exposed(cfg.APIAddr) || sec.TLS():
-	case sec.Token == "":
+	case !sec.HasToken():
 		cfg.Logger.Warn("the client API is open to anyone who reaches it (--insecure-api)", "api", cfg.APIAddr)
 	default:
 		cfg.Logger.Warn("the client API's token crosses the network in clear text: add --api-cert and --api-key", "api", cfg.APIAddr)

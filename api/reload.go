@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,22 +16,22 @@ import (
 // after it.
 const reloadEvery = time.Second
 
-// fileStamp tells versions of a file apart: its size and modification time
-// (os.Stat follows the symlinks a Kubernetes secret volume swaps).
-type fileStamp struct {
-	size int64
-	mod  time.Time
-}
+// fileStamp tells versions of a file apart: the SHA-256 of its content.
+// A size and modification time would miss a rewrite of the same size
+// within one tick of the file system's clock; these files are a few
+// kilobytes, read once a second.
+type fileStamp [sha256.Size]byte
 
-// stampsOf returns the stamps of paths.
+// stampsOf returns the stamps of paths (reading follows the symlinks a
+// Kubernetes secret volume swaps).
 func stampsOf(paths []string) ([]fileStamp, error) {
 	st := make([]fileStamp, len(paths))
 	for i, p := range paths {
-		fi, err := os.Stat(p)
+		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		st[i] = fileStamp{size: fi.Size(), mod: fi.ModTime()}
+		st[i] = sha256.Sum256(b)
 	}
 	return st, nil
 }

@@ -2,6 +2,7 @@ package dht
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,11 @@ func TestRequestIgnoresDialBackoff(t *testing.T) {
 	if len(addrs) == 0 {
 		t.Fatal("no addresses of the peer")
 	}
+	// The dials without force below are the test's own: they must end
+	// before the nodes close (libp2p's swarm panics on a dial that reaches
+	// a transport its Close removed, go-libp2p issue 1545).
+	var dials sync.WaitGroup
+	defer dials.Wait()
 	for round := range 20 {
 		if err := sw.ClosePeer(id); err != nil {
 			t.Fatal(err)
@@ -42,7 +48,7 @@ func TestRequestIgnoresDialBackoff(t *testing.T) {
 		}
 		// a dial without force (as the DHT's own are) in flight at once: a
 		// forced dial of the same peer joins it, and its backoff
-		go func() { _ = nodes[0].host.Connect(ctx, peer.AddrInfo{ID: id, Addrs: addrs}) }()
+		dials.Go(func() { _ = nodes[0].host.Connect(ctx, peer.AddrInfo{ID: id, Addrs: addrs}) })
 		if _, err := nodes[0].Request(ctx, nodes[1].Self().Name, wire.TypeControl, []byte("hi")); err != nil {
 			t.Fatalf("round %d: request to a live member in dial backoff: %v", round, err)
 		}

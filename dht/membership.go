@@ -194,9 +194,14 @@ const dialTries = 8
 // backoff: memberlist says the member is alive.
 func (n *Node) dial(info peer.AddrInfo, name string) {
 	for try := range dialTries {
-		ctx, cancel := context.WithTimeout(network.WithForceDirectDial(n.ctx, "cluster member"), n.cfg.RequestTimeout)
+		ctx, done, ok := n.beginDial(network.WithForceDirectDial(n.ctx, "cluster member"))
+		if !ok {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, n.cfg.RequestTimeout)
 		err := n.host.Connect(ctx, info)
 		cancel()
+		done()
 		if err == nil || n.ctx.Err() != nil {
 			return
 		}

@@ -66,6 +66,9 @@ type Node struct {
 	signers map[peer.ID]struct{} // every member's peer ID listed since start (signed records)
 	subs    map[*member.Queue]struct{}
 	wg      sync.WaitGroup // stream handlers, dials, subscriber pumps
+	// dials counts this node's own calls that may dial (Connect, NewStream):
+	// Close waits for them before it closes the host (see beginDial).
+	dials sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -237,6 +240,7 @@ func (n *Node) close() error {
 	n.cancel()
 	n.gate.close()
 	n.closePools()
+	n.dials.Wait() // cancelled with n.ctx: no dial of ours outlives the host
 	var errs []error
 	if n.ml != nil {
 		errs = append(errs, n.ml.Shutdown())
@@ -255,6 +259,25 @@ func (n *Node) close() error {
 		return fmt.Errorf("dht: close node %s: %w", n.cfg.Name, err)
 	}
 	return nil
+}
+
+// beginDial admits one call that may dial (host.Connect, host.NewStream)
+// unless the node is closed: it returns ctx, also cancelled when the node
+// closes, and the function to call when the dial returned. Close waits for
+// admitted dials before it closes the host: libp2p's swarm dereferences a
+// transport that its Close has removed when a dial reaches it during the
+// Close (a nil pointer panic, go-libp2p issue 1545), which a test of this
+// package hit once under -race.
+func (n *Node) beginDial(ctx context.Context) (context.Context, func(), bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return ctx, func() {}, false
+	}
+	n.dials.Add(1)
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(n.ctx, cancel)
+	return ctx, func() { stop(); cancel(); n.dials.Done() }, true
 }
 
 func (n *Node) isClosed() bool {

@@ -3,6 +3,7 @@ package dht
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -68,7 +69,11 @@ func (n *Node) takeStream(ctx context.Context, e memberEntry, p *peerPool) (netw
 // memberlist lists is alive, so a stream whose dial failed clears the
 // peer's backoff and is tried once more.
 func (n *Node) memberStream(ctx context.Context, p peer.ID, proto protocol.ID) (network.Stream, error) {
-	ctx = network.WithForceDirectDial(ctx, "cluster member")
+	ctx, done, ok := n.beginDial(network.WithForceDirectDial(ctx, "cluster member"))
+	defer done()
+	if !ok {
+		return nil, fmt.Errorf("%w: stream to %s", ErrClosed, p)
+	}
 	s, err := n.host.NewStream(ctx, p, proto)
 	var dial *swarm.DialError
 	if err == nil || !errors.As(err, &dial) || ctx.Err() != nil {

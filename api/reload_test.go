@@ -112,9 +112,10 @@ func TestRotateClientCA(t *testing.T) {
 	expectCall(t, addr, oldClient, codes.Unavailable, "", "the old CA's client after the rotation")
 }
 
-// TestRotateToken: a replaced token file's token is the one calls must
-// carry, without a restart; an emptied file (a rotation half written) keeps
-// the old token in use.
+// TestRotateToken: a token file is read again when it changes, without a
+// restart: listing the new token under the old admits both while clients
+// switch; then the new one alone refuses the old. An emptied file (a
+// rotation half written) keeps the tokens in use.
 func TestRotateToken(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "token")
 	replaceFile(t, file, []byte("first\n"))
@@ -122,14 +123,19 @@ func TestRotateToken(t *testing.T) {
 	admitted := codes.NotFound
 	first, second := flightproto.ClientAuth{Token: "first"}, flightproto.ClientAuth{Token: "second"}
 	expectCall(t, addr, first, admitted, "", "before the rotation")
+	expectCall(t, addr, second, codes.Unauthenticated, "wrong bearer token", "the next token before the rotation")
 
 	replaceFile(t, file, nil)
 	settle()
 	expectCall(t, addr, first, admitted, "", "emptied token file")
 
+	replaceFile(t, file, []byte("first\n\n  second  \n"))
+	eventually(t, addr, second, admitted, "both tokens listed")
+	expectCall(t, addr, first, admitted, "", "the old token while both are listed")
+
 	replaceFile(t, file, []byte("second\n"))
-	eventually(t, addr, second, admitted, "after the rotation")
-	expectCall(t, addr, first, codes.Unauthenticated, "wrong bearer token", "old token after the rotation")
+	eventually(t, addr, first, codes.Unauthenticated, "the old token removed")
+	expectCall(t, addr, second, admitted, "", "the new token alone")
 }
 
 // TestTokenAndTokenFile: a token and a token file together are refused.

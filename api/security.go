@@ -31,8 +31,9 @@ type Security struct {
 	// <token>" (flightproto.ClientAuth.Token); calls without it fail with
 	// codes.Unauthenticated.
 	Token string
-	// TokenFile, instead of Token, names a file holding the token
-	// (flightproto.ReadToken).
+	// TokenFile, instead of Token, names a file of tokens, one per line
+	// (flightproto.ReadTokens): calls may carry any of them, so a token
+	// can be rotated without refused calls.
 	//
 	// The node reads this file, CertFile, KeyFile and ClientCAFile again
 	// when they change (looking at most once a second), so they can be
@@ -147,30 +148,35 @@ func (s Security) tlsConfig(log *slog.Logger) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// tokenGuard returns the guard of s's token, read again from TokenFile
-// when that changes.
+// tokenGuard returns the guard of s's token, or of the tokens of
+// TokenFile, read again when that changes.
 func (s Security) tokenGuard(log *slog.Logger) (tokenGuard, error) {
 	if s.TokenFile == "" {
-		sum := sha256.Sum256([]byte(s.Token))
-		return tokenGuard{sum: func() [sha256.Size]byte { return sum }}, nil
+		sums := [][sha256.Size]byte{sha256.Sum256([]byte(s.Token))}
+		return tokenGuard{sums: func() [][sha256.Size]byte { return sums }}, nil
 	}
-	tok, err := newReloading("token", log, func() ([sha256.Size]byte, error) {
-		t, err := flightproto.ReadToken(s.TokenFile)
+	toks, err := newReloading("token", log, func() ([][sha256.Size]byte, error) {
+		ts, err := flightproto.ReadTokens(s.TokenFile)
 		if err != nil {
-			return [sha256.Size]byte{}, fmt.Errorf("%w: %w", ErrSecurity, err)
+			return nil, fmt.Errorf("%w: %w", ErrSecurity, err)
 		}
-		return sha256.Sum256([]byte(t)), nil
+		sums := make([][sha256.Size]byte, len(ts))
+		for i, t := range ts {
+			sums[i] = sha256.Sum256([]byte(t))
+		}
+		return sums, nil
 	}, s.TokenFile)
 	if err != nil {
 		return tokenGuard{}, err
 	}
-	return tokenGuard{sum: tok.get}, nil
+	return tokenGuard{sums: toks.get}, nil
 }
 
 // tokenGuard checks the bearer token of every call against the SHA-256 of
-// the node's current token (comparing digests in constant time hides the
-// token's length as well as its bytes).
-type tokenGuard struct{ sum func() [sha256.Size]byte }
+// each of the node's current tokens (comparing digests in constant time,
+// every one of them, hides the token's length and bytes, and which token
+// matched).
+type tokenGuard struct{ sums func() [][sha256.Size]byte }
 
 func (g tokenGuard) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	if err := g.check(ctx); err != nil {
@@ -198,8 +204,11 @@ func (g tokenGuard) check(ctx context.Context) error {
 	if !ok {
 		return status.Error(codes.Unauthenticated, `api: the authorization metadata is not "Bearer <token>"`)
 	}
-	sum, want := sha256.Sum256([]byte(tok)), g.sum()
-	if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+	sum, match := sha256.Sum256([]byte(tok)), 0
+	for _, want := range g.sums() {
+		match |= subtle.ConstantTimeCompare(sum[:], want[:])
+	}
+	if match != 1 {
 		return status.Error(codes.Unauthenticated, "api: wrong bearer token")
 	}
 	return nil

@@ -100,18 +100,36 @@ func LoadCertPool(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// ReadToken reads a bearer token from a file: its content without
-// surrounding white space, which must not be empty.
+// ReadToken reads the bearer token a client sends from a file: its first
+// token (see ReadTokens).
 func ReadToken(path string) (string, error) {
+	ts, err := ReadTokens(path)
+	if err != nil {
+		return "", err
+	}
+	return ts[0], nil
+}
+
+// ReadTokens reads the bearer tokens of a token file: one per line,
+// without surrounding white space, empty lines left out; there must be at
+// least one. A node accepts every token of its file, so a token is rotated
+// without refused calls by listing the new one under the old, moving the
+// clients to it, then removing the old.
+func ReadTokens(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("%w: token file: %w", ErrAuthConfig, err)
+		return nil, fmt.Errorf("%w: token file: %w", ErrAuthConfig, err)
 	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("%w: token file %s is empty", ErrAuthConfig, path)
+	var ts []string
+	for line := range strings.Lines(string(b)) {
+		if t := strings.TrimSpace(line); t != "" {
+			ts = append(ts, t)
+		}
 	}
-	return t, nil
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("%w: token file %s is empty", ErrAuthConfig, path)
+	}
+	return ts, nil
 }
 
 // bearer sends a token as gRPC per-call credentials.

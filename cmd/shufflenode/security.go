@@ -28,7 +28,7 @@ func (f *apiSecurityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cert, "api-cert", "", "PEM certificate of the client API: turns TLS on (with --api-key)")
 	fs.StringVar(&f.key, "api-key", "", "PEM private key of --api-cert")
 	fs.StringVar(&f.clientCA, "api-client-ca", "", "PEM CA certificates: clients must show a certificate they signed (mutual TLS)")
-	fs.StringVar(&f.tokenFile, "api-token-file", "", `file holding a bearer token every client call must carry ("authorization: Bearer <token>")`)
+	fs.StringVar(&f.tokenFile, "api-token-file", "", `file of bearer tokens, one per line: every client call must carry one of them ("authorization: Bearer <token>"); read again when it changes`)
 	fs.BoolVar(&f.insecure, "insecure-api", false, "allow a non-loopback --api address with neither TLS nor a token")
 }
 
@@ -38,7 +38,7 @@ func (f *apiSecurityFlags) security() (api.Security, error) {
 	if f.tokenFile != "" {
 		// read now for a clear error at start; the node reads it again
 		// whenever it changes (api.Security.TokenFile)
-		if _, err := flightproto.ReadToken(f.tokenFile); err != nil {
+		if _, err := flightproto.ReadTokens(f.tokenFile); err != nil {
 			return sec, fmt.Errorf("--api-token-file: %w", err)
 		}
 		sec.TokenFile = f.tokenFile
@@ -93,7 +93,7 @@ func (f *clientAuthFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cert, "api-client-cert", "", "PEM client certificate, for a node that requires one (mutual TLS)")
 	fs.StringVar(&f.key, "api-client-key", "", "PEM private key of --api-client-cert")
 	fs.StringVar(&f.serverName, "api-server-name", "", "name to check in the node's certificate (default: the host dialed)")
-	fs.StringVar(&f.tokenFile, "api-token-file", "", "file holding the bearer token of the cluster's API")
+	fs.StringVar(&f.tokenFile, "api-token-file", "", "file holding the bearer token of the cluster's API (its first line)")
 }
 
 // auth applies the environment to the flags not given and returns the

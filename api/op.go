@@ -115,27 +115,146 @@ type opOut struct {
 	path   string
 }
 
-// runJoin joins partition p of the two shuffles.
+// runJoin joins partition p of the two shuffles. The build side (the right
+// for inner, left and outer joins, the left for right joins) is read whole;
+// the lead side is joined batch by batch as it is read
+// (dfops.StreamJoin), so it is never in memory at once when the result goes
+// to a file. A result streamed back needs the input rows in its first
+// batch: the lead side's batches are then held (not concatenated) until
+// they are counted.
 func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut) error {
 	j, _ := op.Join.DFOps() // checked by DecodeOpTicket
 	schema, err := s.joinSchema(op.Shuffles, j)
 	if err != nil {
 		return err
 	}
-	ins, err := s.readInputs(ctx, op)
+	left, err := s.svc.Schema(op.Shuffles[0])
 	if err != nil {
 		return err
 	}
-	defer ins.release()
-	w, err := s.newSink(out.stream, op, out.path, schema, ins.stats)
+	right, err := s.svc.Schema(op.Shuffles[1])
 	if err != nil {
 		return err
 	}
-	if err := dfops.HashJoinBatches(s.mem, ins.recs[0], ins.recs[1], j, 0, w.write); err != nil {
-		w.abort()
+	lead := dfops.LeadSide(j.How)
+	build, remote, err := s.readWhole(ctx, op.Shuffles[1-lead], op.Partition)
+	if err != nil {
+		return err
+	}
+	defer build.Release()
+	st := flightproto.OpStats{Node: s.svc.Name(), InputRows: make([]int64, 2)}
+	st.InputRows[1-lead] = build.NumRows()
+	if remote {
+		st.Remote++
+	}
+	src := s.stream(op.Shuffles[lead], op.Partition, &st)
+	if op.Write == nil {
+		held, err := holdAll(ctx, src)
+		if err != nil {
+			return err
+		}
+		defer releaseRecords(held)
+		for _, rec := range held {
+			st.InputRows[lead] += rec.NumRows()
+		}
+		src = replay(held)
+	}
+	var sink opSink
+	var sj *dfops.StreamJoin
+	defer func() {
+		if sj != nil {
+			sj.Release()
+		}
+	}()
+	write := func(rec arrow.Record) error {
+		if sink == nil { // a stream's stats go first: its input rows are all counted by now
+			k, err := s.newSink(out.stream, op, out.path, schema, st)
+			if err != nil {
+				return err
+			}
+			sink = k
+		}
+		return sink.write(rec)
+	}
+	if sj, err = dfops.NewStreamJoin(s.mem, left, right, build, j, 0, write); err != nil {
 		return badData(err)
 	}
-	return w.close()
+	err = src(ctx, func(rec arrow.Record) error { return sj.Add(rec) })
+	if err == nil {
+		err = sj.Finish()
+	}
+	st.InputRows[lead] = sj.LeadRows()
+	return s.endJoin(out, op, schema, st, sink, err)
+}
+
+// endJoin ends a join's result: on err, drops it; else commits it (a
+// result without rows gets its sink now), with the final stats st for a
+// file.
+func (s *Server) endJoin(out opOut, op flightproto.OpTicket, schema *arrow.Schema, st flightproto.OpStats, sink opSink, err error) error {
+	if err != nil {
+		if sink != nil {
+			sink.abort()
+		}
+		return badData(err)
+	}
+	if sink == nil {
+		if sink, err = s.newSink(out.stream, op, out.path, schema, st); err != nil {
+			return err
+		}
+	}
+	if f, ok := sink.(*fileSink); ok {
+		f.st.InputRows, f.st.Remote = st.InputRows, st.Remote
+	}
+	return sink.close()
+}
+
+// source hands records to fn one at a time (fn does not keep them past
+// its call without Retain), in order.
+type source func(ctx context.Context, fn func(arrow.Record) error) error
+
+// stream is the source of partition p of shuffle id: this node's store
+// when it owns p, else the owner (counted in st.Remote).
+func (s *Server) stream(id string, p int, st *flightproto.OpStats) source {
+	return func(ctx context.Context, fn func(arrow.Record) error) error {
+		seen := false
+		err := s.svc.Get(ctx, id, p, func(rec arrow.Record) error {
+			defer rec.Release() // Get hands over its reference
+			seen = true
+			return fn(rec)
+		})
+		if errors.Is(err, service.ErrNotOwner) && !seen {
+			st.Remote++
+			err = s.fetch(ctx, id, p, fn)
+		}
+		return err
+	}
+}
+
+// holdAll returns every record of src, retained.
+func holdAll(ctx context.Context, src source) ([]arrow.Record, error) {
+	var recs []arrow.Record
+	err := src(ctx, func(rec arrow.Record) error {
+		rec.Retain()
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		releaseRecords(recs)
+		return nil, err
+	}
+	return recs, nil
+}
+
+// replay is the source of recs.
+func replay(recs []arrow.Record) source {
+	return func(_ context.Context, fn func(arrow.Record) error) error {
+		for _, rec := range recs {
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // joinSchema checks the join against both shuffles' schemas and returns

@@ -38,18 +38,57 @@ func BenchmarkHashJoin(b *testing.B) {
 			right := buildRecord(b, memory.DefaultAllocator, rng, nr, []testCol{{"k", arrow.PrimitiveTypes.Int64, rowID},
 				{"name", arrow.BinaryTypes.String, rowName}})
 			defer right.Release()
-			b.SetBytes(recordBytes(left, right))
-			b.ReportAllocs()
-			for b.Loop() {
-				out, err := HashJoin(nil, left, right, DefaultJoinSpec("k"))
-				if err != nil || out.NumRows() != nl {
-					b.Fatalf("%v rows, %v", out.NumRows(), err)
+			b.Run("whole", func(b *testing.B) {
+				b.SetBytes(recordBytes(left, right))
+				b.ReportAllocs()
+				for b.Loop() {
+					out, err := HashJoin(nil, left, right, DefaultJoinSpec("k"))
+					if err != nil || out.NumRows() != nl {
+						b.Fatalf("%v rows, %v", out.NumRows(), err)
+					}
+					out.Release()
 				}
-				out.Release()
-			}
-			b.ReportMetric(float64(nl)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(float64(nl)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+			b.Run("stream", func(b *testing.B) { benchStreamJoin(b, left, right, nl) })
 		})
 	}
+}
+
+// benchStreamJoin joins left, in records of 64Ki rows as a node reads a
+// partition, with right held whole (StreamJoin).
+func benchStreamJoin(b *testing.B, left, right arrow.Record, nl int64) {
+	var parts []arrow.Record
+	for off := int64(0); off < left.NumRows(); off += DefaultBatchRows {
+		parts = append(parts, left.NewSlice(off, min(off+DefaultBatchRows, left.NumRows())))
+	}
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	b.SetBytes(recordBytes(left, right))
+	b.ReportAllocs()
+	for b.Loop() {
+		var rows int64
+		sj, err := NewStreamJoin(nil, left.Schema(), right.Schema(), right, DefaultJoinSpec("k"), 0, func(rec arrow.Record) error {
+			rows += rec.NumRows()
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range parts {
+			if err := sj.Add(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := sj.Finish(); err != nil || rows != nl {
+			b.Fatalf("%d rows, %v", rows, err)
+		}
+		sj.Release()
+	}
+	b.ReportMetric(float64(nl)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
 // BenchmarkSortStable sorts 1M rows by an int64 and by a string column.

@@ -43,6 +43,12 @@
 // The hash table is built on the side with fewer rows and probed with the
 // other; the output order does not depend on which side that is.
 //
+// StreamJoin is the same join with the lead side (the left; the right for
+// Right) taken record by record: the other side's hash table is built once,
+// each lead record is joined as it comes, and the rows come out in the same
+// order as HashJoin's on the concatenated lead side. Only the build side is
+// ever whole in memory: the nodes join a partition this way as they read it.
+//
 // # Sort and divisions
 //
 // SortStable orders a record by one column, keeping the input order of

@@ -90,20 +90,29 @@ func (jn *join) prepare() error {
 	seed := maphash.MakeSeed()
 	var ks [2]*keys
 	for side := range 2 {
-		for k, col := range jn.lay.keyCols[side] {
-			c, err := castArray(jn.mem, jn.recs[side].Column(col), jn.lay.keyTypes[k])
-			if err != nil {
-				return fmt.Errorf("%s key %q: %w", sideName(side), jn.recs[side].ColumnName(col), err)
-			}
-			jn.keys[side] = append(jn.keys[side], c)
-		}
 		var err error
-		if ks[side], err = newKeys(jn.keys[side], int(jn.recs[side].NumRows()), seed); err != nil {
+		if jn.keys[side], ks[side], err = sideKeys(jn.mem, jn.lay, side, jn.recs[side], seed); err != nil {
 			return err
 		}
 	}
 	jn.p = matchHow(ks[0], ks[1], jn.lay.spec.How)
 	return nil
+}
+
+// sideKeys casts the key columns of rec, a record of side, to their common
+// types and returns them (the caller releases them, also on an error) with
+// their canonical form hashed with seed.
+func sideKeys(mem memory.Allocator, lay *layout, side int, rec arrow.Record, seed maphash.Seed) ([]arrow.Array, *keys, error) {
+	var cast []arrow.Array
+	for k, col := range lay.keyCols[side] {
+		c, err := castArray(mem, rec.Column(col), lay.keyTypes[k])
+		if err != nil {
+			return cast, nil, fmt.Errorf("%s key %q: %w", sideName(side), rec.ColumnName(col), err)
+		}
+		cast = append(cast, c)
+	}
+	ks, err := newKeys(cast, int(rec.NumRows()), seed)
+	return cast, ks, err
 }
 
 func sideName(side int) string {

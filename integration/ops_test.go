@@ -18,6 +18,7 @@ import (
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dfops"
 	"github.com/shufflenode/shufflenode/node"
+	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"google.golang.org/grpc/codes"
 )
@@ -115,7 +116,8 @@ type opsFixture struct {
 }
 
 func newOpsFixture(t *testing.T, ctx context.Context) *opsFixture {
-	f := &opsFixture{nodes: startCluster(t, 3, 64<<20),
+	// Batches of 16 rows: a join's lead side reaches it in many records.
+	f := &opsFixture{nodes: startClusterWith(t, 3, service.Config{MemoryLimit: 64 << 20, OutputBatchRows: 16}),
 		left:  kvTable{tasks: 4, rows: 300, keys: 150, nullEvery: 41, partitions: 8},
 		right: kvTable{tasks: 3, rows: 100, keys: 120, nullEvery: 29, base: 1_000_000, partitions: 8},
 		names: map[string]string{}}

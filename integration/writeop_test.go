@@ -56,26 +56,36 @@ func releaseRecords(recs []arrow.Record) {
 	}
 }
 
-// joinFiles has the owners join every partition into dir/part-P.parquet and
-// returns the rows of all files.
-func joinFiles(t *testing.T, ctx context.Context, res [2]*client.Result, parts int, dir string) []string {
+// joinFiles has the owners join every partition into dir/part-P.parquet
+// (how: inner unless given) and returns the rows of all files and the
+// input rows the nodes reported, summed per side.
+func joinFiles(t *testing.T, ctx context.Context, res [2]*client.Result, parts int, dir string, how ...dfops.How) ([]string, [2]int64) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	j := dfops.DefaultJoinSpec("key")
+	if len(how) > 0 {
+		j.How = how[0]
+	}
 	var got []string
+	var in [2]int64
 	for p := range parts {
 		path := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", p))
-		st, err := res[0].JoinFile(ctx, res[1], p, dfops.DefaultJoinSpec("key"), api.WriteSpec{Path: path})
+		st, err := res[0].JoinFile(ctx, res[1], p, j, api.WriteSpec{Path: path})
 		if err != nil {
 			t.Fatalf("partition %d: %v", p, err)
 		}
+		if len(st.InputRows) != 2 {
+			t.Fatalf("partition %d: stats %+v", p, st)
+		}
+		in[0], in[1] = in[0]+st.InputRows[0], in[1]+st.InputRows[1]
 		for _, rec := range readPart(t, path, st) {
 			got = append(got, joinRows(rec)...)
 		}
 	}
 	slices.Sort(got)
-	return got
+	return got, in
 }
 
 // TestWriteOps: the owners join and sort every partition into Parquet
@@ -86,7 +96,8 @@ func TestWriteOps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	root := t.TempDir()
-	nodes := startClusterWith(t, 3, service.Config{MemoryLimit: 64 << 20}, func(c *node.Config) {
+	// Batches of 16 rows: a join's lead side reaches it in many records.
+	nodes := startClusterWith(t, 3, service.Config{MemoryLimit: 64 << 20, OutputBatchRows: 16}, func(c *node.Config) {
 		c.APISecurity.OutputRoots = []string{root}
 	})
 	left := kvTable{tasks: 4, rows: 300, keys: 150, nullEvery: 41, partitions: 8}
@@ -95,8 +106,17 @@ func TestWriteOps(t *testing.T) {
 	res := [2]*client.Result{left.run(t, ctx, left.spec(t, "w-l", ""), addrs)}
 	res[1] = right.run(t, ctx, right.spec(t, "w-r", "w-l"), addrs)
 	want := refJoin(left.allRows(), right.allRows(), "inner")
-	if got := joinFiles(t, ctx, res, left.partitions, filepath.Join(root, "join")); !slices.Equal(got, want) {
+	if got, _ := joinFiles(t, ctx, res, left.partitions, filepath.Join(root, "join")); !slices.Equal(got, want) {
 		t.Fatalf("joined files hold %d rows, want %d", len(got), len(want))
+	}
+	for _, how := range []dfops.How{dfops.Left, dfops.Right, dfops.Outer} {
+		got, in := joinFiles(t, ctx, res, left.partitions, filepath.Join(root, "join-"+string(how)), how)
+		if want := refJoin(left.allRows(), right.allRows(), string(how)); !slices.Equal(got, want) {
+			t.Errorf("%s join: the files hold %d rows, want %d", how, len(got), len(want))
+		}
+		if want := [2]int64{int64(left.tasks * left.rows), int64(right.tasks * right.rows)}; in != want {
+			t.Errorf("%s join: the nodes reported %v input rows, want %v", how, in, want)
+		}
 	}
 	t.Run("sort", func(t *testing.T) {
 		for p := range left.partitions {
@@ -146,7 +166,7 @@ func TestWriteOps(t *testing.T) {
 	})
 	t.Run("after a node left", func(t *testing.T) {
 		leave(t, ctx, nodes, 2, "w-l")
-		if got := joinFiles(t, ctx, res, left.partitions, filepath.Join(root, "after")); !slices.Equal(got, want) {
+		if got, _ := joinFiles(t, ctx, res, left.partitions, filepath.Join(root, "after")); !slices.Equal(got, want) {
 			t.Fatalf("joined files hold %d rows after the loss, want %d", len(got), len(want))
 		}
 	})

@@ -208,13 +208,26 @@ func (k *keys) equal(i int32, o *keys, j int32) bool {
 }
 
 // hashTable is a hash table over the rows of one side with a non-missing key:
-// one slot per distinct key, holding its first row; next chains the rows of
-// one key in ascending order.
+// one slot per distinct key, holding its first row and its key's hash; next
+// chains the rows of one key in ascending order. A probe compares keys only
+// when the hashes are equal, so it reads one cache line of the table, and
+// for a key of one fixed-width column (exact) not even that: its hash is a
+// bijection of the key's word (fmix64 of the word xor a constant), so equal
+// hashes are equal keys and the rows' keys are never read. (A probe of a
+// table larger than the cache costs a miss per array it reads.)
 type hashTable struct {
 	k     *keys
 	mask  uint64
-	slots []int32 // row+1 of a key's first row; 0 is empty
+	exact bool
+	slots []slot
 	next  []int32 // next row of the same key, -1 at the end
+}
+
+// slot is one hash table entry: its key's hash and row+1 of the key's first
+// row (0: empty).
+type slot struct {
+	hash uint64
+	row  int32
 }
 
 // buildTable indexes every row of k with a non-missing key.
@@ -223,7 +236,8 @@ func buildTable(k *keys) *hashTable {
 	for size < 2*uint64(k.n) {
 		size <<= 1
 	}
-	t := &hashTable{k: k, mask: size - 1, slots: make([]int32, size), next: make([]int32, k.n)}
+	t := &hashTable{k: k, mask: size - 1, exact: len(k.cols) == 1 && k.cols[0].strs == nil,
+		slots: make([]slot, size), next: make([]int32, k.n)}
 	for r := int32(k.n) - 1; r >= 0; r-- { // backwards: chains end up ascending
 		if !k.missing[r] {
 			t.insert(r)
@@ -235,13 +249,14 @@ func buildTable(k *keys) *hashTable {
 func (t *hashTable) insert(r int32) {
 	h := t.k.hash[r]
 	for s := h & t.mask; ; s = (s + 1) & t.mask {
-		head := t.slots[s] - 1
+		sl := t.slots[s]
+		head := sl.row - 1
 		if head < 0 {
-			t.slots[s], t.next[r] = r+1, -1
+			t.slots[s], t.next[r] = slot{hash: h, row: r + 1}, -1
 			return
 		}
-		if t.k.hash[head] == h && t.k.equal(head, t.k, r) {
-			t.slots[s], t.next[r] = r+1, head
+		if sl.hash == h && (t.exact || t.k.equal(head, t.k, r)) {
+			t.slots[s].row, t.next[r] = r+1, head
 			return
 		}
 	}
@@ -254,11 +269,12 @@ func (t *hashTable) lookup(o *keys, j int32) int32 {
 	}
 	h := o.hash[j]
 	for s := h & t.mask; ; s = (s + 1) & t.mask {
-		head := t.slots[s] - 1
+		sl := t.slots[s]
+		head := sl.row - 1
 		if head < 0 {
 			return -1
 		}
-		if t.k.hash[head] == h && t.k.equal(head, o, j) {
+		if sl.hash == h && (t.exact || t.k.equal(head, o, j)) {
 			return head
 		}
 	}

@@ -223,11 +223,13 @@ type hashTable struct {
 	next  []int32 // next row of the same key, -1 at the end
 }
 
-// slot is one hash table entry: its key's hash and row+1 of the key's first
-// row (0: empty).
+// slot is one hash table entry: its key's hash, row+1 of the key's first
+// row (0: empty), and whether more rows have the key (only then does a probe
+// read next, another miss).
 type slot struct {
 	hash uint64
 	row  int32
+	more bool
 }
 
 // buildTable indexes every row of k with a non-missing key.
@@ -256,26 +258,37 @@ func (t *hashTable) insert(r int32) {
 			return
 		}
 		if sl.hash == h && (t.exact || t.k.equal(head, t.k, r)) {
-			t.slots[s].row, t.next[r] = r+1, head
+			t.slots[s] = slot{hash: h, row: r + 1, more: true}
+			t.next[r] = head
 			return
 		}
 	}
 }
 
-// lookup returns the first row of t whose key equals row j of o, or -1.
-func (t *hashTable) lookup(o *keys, j int32) int32 {
+// lookup returns the first row of t whose key equals row j of o, or -1,
+// and whether more rows have that key (see after).
+func (t *hashTable) lookup(o *keys, j int32) (int32, bool) {
 	if o.missing[j] {
-		return -1
+		return -1, false
 	}
 	h := o.hash[j]
 	for s := h & t.mask; ; s = (s + 1) & t.mask {
 		sl := t.slots[s]
 		head := sl.row - 1
 		if head < 0 {
-			return -1
+			return -1, false
 		}
 		if sl.hash == h && (t.exact || t.k.equal(head, o, j)) {
-			return head
+			return head, sl.more
 		}
 	}
+}
+
+// after returns the row after r with r's key (-1 at the end), where more is
+// what lookup said of the key.
+func (t *hashTable) after(r int32, more bool) int32 {
+	if !more {
+		return -1
+	}
+	return t.next[r]
 }

@@ -27,11 +27,11 @@ func probeA(a, b *keys, t *hashTable, keepA, keepB bool) pairs {
 	var p pairs
 	matchedB := make([]bool, b.n)
 	for i := range int32(a.n) {
-		r := t.lookup(a, i)
+		r, more := t.lookup(a, i)
 		if r < 0 && keepA {
 			p.add(i, -1)
 		}
-		for ; r >= 0; r = t.next[r] {
+		for ; r >= 0; r = t.after(r, more) {
 			p.add(i, r)
 			matchedB[r] = true
 		}
@@ -58,7 +58,7 @@ func probeB(a, b *keys, t *hashTable, keepA, keepB bool) pairs {
 	count := make([]int, a.n+1)
 	matchedB := make([]bool, b.n)
 	for j := range int32(b.n) {
-		heads[j] = t.lookup(b, j)
+		heads[j], _ = t.lookup(b, j) // next is -1 after a key's last row, whether or not it has more
 		matchedB[j] = heads[j] >= 0
 		for r := heads[j]; r >= 0; r = t.next[r] {
 			count[r+1]++

@@ -112,11 +112,11 @@ func (s *StreamJoin) probe(ks *keys) pairs {
 	t, keep, matched := s.table, s.keepLead, s.matched
 	p := pairs{a: make([]int32, 0, ks.n), b: make([]int32, 0, ks.n)} // about one pair a row, as for a key join
 	for i := range int32(ks.n) {
-		r := t.lookup(ks, i)
+		r, more := t.lookup(ks, i)
 		if r < 0 && keep {
 			p.add(i, -1)
 		}
-		for ; r >= 0; r = t.next[r] {
+		for ; r >= 0; r = t.after(r, more) {
 			p.add(i, r)
 			if matched != nil {
 				matched[r] = true

@@ -10,18 +10,30 @@ import (
 )
 
 // newMemberlistLogger returns a *log.Logger whose lines go to l at the
-// level memberlist wrote in the line's "[LEVEL]" prefix.
-func newMemberlistLogger(l *slog.Logger) *log.Logger {
-	return log.New(slogWriter{l: l.With("component", "memberlist")}, "", 0)
+// level memberlist wrote in the line's "[LEVEL]" prefix. Once closing
+// reports true (the node is shutting down), errors from writing to the
+// node's own closed sockets (a probe in flight when memberlist's Shutdown
+// closed its transport) go to Debug: they are the shutdown, not a fault.
+func newMemberlistLogger(l *slog.Logger, closing func() bool) *log.Logger {
+	return log.New(slogWriter{l: l.With("component", "memberlist"), closing: closing}, "", 0)
 }
 
 // slogWriter turns memberlist's "[LEVEL] memberlist: message" lines into
 // slog records.
-type slogWriter struct{ l *slog.Logger }
+type slogWriter struct {
+	l       *slog.Logger
+	closing func() bool
+}
+
+// closedConn is how Go reports an operation on a socket its owner closed.
+var closedConn = []byte("use of closed network connection")
 
 // Write logs one line; it never fails.
 func (w slogWriter) Write(p []byte) (int, error) {
 	msg, level := parseLevel(bytes.TrimSpace(p))
+	if level > slog.LevelDebug && w.closing != nil && bytes.Contains(msg, closedConn) && w.closing() {
+		level = slog.LevelDebug
+	}
 	if w.l.Enabled(context.Background(), level) {
 		w.l.Log(context.Background(), level, string(msg))
 	}

@@ -58,6 +58,7 @@ type Node struct {
 
 	lifeMu  sync.Mutex  // serialises Leave and Close around memberlist
 	leaving atomic.Bool // advertised in metadata once Leave starts
+	closing atomic.Bool // set as Close begins (its logger's cue)
 
 	mu      sync.Mutex
 	closed  bool
@@ -136,7 +137,7 @@ func (n *Node) startMemberlist(ctx context.Context) error {
 	}
 	mc.Delegate = (*metaDelegate)(n)
 	mc.Events = (*eventDelegate)(n)
-	mc.Logger = newMemberlistLogger(n.log)
+	mc.Logger = newMemberlistLogger(n.log, n.closing.Load)
 	n.self = Member{
 		Name: n.cfg.Name, PeerID: n.host.ID().String(),
 		Addrs: addrStrings(n.host.Addrs()), APIAddr: n.cfg.APIAddr,
@@ -234,6 +235,7 @@ func (n *Node) Close() error {
 func (n *Node) close() error {
 	n.lifeMu.Lock()
 	defer n.lifeMu.Unlock()
+	n.closing.Store(true)
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()

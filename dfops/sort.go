@@ -35,12 +35,130 @@ func SortStable(mem memory.Allocator, rec arrow.Record, column string) (arrow.Re
 	return takeRecord(mem, rec, order)
 }
 
+// SortStableBatches is SortStable of the concatenation of recs (records of
+// one schema, in order) without concatenating them: it sorts the key
+// column's values (the one column it copies), then gathers each batch of at
+// most batchRows output rows (DefaultBatchRows when 0) straight from the
+// records and hands it to fn, in order; fn must Retain what it keeps past
+// its call. So the rows are in memory once, in recs, rather than twice
+// (their concatenation, then the sorted copy). An error from fn stops the
+// sort and is returned; no rows make no call.
+func SortStableBatches(mem memory.Allocator, recs []arrow.Record, column string, batchRows int, fn func(arrow.Record) error) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	if batchRows <= 0 {
+		batchRows = DefaultBatchRows
+	}
+	schema := recs[0].Schema()
+	ci, err := columnIndex(schema, "record", column)
+	if err != nil {
+		return err
+	}
+	starts, err := recordStarts(recs, schema)
+	if err != nil {
+		return err
+	}
+	order, err := sortColumn(mem, recs, ci)
+	if err != nil {
+		return fmt.Errorf("column %q: %w", column, err)
+	}
+	cols := make([][]arrow.Array, schema.NumFields())
+	for c := range cols {
+		for _, r := range recs {
+			cols[c] = append(cols[c], r.Column(c))
+		}
+	}
+	src, rows := make([]int32, 0, batchRows), make([]int32, 0, batchRows)
+	for start := 0; start < len(order); start += batchRows {
+		src, rows = src[:0], rows[:0]
+		for _, g := range order[start:min(start+batchRows, len(order))] {
+			s := sourceOf(starts, g)
+			src, rows = append(src, s), append(rows, g-starts[s])
+		}
+		if err := takeBatch(mem, schema, cols, src, rows, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordStarts checks that recs share schema and fit one sort, and
+// returns each record's first row in their concatenation.
+func recordStarts(recs []arrow.Record, schema *arrow.Schema) ([]int32, error) {
+	starts, total := make([]int32, len(recs)), int64(0)
+	for i, r := range recs {
+		if !r.Schema().Equal(schema) {
+			return nil, fmt.Errorf("%w: record %d has schema %s, record 0 %s", ErrSpec, i, r.Schema(), schema)
+		}
+		if starts[i] = int32(total); total+r.NumRows() >= math.MaxInt32 {
+			return nil, fmt.Errorf("%w: more than %d rows to sort", ErrTooLarge, math.MaxInt32-1)
+		}
+		total += r.NumRows()
+	}
+	return starts, nil
+}
+
+// sourceOf returns the record that holds row g of the concatenation whose
+// records start at starts: the last one starting at or before g (a search
+// of a few cached entries, where a table of every row's record would cost a
+// cache miss per row of a large partition).
+func sourceOf(starts []int32, g int32) int32 {
+	lo, hi := 0, len(starts) // starts[lo] <= g < starts[hi] (hi: the end)
+	for hi-lo > 1 {
+		if m := int(uint(lo+hi) >> 1); starts[m] <= g {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return int32(lo)
+}
+
+// sortColumn returns SortStable's order of the rows of recs' column ci,
+// numbered across the records.
+func sortColumn(mem memory.Allocator, recs []arrow.Record, ci int) ([]int32, error) {
+	if len(recs) == 1 {
+		return SortIndices(recs[0].Column(ci))
+	}
+	arrs := make([]arrow.Array, len(recs))
+	for i, r := range recs {
+		arrs[i] = r.Column(ci)
+	}
+	keys, err := array.Concatenate(arrs, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer keys.Release()
+	return SortIndices(keys)
+}
+
+// takeBatch gathers rows[k] of source src[k] of every column of cols
+// (cols[c] holds column c of each source record) into a record for fn.
+func takeBatch(mem memory.Allocator, schema *arrow.Schema, cols [][]arrow.Array, src, rows []int32, fn func(arrow.Record) error) error {
+	out := make([]arrow.Array, 0, len(cols))
+	defer func() { releaseAll(out) }()
+	for c, srcs := range cols {
+		a, err := gather(mem, picker{srcs: srcs, a: rows, src: src})
+		if err != nil {
+			return fmt.Errorf("column %q: %w", schema.Field(c).Name, err)
+		}
+		out = append(out, a)
+	}
+	rec := array.NewRecord(schema, out, int64(len(rows)))
+	defer rec.Release()
+	return fn(rec)
+}
+
 // takeRecord gathers rows of rec into a new record.
 func takeRecord(mem memory.Allocator, rec arrow.Record, rows []int32) (arrow.Record, error) {
 	cols := make([]arrow.Array, 0, rec.NumCols())
 	defer func() { releaseAll(cols) }()
 	for i, c := range rec.Columns() {
-		out, err := gather(mem, picker{srcs: [2]arrow.Array{c}, a: rows})
+		out, err := gather(mem, picker{srcs: []arrow.Array{c}, a: rows})
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
 		}

@@ -238,15 +238,20 @@ func compareRows(t *testing.T, got, want [][]any) {
 	}
 }
 
+// firstCase builds records of nl and nr rows of joinCases[0] from seed;
+// the test's cleanup releases them.
+func firstCase(t *testing.T, mem memory.Allocator, seed uint64, nl, nr int) (left, right arrow.Record, spec JoinSpec) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	tc := joinCases[0]
+	left, right = buildRecord(t, mem, rng, nl, tc.left), buildRecord(t, mem, rng, nr, tc.right)
+	t.Cleanup(func() { left.Release(); right.Release() })
+	return left, right, tc.spec
+}
+
 func TestHashJoinBatches(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	rng := rand.New(rand.NewPCG(1, 2))
-	tc := joinCases[0]
-	left, right := buildRecord(t, mem, rng, 500, tc.left), buildRecord(t, mem, rng, 200, tc.right)
-	defer left.Release()
-	defer right.Release()
-	spec := tc.spec
+	t.Cleanup(func() { mem.AssertSize(t, 0) }) // after firstCase's release
+	left, right, spec := firstCase(t, mem, 1, 500, 200)
 	spec.How = Outer
 	whole, err := HashJoin(mem, left, right, spec)
 	if err != nil {

@@ -24,8 +24,19 @@ func match(a, b *keys, keepA, keepB bool) pairs {
 
 // probeA walks a in order through a table on b.
 func probeA(a, b *keys, t *hashTable, keepA, keepB bool) pairs {
-	var p pairs
 	matchedB := make([]bool, b.n)
+	p := probe(a, t, keepA, matchedB)
+	if keepB {
+		addUnmatchedB(&p, matchedB)
+	}
+	return p
+}
+
+// probe returns a's rows in order, each with its matches in t in t's row
+// order (one pair with -1 when it has none and keepA), as pairs (a row, t
+// row), and marks the matched rows of t in matched unless it is nil.
+func probe(a *keys, t *hashTable, keepA bool, matched []bool) pairs {
+	p := pairs{a: make([]int32, 0, a.n), b: make([]int32, 0, a.n)} // about one pair a row, as for a key join
 	for i := range int32(a.n) {
 		r, more := t.lookup(a, i)
 		if r < 0 && keepA {
@@ -33,11 +44,10 @@ func probeA(a, b *keys, t *hashTable, keepA, keepB bool) pairs {
 		}
 		for ; r >= 0; r = t.after(r, more) {
 			p.add(i, r)
-			matchedB[r] = true
+			if matched != nil {
+				matched[r] = true
+			}
 		}
-	}
-	if keepB {
-		addUnmatchedB(&p, matchedB)
 	}
 	return p
 }

@@ -102,28 +102,7 @@ func (s *StreamJoin) Add(rec arrow.Record) error {
 		return err
 	}
 	s.leadRows += rec.NumRows()
-	return s.emit(rec, cast, s.probe(ks))
-}
-
-// probe returns the lead rows of ks in order, each with its build matches
-// in build order (one pair with -1 when it has none and the join keeps lead
-// rows), as pairs of (lead row, build row).
-func (s *StreamJoin) probe(ks *keys) pairs {
-	t, keep, matched := s.table, s.keepLead, s.matched
-	p := pairs{a: make([]int32, 0, ks.n), b: make([]int32, 0, ks.n)} // about one pair a row, as for a key join
-	for i := range int32(ks.n) {
-		r, more := t.lookup(ks, i)
-		if r < 0 && keep {
-			p.add(i, -1)
-		}
-		for ; r >= 0; r = t.after(r, more) {
-			p.add(i, r)
-			if matched != nil {
-				matched[r] = true
-			}
-		}
-	}
-	return p
+	return s.emit(rec, cast, probe(ks, s.table, s.keepLead, s.matched))
 }
 
 // Finish emits what the join owes once every lead record was added: for

@@ -86,13 +86,8 @@ func cutRecord(rng *rand.Rand, rec arrow.Record) []arrow.Record {
 // nothing leaks.
 func TestStreamJoinErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	rng := rand.New(rand.NewPCG(7, 8))
-	tc := joinCases[0]
-	left, right := buildRecord(t, mem, rng, 100, tc.left), buildRecord(t, mem, rng, 100, tc.right)
-	defer left.Release()
-	defer right.Release()
-	spec := tc.spec
+	t.Cleanup(func() { mem.AssertSize(t, 0) }) // after firstCase's release
+	left, right, spec := firstCase(t, mem, 7, 100, 100)
 	if _, err := NewStreamJoin(mem, left.Schema(), right.Schema(), left, spec, 0, nil); !errors.Is(err, ErrSpec) {
 		t.Errorf("the left record as the build side of an inner join: got %v, want ErrSpec", err)
 	}

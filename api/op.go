@@ -275,9 +275,7 @@ func (s *Server) joinSchema(ids []string, j dfops.JoinSpec) (*arrow.Schema, erro
 	return out, nil
 }
 
-// runSort sorts partition p of the shuffle by the column. It holds the
-// partition's batches as read (not concatenated) and gathers each sorted
-// batch from them (dfops.SortStableBatches), so the rows are in memory once.
+// runSort sorts partition p of the shuffle by the column.
 func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut) error {
 	schema, err := s.svc.Schema(op.Shuffles[0])
 	if err != nil {
@@ -286,22 +284,25 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 	if n := len(schema.FieldIndices(op.Column)); n != 1 {
 		return fmt.Errorf("%w: sort column %q: the shuffle has %d columns of that name", service.ErrBadInput, op.Column, n)
 	}
-	st := flightproto.OpStats{Node: s.svc.Name(), InputRows: []int64{0}}
-	held, err := holdAll(ctx, s.stream(op.Shuffles[0], op.Partition, &st))
+	ins, err := s.readInputs(ctx, op)
 	if err != nil {
 		return err
 	}
-	defer releaseRecords(held)
-	for _, rec := range held {
-		st.InputRows[0] += rec.NumRows()
-	}
-	w, err := s.newSink(out.stream, op, out.path, schema, st)
+	sorted, err := dfops.SortStable(s.mem, ins.recs[0], op.Column)
+	ins.release()
 	if err != nil {
-		return err
-	}
-	if err := dfops.SortStableBatches(s.mem, held, op.Column, 0, w.write); err != nil {
-		w.abort()
 		return badData(err)
+	}
+	defer sorted.Release()
+	w, err := s.newSink(out.stream, op, out.path, schema, ins.stats)
+	if err != nil {
+		return err
+	}
+	for off := int64(0); off < sorted.NumRows(); off += dfops.DefaultBatchRows {
+		if err := w.writeSlice(sorted, off, min(off+dfops.DefaultBatchRows, sorted.NumRows())); err != nil {
+			w.abort()
+			return err
+		}
 	}
 	return w.close()
 }
@@ -348,6 +349,37 @@ func badData(err error) error {
 		}
 	}
 	return err
+}
+
+// opInputs are an op's input partitions, each whole in one record.
+type opInputs struct {
+	recs  []arrow.Record
+	stats flightproto.OpStats
+}
+
+func (in *opInputs) release() {
+	for _, r := range in.recs {
+		r.Release()
+	}
+	in.recs = nil
+}
+
+// readInputs reads partition op.Partition of every shuffle of op.
+func (s *Server) readInputs(ctx context.Context, op flightproto.OpTicket) (*opInputs, error) {
+	in := &opInputs{stats: flightproto.OpStats{Node: s.svc.Name()}}
+	for _, id := range op.Shuffles {
+		rec, remote, err := s.readWhole(ctx, id, op.Partition)
+		if err != nil {
+			in.release()
+			return nil, err
+		}
+		in.recs = append(in.recs, rec)
+		in.stats.InputRows = append(in.stats.InputRows, rec.NumRows())
+		if remote {
+			in.stats.Remote++
+		}
+	}
+	return in, nil
 }
 
 // readWhole reads partition p of shuffle id into one record: from this

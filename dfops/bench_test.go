@@ -98,15 +98,6 @@ func BenchmarkSortStable(b *testing.B) {
 	rec := buildRecord(b, memory.DefaultAllocator, rng, n, []testCol{{"i", arrow.PrimitiveTypes.Int64, withNulls(func(rng *rand.Rand, _ int) any { return rng.IntN(n) })},
 		{"s", arrow.BinaryTypes.String, func(rng *rand.Rand, _ int) any { return fmt.Sprint(rng.IntN(n)) }}})
 	defer rec.Release()
-	var parts []arrow.Record // as a node reads a partition: records of 64Ki rows
-	for off := int64(0); off < n; off += DefaultBatchRows {
-		parts = append(parts, rec.NewSlice(off, min(off+DefaultBatchRows, n)))
-	}
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
 	for _, col := range []string{"i", "s"} {
 		b.Run(col, func(b *testing.B) {
 			b.SetBytes(recordBytes(rec))
@@ -117,16 +108,6 @@ func BenchmarkSortStable(b *testing.B) {
 					b.Fatal(err)
 				}
 				out.Release()
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		})
-		b.Run(col+"/batches", func(b *testing.B) {
-			b.SetBytes(recordBytes(rec))
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := SortStableBatches(nil, parts, col, 0, func(arrow.Record) error { return nil }); err != nil {
-					b.Fatal(err)
-				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})

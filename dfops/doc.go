@@ -52,10 +52,7 @@
 // # Sort and divisions
 //
 // SortStable orders a record by one column, keeping the input order of
-// equal keys; nulls and float NaNs go last, in input order.
-// SortStableBatches does the same for rows that arrive as several records,
-// without concatenating them: it copies the key column only, and gathers
-// each output batch from the records. Integer, date,
+// equal keys; nulls and float NaNs go last, in input order. Integer, date,
 // timestamp, bool and float keys are radix sorted as order-preserving
 // 64-bit words (only the digits in which the keys differ), strings and
 // short columns by comparison. Quantiles picks

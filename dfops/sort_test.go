@@ -97,33 +97,6 @@ func checkSorted(t *testing.T, mem memory.Allocator, rec arrow.Record) {
 	}
 	defer got.Release()
 	compareRows(t, rowsOf(got), want)
-	checkSortedBatches(t, mem, rec, want)
-}
-
-// checkSortedBatches sorts rec cut into records of random sizes (empty ones
-// too) with SortStableBatches and compares the rows with want.
-func checkSortedBatches(t *testing.T, mem memory.Allocator, rec arrow.Record, want [][]any) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(rec.NumRows()), 9))
-	parts := cutRecord(rng, rec)
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
-	batch := 1 + rng.IntN(100)
-	var got [][]any
-	err := SortStableBatches(mem, parts, "k", batch, func(b arrow.Record) error {
-		if b.NumRows() == 0 || b.NumRows() > int64(batch) {
-			t.Errorf("a batch of %d rows (at most %d)", b.NumRows(), batch)
-		}
-		got = append(got, rowsOf(b)...)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	compareRows(t, got, want)
 }
 
 func TestSortStableErrors(t *testing.T) {

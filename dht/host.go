@@ -55,7 +55,13 @@ func newHost(cfg Config, key crypto.PrivKey, g *gate) (host.Host, error) {
 	opts := []libp2p.Option{
 		libp2p.Identity(key),
 		libp2p.ListenAddrStrings(cfg.ListenAddrs...),
-		libp2p.Transport(tcp.NewTCPTransport),
+		// No SO_REUSEPORT: dialling from the listen port lets two nodes that
+		// redial each other at once (after a dropped connection) meet in one
+		// TCP simultaneous open, where both sides play the TLS client and
+		// both dials fail ("received unexpected handshake message of type
+		// *tls.clientHelloMsg"). Ephemeral source ports cannot collide; a
+		// cluster needs no NAT hole punching, which is what reuse is for.
+		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
 		libp2p.Security(libp2ptls.ID, newCoalescingTLS),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ResourceManager(rm),

@@ -124,15 +124,7 @@ type opOut struct {
 // they are counted.
 func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut) error {
 	j, _ := op.Join.DFOps() // checked by DecodeOpTicket
-	schema, err := s.joinSchema(op.Shuffles, j)
-	if err != nil {
-		return err
-	}
-	left, err := s.svc.Schema(op.Shuffles[0])
-	if err != nil {
-		return err
-	}
-	right, err := s.svc.Schema(op.Shuffles[1])
+	left, right, schema, err := s.joinSchema(op.Shuffles, j)
 	if err != nil {
 		return err
 	}
@@ -258,21 +250,18 @@ func replay(recs []arrow.Record) source {
 }
 
 // joinSchema checks the join against both shuffles' schemas and returns
-// its output schema.
-func (s *Server) joinSchema(ids []string, j dfops.JoinSpec) (*arrow.Schema, error) {
-	left, err := s.svc.Schema(ids[0])
-	if err != nil {
-		return nil, err
+// them and the join's output schema.
+func (s *Server) joinSchema(ids []string, j dfops.JoinSpec) (left, right, out *arrow.Schema, err error) {
+	if left, err = s.svc.Schema(ids[0]); err != nil {
+		return nil, nil, nil, err
 	}
-	right, err := s.svc.Schema(ids[1])
-	if err != nil {
-		return nil, err
+	if right, err = s.svc.Schema(ids[1]); err != nil {
+		return nil, nil, nil, err
 	}
-	out, err := dfops.JoinSchema(left, right, j)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", service.ErrBadInput, err)
+	if out, err = dfops.JoinSchema(left, right, j); err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %w", service.ErrBadInput, err)
 	}
-	return out, nil
+	return left, right, out, nil
 }
 
 // runSort sorts partition p of the shuffle by the column.

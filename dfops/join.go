@@ -42,6 +42,12 @@ func HashJoinBatches(mem memory.Allocator, left, right arrow.Record, j JoinSpec,
 		return err
 	}
 	defer jn.release()
+	return jn.emit(batchRows, fn)
+}
+
+// emit hands the join's rows to fn in records of at most batchRows rows,
+// in order, releasing each after the call.
+func (jn *join) emit(batchRows int, fn func(arrow.Record) error) error {
 	for start := 0; start < len(jn.p.a); start += batchRows {
 		rec, err := jn.batch(start, min(start+batchRows, len(jn.p.a)))
 		if err != nil {

@@ -24,11 +24,12 @@ func match(a, b *keys, keepA, keepB bool) pairs {
 
 // probeA walks a in order through a table on b.
 func probeA(a, b *keys, t *hashTable, keepA, keepB bool) pairs {
+	if !keepB {
+		return probe(a, t, keepA, nil)
+	}
 	matchedB := make([]bool, b.n)
 	p := probe(a, t, keepA, matchedB)
-	if keepB {
-		addUnmatchedB(&p, matchedB)
-	}
+	addUnmatchedB(&p, matchedB)
 	return p
 }
 

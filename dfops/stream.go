@@ -118,7 +118,14 @@ func (s *StreamJoin) Finish() error {
 	}
 	b := array.NewRecordBuilder(s.mem, s.leadSch)
 	defer b.Release()
-	return s.emitWith(b.NewRecord(), p) // no lead rows: a placeholder of their types
+	empty := b.NewRecord() // no lead rows: a placeholder of their types
+	defer empty.Release()
+	cast, _, err := sideKeys(s.mem, s.lay, s.lead, empty, s.seed)
+	defer releaseAll(cast)
+	if err != nil {
+		return err
+	}
+	return s.emit(empty, cast, p)
 }
 
 // LeadRows is the number of lead rows added so far.
@@ -137,30 +144,7 @@ func (s *StreamJoin) Release() {
 // emit hands the rows of p (lead rows of rec, whose cast keys are cast, and
 // build rows) to fn in batches.
 func (s *StreamJoin) emit(rec arrow.Record, cast []arrow.Array, p pairs) error {
-	jn := s.view(rec, cast, p)
-	for start := 0; start < len(p.a); start += s.batchRows {
-		out, err := jn.batch(start, min(start+s.batchRows, len(p.a)))
-		if err != nil {
-			return err
-		}
-		err = s.fn(out)
-		out.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// emitWith is emit for a lead placeholder whose keys still need a cast.
-func (s *StreamJoin) emitWith(rec arrow.Record, p pairs) error {
-	defer rec.Release()
-	cast, _, err := sideKeys(s.mem, s.lay, s.lead, rec, s.seed)
-	defer releaseAll(cast)
-	if err != nil {
-		return err
-	}
-	return s.emit(rec, cast, p)
+	return s.view(rec, cast, p).emit(s.batchRows, s.fn)
 }
 
 // view is the join of the lead record rec with the build side through the

@@ -181,6 +181,25 @@ func (rc *Receiver) readable(sh *Shuffle, p int) error {
 	return nil
 }
 
+// PartitionBytes estimates the memory a read of output partition p of sh
+// hands out: the sizes of its stored pieces and the buffers of its
+// accumulated rows (their capacity), attempts that a read skips included.
+// owned is false, and n 0, when this node does not own p.
+func (rc *Receiver) PartitionBytes(sh *Shuffle, p int) (n int64, owned bool) {
+	if p < 0 || p >= sh.Spec.Partitions || !sh.Route().Owned.Has(p) {
+		return 0, false
+	}
+	n = rc.cfg.Store.PartitionBytes(sh.ID(), uint32(p))
+	if a := sh.accumulated(uint32(p)); a != nil {
+		a.mu.Lock()
+		for _, c := range a.chunks {
+			n += c.Bytes()
+		}
+		a.mu.Unlock()
+	}
+	return n, true
+}
+
 func releaseAll(recs []arrow.Record) {
 	for _, r := range recs {
 		r.Release()

@@ -25,6 +25,7 @@ type partIndex struct {
 	onDisk int      // pieces spilled to disk
 	pins   int      // running scans; pinned pieces are not spilled
 	keys   keySet   // every key put, in memory or on disk: duplicate detection
+	bytes  int64    // the sizes of the pieces put and not removed, in memory or on disk
 }
 
 // shuffleState is the store's view of one shuffle.
@@ -59,6 +60,7 @@ func (pi *partIndex) add(p *piece) {
 	}
 	pi.mem = append(pi.mem, p)
 	pi.live++
+	pi.bytes += p.size
 }
 
 // remove takes p (a piece still in memory) and its key out of the partition.
@@ -67,6 +69,7 @@ func (pi *partIndex) remove(p *piece) {
 	if i := slices.Index(pi.mem, p); i >= 0 {
 		pi.mem = slices.Delete(pi.mem, i, i+1)
 		pi.live--
+		pi.bytes -= p.size
 	}
 }
 

@@ -217,6 +217,19 @@ func (s *Store) Partitions(shuffle string) []uint32 {
 	return ps
 }
 
+// PartitionBytes returns the bytes of the pieces of (shuffle, partition),
+// in memory or spilled, as they were put (their sizes in memory): about
+// what reading the partition back takes. An unknown shuffle or partition
+// has none.
+func (s *Store) PartitionBytes(shuffle string, partition uint32) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sh := s.shuffles[shuffle]; sh != nil && sh.parts[partition] != nil {
+		return sh.parts[partition].bytes
+	}
+	return 0
+}
+
 // DropShuffle frees the memory values (Release) and disk data (badger DropPrefix) of shuffle.
 // Other shuffles are unaffected. Values of partitions being scanned are released when their
 // scan ends. A later Put with the same ID starts a new, empty shuffle; after a DropShuffle

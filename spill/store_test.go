@@ -52,10 +52,15 @@ func checkScans(t *testing.T, s *Store, want map[string]map[uint32][]got) (onDis
 			if err := sameData(g, w); err != nil {
 				t.Errorf("shuffle %q partition %d: %v", sh, p, err)
 			}
+			var bytes int64
 			for _, x := range g {
 				if x.OnDisk {
 					onDisk++
 				}
+				bytes += int64(len(x.Data))
+			}
+			if n := s.PartitionBytes(sh, p); n != bytes {
+				t.Errorf("PartitionBytes(%q, %d) = %d, want the %d bytes its pieces hold", sh, p, n, bytes)
 			}
 			ids = append(ids, p)
 		}
@@ -63,8 +68,8 @@ func checkScans(t *testing.T, s *Store, want map[string]map[uint32][]got) (onDis
 		if ps := s.Partitions(sh); !slices.Equal(ps, ids) {
 			t.Errorf("Partitions(%q) = %v, want %v", sh, ps, ids)
 		}
-		if g := scanAll(t, s, sh, 99); len(g) != 0 {
-			t.Errorf("empty partition 99 of %q returned %d pieces", sh, len(g))
+		if g := scanAll(t, s, sh, 99); len(g) != 0 || s.PartitionBytes(sh, 99) != 0 {
+			t.Errorf("empty partition 99 of %q returned %d pieces, PartitionBytes %d", sh, len(g), s.PartitionBytes(sh, 99))
 		}
 	}
 	return onDisk

@@ -45,6 +45,9 @@ var metricHelp = map[string]string{
 	"offheap_mapped_bytes":            "Bytes mapped outside the Go heap for accumulated output partitions and chunks (process-wide, pooled bytes included; falls after a closed shuffle's next garbage collection, or once its pooled regions idle out).",
 	"offheap_pooled_bytes":            "Bytes of freed shuffles' arenas this node keeps mapped for the next shuffles (--keep-regions).",
 	"service_takeovers_total":         "Shuffles this node took over as the successor of a lost coordinator.",
+	"service_op_memory_bytes":         "Memory the running node-side ops (joins, sorts) reserved.",
+	"service_op_memory_limit_bytes":   "Budget for node-side ops' memory (--op-memory).",
+	"service_ops_waiting":             "Node-side ops waiting for memory.",
 	"service_last_takeover_seconds":   "Seconds the last takeover took, from its start to the barrier rebuilt (0 if none).",
 	"dht_members":                     "Live cluster members seen by this node.",
 	"dht_routing_table_peers":         "Peers in the kad-dht routing table.",
@@ -126,7 +129,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		"spill_memory_pieces": float64(st.Store.MemoryPieces), "spill_memory_limit_bytes": float64(st.Store.MemoryLimit),
 		"spill_disk_live_bytes": float64(st.Store.DiskBytesLive), "service_shuffles": float64(st.Shuffles),
 		"offheap_mapped_bytes": float64(offheap.Live()), "offheap_pooled_bytes": float64(st.PooledBytes),
-		"service_last_takeover_seconds": st.LastTakeoverTook.Seconds(),
+		"service_last_takeover_seconds": st.LastTakeoverTook.Seconds(), "service_op_memory_bytes": float64(st.OpMemory),
+		"service_op_memory_limit_bytes": float64(st.OpMemoryLimit), "service_ops_waiting": float64(st.OpsWaiting),
 	} {
 		c.gauge(ch, name, v)
 	}

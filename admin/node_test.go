@@ -74,6 +74,8 @@ func TestAdminOnNode(t *testing.T) {
 		`shufflenode_dht_busy_total{` + node + `} 0`,
 		`shufflenode_service_takeovers_total{` + node + `} 0`,
 		`shufflenode_service_last_takeover_seconds{` + node + `} 0`,
+		`shufflenode_service_ops_waiting{` + node + `} 0`,
+		`shufflenode_service_op_memory_limit_bytes{` + node + `} `,
 		`shufflenode_barrier_shuffle_replayed_tasks{` + node + `,shuffle="pg-1"} 0`,
 		`shufflenode_barrier_shuffle_seal_seconds{` + node + `,shuffle="pg-1"} 0`,
 		`shufflenode_dht_peer_requests_sent_total{` + node + `,peer="<b>n\"0&"} `,

@@ -18,6 +18,12 @@ type Config struct {
 	// bookkeeping each. MemoryOverhead estimates what the node needs on
 	// top. Default 1 GiB.
 	MemoryLimit int64
+	// OpMemory is the node's budget for node-side ops (joins and sorts of
+	// output partitions, ReserveOp), on top of MemoryLimit: an op reserves
+	// about twice the bytes of its input partitions before it reads them,
+	// and waits while the ops running hold the budget. Default half of
+	// MemoryLimit.
+	OpMemory int64
 	// SpillDir is where the spill store keeps badger files. Empty means
 	// memory only: over budget, receiving fails.
 	SpillDir string
@@ -90,6 +96,7 @@ func (c Config) withDefaults() Config {
 	if c.MemoryLimit == 0 {
 		c.MemoryLimit = d.MemoryLimit
 	}
+	c.OpMemory = cmp.Or(c.OpMemory, max(c.MemoryLimit/2, 1))
 	if c.BufferBytes == 0 {
 		c.BufferBytes = d.BufferBytes
 	}
@@ -125,6 +132,9 @@ func (c Config) sendBudget() int64 { return c.MemoryLimit / 4 }
 // storeBudget is the part of MemoryLimit that goes to the spill store's memory.
 func (c Config) storeBudget() int64 { return c.MemoryLimit - c.sendBudget() }
 
+// OpBudget is the node-side ops' memory budget, OpMemory with its default.
+func (c Config) OpBudget() int64 { return c.withDefaults().OpMemory }
+
 // MemoryOverhead estimates the Go heap the service needs beyond MemoryLimit, at most: the
 // spill store's overhead (badger's memtables and caches, scaled to the store's budget, and a
 // spill batch being written; spill.Config.Overhead) and the shard messages being received
@@ -150,7 +160,7 @@ func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.sendBudget(
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {
-	if c.MemoryLimit < 0 || c.BufferBytes < 0 || c.MaxInFlight < 0 || c.OutputBatchRows < 0 {
+	if c.MemoryLimit < 0 || c.OpMemory < 0 || c.BufferBytes < 0 || c.MaxInFlight < 0 || c.OutputBatchRows < 0 {
 		return errors.New("service: negative size in config")
 	}
 	if c.MaxShuffles < 0 || c.MaxTasks < 0 || c.MaxPartitions < 0 {

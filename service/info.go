@@ -94,6 +94,10 @@ type Stats struct {
 	// PooledBytes is the arena memory of freed shuffles kept mapped for the
 	// next ones (Config.KeepRegions).
 	PooledBytes int64
+	// OpMemory is what the running node-side ops reserved (ReserveOp) of
+	// OpMemoryLimit, and OpsWaiting how many ops wait for room.
+	OpMemory, OpMemoryLimit int64
+	OpsWaiting              int
 }
 
 // Stats returns a snapshot of the node's counters.
@@ -101,7 +105,8 @@ func (s *Service) Stats() Stats {
 	s.mu.RLock()
 	n := len(s.shuffles)
 	s.mu.RUnlock()
-	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes()}
+	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes(),
+		OpMemory: s.ops.Used(), OpMemoryLimit: s.ops.Size(), OpsWaiting: s.ops.Waiting()}
 	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.takeovers.snapshot()
 	return st
 }

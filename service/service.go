@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/member"
@@ -48,6 +49,7 @@ type Service struct {
 	store *spill.Store
 	split *splitter.Splitter
 	recv  *receiver.Receiver
+	ops   *budget.Budget // node-side ops' memory (Config.OpMemory)
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (nil when Config.KeepRegions is negative).
 	regions    *offheap.Pool
@@ -76,7 +78,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, shuffles: make(map[string]*entry), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: budget.New(cfg.OpMemory), shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {

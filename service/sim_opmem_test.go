@@ -1,0 +1,106 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/shufflenode/shufflenode/service"
+	"github.com/shufflenode/shufflenode/simnet"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// TestSimReserveOp: an op on a partition reserves twice the bytes the
+// partition's owner holds for it, at least what a read hands out; on a
+// node that does not hold it, nothing until it reads it. While the ops
+// running hold the budget, the next waits until one releases, and a wait
+// whose context ends fails with the bytes it wanted, reserving nothing.
+func TestSimReserveOp(t *testing.T) {
+	t.Parallel()
+	f := newFrame("opmem", 8, 5, 4_000, 2)
+	c := startSim(t, 2, service.Config{OpMemory: 1 << 30}, simnet.Config{})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	tasks := make([]uint64, f.tasks)
+	for i := range tasks {
+		tasks[i] = uint64(i)
+	}
+	c.settle(ctx, f.spec(), f.input(), tasks)
+	locs, err := c.svcs[0].Locations(f.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := 0
+	owner := c.svcs[c.index[locs[p].Node]]
+	other := c.svcs[1-c.index[locs[p].Node]]
+	var read int64
+	err = owner.Get(ctx, f.id, p, func(rec arrow.Record) error {
+		defer rec.Release()
+		read += table.RecordBytes(rec)
+		return nil
+	})
+	if err != nil || read == 0 {
+		t.Fatalf("read partition %d: %d bytes, %v", p, read, err)
+	}
+
+	m, err := owner.ReserveOp(ctx, []string{f.id}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Bytes() < 2*read || owner.Stats().OpMemory != m.Bytes() {
+		t.Fatalf("reserved %d bytes (stats %d) for a partition read as %d bytes, want at least twice that",
+			m.Bytes(), owner.Stats().OpMemory, read)
+	}
+	elsewhere, err := other.ReserveOp(ctx, []string{f.id}, p)
+	if err != nil || elsewhere.Bytes() != 0 {
+		t.Fatalf("op on a partition held elsewhere reserved %d bytes, %v; want 0 until read", elsewhere.Bytes(), err)
+	}
+	elsewhere.Release()
+
+	m.Read(1 << 30) // a partition read from elsewhere overdraws the budget
+	done := make(chan error, 1)
+	go func() {
+		next, err := owner.ReserveOp(ctx, []string{f.id}, p)
+		if err == nil {
+			next.Release()
+		}
+		done <- err
+	}()
+	waitFor(t, "an op waiting for memory", func() bool { return owner.Stats().OpsWaiting == 1 })
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := owner.ReserveOp(cctx, []string{f.id}, p); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "op memory") {
+		t.Fatalf("canceled wait: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("op got memory (%v) while the budget was overdrawn", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	m.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := owner.Stats(); st.OpMemory != 0 || st.OpsWaiting != 0 || st.OpMemoryLimit != 1<<30 {
+		t.Fatalf("after every op: %d bytes reserved, %d waiting, limit %d", st.OpMemory, st.OpsWaiting, st.OpMemoryLimit)
+	}
+	if _, err := owner.ReserveOp(ctx, []string{"nope"}, p); !errors.Is(err, service.ErrUnknownShuffle) {
+		t.Fatalf("op on an unknown shuffle: %v", err)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}

@@ -9,7 +9,10 @@ package api
 // dfops.DefaultBatchRows rows. The first batch carries OpStats as app
 // metadata. What one op holds in memory: its input partitions (one copy,
 // concatenated), the join's matched row numbers (8 bytes per output row) or
-// the sorted copy, and one output batch in flight.
+// the sorted copy, and one output batch in flight. Before it reads, a join
+// or a sort reserves about twice its inputs' bytes from the node's op
+// budget (service.ReserveOp, serve --op-memory) and waits its turn while
+// the running ops hold it.
 
 import (
 	"bytes"
@@ -128,6 +131,11 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 	if err != nil {
 		return err
 	}
+	mem, err := s.svc.ReserveOp(ctx, op.Shuffles, op.Partition)
+	if err != nil {
+		return err
+	}
+	defer mem.Release()
 	lead := dfops.LeadSide(j.How)
 	build, remote, err := s.readWhole(ctx, op.Shuffles[1-lead], op.Partition)
 	if err != nil {
@@ -138,16 +146,23 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 	st.InputRows[1-lead] = build.NumRows()
 	if remote {
 		st.Remote++
+		mem.Read(table.RecordBytes(build))
 	}
 	src := s.stream(op.Shuffles[lead], op.Partition, &st)
 	if op.Write == nil {
+		remote := st.Remote
 		held, err := holdAll(ctx, src)
 		if err != nil {
 			return err
 		}
 		defer releaseRecords(held)
+		var bytes int64
 		for _, rec := range held {
 			st.InputRows[lead] += rec.NumRows()
+			bytes += table.RecordBytes(rec)
+		}
+		if st.Remote > remote { // held records from another node count now
+			mem.Read(bytes)
 		}
 		src = replay(held)
 	}
@@ -273,9 +288,17 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 	if n := len(schema.FieldIndices(op.Column)); n != 1 {
 		return fmt.Errorf("%w: sort column %q: the shuffle has %d columns of that name", service.ErrBadInput, op.Column, n)
 	}
+	mem, err := s.svc.ReserveOp(ctx, op.Shuffles, op.Partition)
+	if err != nil {
+		return err
+	}
+	defer mem.Release()
 	ins, err := s.readInputs(ctx, op)
 	if err != nil {
 		return err
+	}
+	if ins.stats.Remote > 0 {
+		mem.Read(table.RecordBytes(ins.recs[0]))
 	}
 	sorted, err := dfops.SortStable(s.mem, ins.recs[0], op.Column)
 	ins.release()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +118,11 @@ type opsFixture struct {
 
 func newOpsFixture(t *testing.T, ctx context.Context) *opsFixture {
 	// Batches of 16 rows: a join's lead side reaches it in many records.
-	f := &opsFixture{nodes: startClusterWith(t, 3, service.Config{MemoryLimit: 64 << 20, OutputBatchRows: 16}),
+	return newOpsFixtureWith(t, ctx, service.Config{MemoryLimit: 64 << 20, OutputBatchRows: 16})
+}
+
+func newOpsFixtureWith(t *testing.T, ctx context.Context, cfg service.Config) *opsFixture {
+	f := &opsFixture{nodes: startClusterWith(t, 3, cfg),
 		left:  kvTable{tasks: 4, rows: 300, keys: 150, nullEvery: 41, partitions: 8},
 		right: kvTable{tasks: 3, rows: 100, keys: 120, nullEvery: 29, base: 1_000_000, partitions: 8},
 		names: map[string]string{}}
@@ -230,6 +235,63 @@ func TestSortOp(t *testing.T) {
 			if !slices.EqualFunc(got, want, func(a, b kv) bool { return cell(a.key) == cell(b.key) && a.val == b.val }) {
 				t.Errorf("partition %d on %s: sorted rows differ from a stable sort", p, addr)
 			}
+		}
+	}
+}
+
+// TestOpsWaitForMemory: with a node-side op budget of one byte, every op
+// takes the whole budget, so ops sent to one node at once run one at a
+// time. All of them (joins that read both inputs from other nodes, and
+// sorts) still give every row, and each gives its memory back: no node
+// holds any once they are done.
+func TestOpsWaitForMemory(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := newOpsFixtureWith(t, ctx, service.Config{MemoryLimit: 64 << 20, OutputBatchRows: 16, OpMemory: 1})
+	addr := f.notOwner(0)
+	var mu sync.Mutex
+	var joined []string
+	sorted := 0
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*f.left.partitions)
+	for p := range f.left.partitions {
+		wg.Go(func() {
+			_, err := f.c.Join(ctx, addr, "ops-l", "ops-r", p, dfops.DefaultJoinSpec("key"), func(rec arrow.Record) error {
+				mu.Lock()
+				defer mu.Unlock()
+				joined = append(joined, joinRows(rec)...)
+				return nil
+			})
+			errs <- err
+		})
+		wg.Go(func() {
+			_, err := f.c.Sort(ctx, addr, "ops-l", p, "key", func(rec arrow.Record) error {
+				mu.Lock()
+				defer mu.Unlock()
+				sorted += int(rec.NumRows())
+				return nil
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(joined)
+	if want := refJoin(f.left.allRows(), f.right.allRows(), "inner"); !slices.Equal(joined, want) {
+		t.Errorf("joined %d rows, want %d", len(joined), len(want))
+	}
+	if want := f.left.tasks * f.left.rows; sorted != want {
+		t.Errorf("sorted %d rows, want %d", sorted, want)
+	}
+	for _, n := range f.nodes {
+		if st := n.Service.Stats(); st.OpMemory != 0 || st.OpsWaiting != 0 || st.OpMemoryLimit != 1 {
+			t.Errorf("node %s after every op: %d bytes of op memory held, %d ops waiting, limit %d",
+				n.Name(), st.OpMemory, st.OpsWaiting, st.OpMemoryLimit)
 		}
 	}
 }

@@ -306,7 +306,7 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS",
 		"max-shuffles max_shuffles SHUFFLENODE_MAX_SHUFFLES", "max-tasks max_tasks SHUFFLENODE_MAX_TASKS",
 		"memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
-		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY", "output-root output_root SHUFFLENODE_OUTPUT_ROOT",
+		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY", "op-memory op_memory SHUFFLENODE_OP_MEMORY", "output-root output_root SHUFFLENODE_OUTPUT_ROOT",
 		"pprof pprof SHUFFLENODE_PPROF", "probe-interval probe_interval SHUFFLENODE_PROBE_INTERVAL",
 		"probe-timeout probe_timeout SHUFFLENODE_PROBE_TIMEOUT", "profile profile SHUFFLENODE_PROFILE",
 		"rejoin-interval rejoin_interval SHUFFLENODE_REJOIN_INTERVAL", "suspicion-mult suspicion_mult SHUFFLENODE_SUSPICION_MULT",

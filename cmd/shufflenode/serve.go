@@ -25,7 +25,7 @@ type serveFlags struct {
 	advertise, advGossip, advAPI, advP2P     string
 	rejoinInterval                           time.Duration
 	networkKey, gossipKey, profile, logLevel string
-	memLimit                                 byteSize
+	memLimit, opMemory                       byteSize
 	idleExpiry, keepRegions                  time.Duration
 	sec                                      apiSecurityFlags
 	pprof                                    bool
@@ -67,7 +67,7 @@ func (f *serveFlags) config() (node.Config, error) {
 			ListenAddrs: splitList(f.listen), Join: splitList(f.join), RejoinInterval: f.rejoinInterval,
 			Advertise: f.advertise, AdvertiseGossip: f.advGossip, AdvertiseAddrs: splitList(f.advP2P), Logger: log,
 			ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, SuspicionMult: f.suspicionMult},
-		Service: service.Config{MemoryLimit: int64(f.memLimit), SpillDir: filepath.Join(f.dataDir, "spill"),
+		Service: service.Config{MemoryLimit: int64(f.memLimit), OpMemory: int64(f.opMemory), SpillDir: filepath.Join(f.dataDir, "spill"),
 			IdleExpiry: f.idleExpiry, KeepRegions: f.keepRegions, Logger: log},
 	}
 	f.limits.apply(&c.Service)
@@ -111,6 +111,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	f.register(fs)
 	f.memLimit = 1 << 30
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
+	fs.Var(&f.opMemory, "op-memory", "memory budget for node-side joins and sorts, on top of --memory-limit: an op reserves about twice its input partitions' bytes and waits while the running ops hold the budget (0: half of --memory-limit)")
 	fs.DurationVar(&f.rejoinInterval, "rejoin-interval", 30*time.Second, "contact again, this often, the --join seeds that are not live members (a node cut off for long finds the cluster again; negative: never)")
 	fs.DurationVar(&f.idleExpiry, "idle-expiry", time.Hour, "close a shuffle on this node after this long without puts, reads, barrier calls or shards (negative: never)")
 	fs.DurationVar(&f.keepRegions, "keep-regions", 30*time.Second, "keep the memory of closed shuffles' received data mapped this long for the next shuffles, up to 3/4 of --memory-limit (negative: never)")
@@ -151,7 +152,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	softMemoryLimit(cfg.Service.MemoryLimit, serveOverhead+cfg.Service.MemoryOverhead())
+	softMemoryLimit(cfg.Service.MemoryLimit, serveOverhead+cfg.Service.OpBudget()+cfg.Service.MemoryOverhead())
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)

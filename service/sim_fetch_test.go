@@ -27,11 +27,7 @@ func TestSimFetch(t *testing.T) {
 	if err := fetchErr(ctx, c, f.id, 0); !errors.Is(err, service.ErrNotSealed) {
 		t.Fatalf("fetch before the barrier: %v, want ErrNotSealed", err)
 	}
-	tasks := make([]uint64, f.tasks)
-	for i := range tasks {
-		tasks[i] = uint64(i)
-	}
-	c.settle(ctx, f.spec(), f.input(), tasks)
+	c.settle(ctx, f.spec(), f.input(), allTasks(f.tasks))
 	locs, err := c.svcs[0].Locations(f.id)
 	if err != nil {
 		t.Fatal(err)

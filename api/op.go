@@ -10,9 +10,10 @@ package api
 // metadata. What one op holds in memory: its input partitions (one copy,
 // concatenated), the join's matched row numbers (8 bytes per output row) or
 // the sorted copy, and one output batch in flight. Before it reads, a join
-// or a sort reserves about twice its inputs' bytes from the node's op
-// budget (service.ReserveOp, serve --op-memory) and waits its turn while
-// the running ops hold it.
+// or a sort reserves that from the node's op budget (service.ReserveOp,
+// serve --op-memory: twice the bytes of a partition read whole, once those
+// of a join's lead side held for the stream, nothing for one streamed into
+// a file) and waits its turn while the running ops hold it.
 
 import (
 	"bytes"
@@ -131,12 +132,17 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 	if err != nil {
 		return err
 	}
-	mem, err := s.svc.ReserveOp(ctx, op.Shuffles, op.Partition)
+	lead := dfops.LeadSide(j.How)
+	leadCopies := 0 // streamed through into a file
+	if op.Write == nil {
+		leadCopies = 1 // held as read: the first batch carries the input rows
+	}
+	mem, err := s.svc.ReserveOp(ctx, op.Partition, service.OpInput{Shuffle: op.Shuffles[1-lead], Copies: 2},
+		service.OpInput{Shuffle: op.Shuffles[lead], Copies: leadCopies})
 	if err != nil {
 		return err
 	}
 	defer mem.Release()
-	lead := dfops.LeadSide(j.How)
 	build, remote, err := s.readWhole(ctx, op.Shuffles[1-lead], op.Partition)
 	if err != nil {
 		return err
@@ -146,7 +152,7 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 	st.InputRows[1-lead] = build.NumRows()
 	if remote {
 		st.Remote++
-		mem.Read(table.RecordBytes(build))
+		mem.Charge(2 * table.RecordBytes(build))
 	}
 	src := s.stream(op.Shuffles[lead], op.Partition, &st)
 	if op.Write == nil {
@@ -162,7 +168,7 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 			bytes += table.RecordBytes(rec)
 		}
 		if st.Remote > remote { // held records from another node count now
-			mem.Read(bytes)
+			mem.Charge(bytes)
 		}
 		src = replay(held)
 	}
@@ -288,7 +294,7 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 	if n := len(schema.FieldIndices(op.Column)); n != 1 {
 		return fmt.Errorf("%w: sort column %q: the shuffle has %d columns of that name", service.ErrBadInput, op.Column, n)
 	}
-	mem, err := s.svc.ReserveOp(ctx, op.Shuffles, op.Partition)
+	mem, err := s.svc.ReserveOp(ctx, op.Partition, service.OpInput{Shuffle: op.Shuffles[0], Copies: 2})
 	if err != nil {
 		return err
 	}
@@ -298,7 +304,7 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 		return err
 	}
 	if ins.stats.Remote > 0 {
-		mem.Read(table.RecordBytes(ins.recs[0]))
+		mem.Charge(2 * table.RecordBytes(ins.recs[0]))
 	}
 	sorted, err := dfops.SortStable(s.mem, ins.recs[0], op.Column)
 	ins.release()

@@ -8,10 +8,17 @@ import (
 	"github.com/shufflenode/shufflenode/budget"
 )
 
-// opMemoryFactor is the memory of a node-side op per byte of its input
-// partitions: the batches a read hands out, then their concatenation (a
-// sort's or a join's build side) or the op's result, about as large.
-const opMemoryFactor = 2
+// OpInput is one input partition of a node-side op (ReserveOp) and how
+// much of it the op holds at once.
+type OpInput struct {
+	Shuffle string
+	// Copies is how many copies of the partition's bytes the op holds at
+	// once: 2 for one read whole and then copied (a sort's input, sorted
+	// into a new record; a join's build side, concatenated and hashed), 1
+	// for one held as read (a join's lead side streamed back), 0 for one
+	// streamed through a batch at a time.
+	Copies int
+}
 
 // OpMemory is the memory reserved for one node-side op (ReserveOp). It is
 // used by one goroutine: the op's.
@@ -23,12 +30,13 @@ type OpMemory struct {
 // Bytes is the memory the op holds of the budget.
 func (m *OpMemory) Bytes() int64 { return m.n }
 
-// Read counts an input partition of n bytes that the op read from another
-// node (ReserveOp counted only this node's), without waiting: the budget
-// may be overdrawn, and the next ops wait until it is not.
-func (m *OpMemory) Read(n int64) {
-	m.b.Charge(opMemoryFactor * n)
-	m.n += opMemoryFactor * n
+// Charge counts n more bytes without waiting: the copies of an input
+// partition that the op read from another node (ReserveOp counted only
+// this node's). The budget may be overdrawn; the next ops wait until it is
+// not.
+func (m *OpMemory) Charge(n int64) {
+	m.b.Charge(n)
+	m.n += max(n, 0)
 }
 
 // Release gives the op's memory back; later calls do nothing.
@@ -38,22 +46,24 @@ func (m *OpMemory) Release() {
 }
 
 // ReserveOp waits until the node's budget for node-side ops
-// (Config.OpMemory) has room for an op on partition p of shuffles ids,
-// and reserves it: opMemoryFactor times the bytes of the partitions this
-// node holds (receiver.PartitionBytes). Partitions held elsewhere count
-// when the op has read them (OpMemory.Read). Ops are served in arrival
-// order; one larger than the budget waits for the whole of it and runs
-// alone. The caller must Release the memory. ctx's end stops the wait with
-// an error naming the bytes wanted and in use.
-func (s *Service) ReserveOp(ctx context.Context, ids []string, p int) (*OpMemory, error) {
+// (Config.OpMemory) has room for an op on partition p of its inputs, and
+// reserves it: each input's Copies times the bytes this node holds of it
+// (receiver.PartitionBytes). Inputs held elsewhere count once the op has
+// read them (OpMemory.Charge). Ops are served in arrival order; one larger
+// than the budget waits for the whole of it and runs alone. The caller
+// must Release the memory. ctx's end stops the wait with an error naming
+// the bytes wanted and in use.
+func (s *Service) ReserveOp(ctx context.Context, p int, inputs ...OpInput) (*OpMemory, error) {
 	var want int64
-	for _, id := range ids {
-		sh, err := s.lookup(id)
+	ids := make([]string, len(inputs))
+	for i, in := range inputs {
+		sh, err := s.lookup(in.Shuffle)
 		if err != nil {
 			return nil, err
 		}
 		n, _ := s.recv.PartitionBytes(sh.recv, p)
-		want += opMemoryFactor * n
+		want += int64(in.Copies) * n
+		ids[i] = in.Shuffle
 	}
 	start := time.Now()
 	got, err := s.ops.Acquire(ctx, want)

@@ -14,8 +14,9 @@ import (
 	"github.com/shufflenode/shufflenode/table"
 )
 
-// TestSimReserveOp: an op on a partition reserves twice the bytes the
-// partition's owner holds for it, at least what a read hands out; on a
+// TestSimReserveOp: an op on a partition it reads whole reserves twice the
+// bytes the partition's owner holds for it, at least what a read hands out
+// (half that for one held as read, nothing for one streamed); on a
 // node that does not hold it, nothing until it reads it. While the ops
 // running hold the budget, the next waits until one releases, and a wait
 // whose context ends fails with the bytes it wanted, reserving nothing.
@@ -45,7 +46,8 @@ func TestSimReserveOp(t *testing.T) {
 		t.Fatalf("read partition %d: %d bytes, %v", p, read, err)
 	}
 
-	m, err := owner.ReserveOp(ctx, []string{f.id}, p)
+	whole := service.OpInput{Shuffle: f.id, Copies: 2}
+	m, err := owner.ReserveOp(ctx, p, whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,16 +55,21 @@ func TestSimReserveOp(t *testing.T) {
 		t.Fatalf("reserved %d bytes (stats %d) for a partition read as %d bytes, want at least twice that",
 			m.Bytes(), owner.Stats().OpMemory, read)
 	}
-	elsewhere, err := other.ReserveOp(ctx, []string{f.id}, p)
+	held, err := owner.ReserveOp(ctx, p, service.OpInput{Shuffle: f.id, Copies: 1}, service.OpInput{Shuffle: f.id})
+	if err != nil || 2*held.Bytes() != m.Bytes() {
+		t.Fatalf("one copy held and one streamed: %d bytes reserved, %v; want half of %d", held.Bytes(), err, m.Bytes())
+	}
+	held.Release()
+	elsewhere, err := other.ReserveOp(ctx, p, whole)
 	if err != nil || elsewhere.Bytes() != 0 {
 		t.Fatalf("op on a partition held elsewhere reserved %d bytes, %v; want 0 until read", elsewhere.Bytes(), err)
 	}
 	elsewhere.Release()
 
-	m.Read(1 << 30) // a partition read from elsewhere overdraws the budget
+	m.Charge(2 << 30) // a partition read from elsewhere overdraws the budget
 	done := make(chan error, 1)
 	go func() {
-		next, err := owner.ReserveOp(ctx, []string{f.id}, p)
+		next, err := owner.ReserveOp(ctx, p, whole)
 		if err == nil {
 			next.Release()
 		}
@@ -71,7 +78,7 @@ func TestSimReserveOp(t *testing.T) {
 	waitFor(t, "an op waiting for memory", func() bool { return owner.Stats().OpsWaiting == 1 })
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := owner.ReserveOp(cctx, []string{f.id}, p); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "op memory") {
+	if _, err := owner.ReserveOp(cctx, p, whole); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "op memory") {
 		t.Fatalf("canceled wait: %v", err)
 	}
 	select {
@@ -86,7 +93,7 @@ func TestSimReserveOp(t *testing.T) {
 	if st := owner.Stats(); st.OpMemory != 0 || st.OpsWaiting != 0 || st.OpMemoryLimit != 1<<30 {
 		t.Fatalf("after every op: %d bytes reserved, %d waiting, limit %d", st.OpMemory, st.OpsWaiting, st.OpMemoryLimit)
 	}
-	if _, err := owner.ReserveOp(ctx, []string{"nope"}, p); !errors.Is(err, service.ErrUnknownShuffle) {
+	if _, err := owner.ReserveOp(ctx, p, service.OpInput{Shuffle: "nope", Copies: 2}); !errors.Is(err, service.ErrUnknownShuffle) {
 		t.Fatalf("op on an unknown shuffle: %v", err)
 	}
 }

@@ -111,7 +111,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	f.register(fs)
 	f.memLimit = 1 << 30
 	fs.Var(&f.memLimit, "memory-limit", "memory budget for send buffers and the in-memory spill store")
-	fs.Var(&f.opMemory, "op-memory", "memory budget for node-side joins and sorts, on top of --memory-limit: an op reserves about twice its input partitions' bytes and waits while the running ops hold the budget (0: half of --memory-limit)")
+	fs.Var(&f.opMemory, "op-memory", "memory budget for node-side joins and sorts, on top of --memory-limit: an op reserves twice the bytes of the partitions it reads whole and waits while the running ops hold the budget (0: half of --memory-limit)")
 	fs.DurationVar(&f.rejoinInterval, "rejoin-interval", 30*time.Second, "contact again, this often, the --join seeds that are not live members (a node cut off for long finds the cluster again; negative: never)")
 	fs.DurationVar(&f.idleExpiry, "idle-expiry", time.Hour, "close a shuffle on this node after this long without puts, reads, barrier calls or shards (negative: never)")
 	fs.DurationVar(&f.keepRegions, "keep-regions", 30*time.Second, "keep the memory of closed shuffles' received data mapped this long for the next shuffles, up to 3/4 of --memory-limit (negative: never)")

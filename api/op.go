@@ -285,10 +285,7 @@ func (s *Server) joinSchema(ids []string, j dfops.JoinSpec) (left, right, out *a
 	return left, right, out, nil
 }
 
-// runSort sorts partition p of the shuffle by the column. It holds the
-// partition's batches as read, not concatenated, and hands them to
-// dfops.SortStableParts, which gathers the sorted copy from them column by
-// column, releasing each as it goes.
+// runSort sorts partition p of the shuffle by the column.
 func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut) error {
 	schema, err := s.svc.Schema(op.Shuffles[0])
 	if err != nil {
@@ -302,25 +299,20 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 		return err
 	}
 	defer mem.Release()
-	st := flightproto.OpStats{Node: s.svc.Name(), InputRows: []int64{0}}
-	held, err := holdAll(ctx, s.stream(op.Shuffles[0], op.Partition, &st))
+	ins, err := s.readInputs(ctx, op)
 	if err != nil {
 		return err
 	}
-	var bytes int64
-	for _, rec := range held {
-		st.InputRows[0] += rec.NumRows()
-		bytes += table.RecordBytes(rec)
+	if ins.stats.Remote > 0 {
+		mem.Charge(2 * table.RecordBytes(ins.recs[0]))
 	}
-	if st.Remote > 0 {
-		mem.Charge(2 * bytes)
-	}
-	sorted, err := dfops.SortStableParts(s.mem, schema, held, op.Column) // releases held
+	sorted, err := dfops.SortStable(s.mem, ins.recs[0], op.Column)
+	ins.release()
 	if err != nil {
 		return badData(err)
 	}
 	defer sorted.Release()
-	w, err := s.newSink(out.stream, op, out.path, schema, st)
+	w, err := s.newSink(out.stream, op, out.path, schema, ins.stats)
 	if err != nil {
 		return err
 	}
@@ -375,6 +367,37 @@ func badData(err error) error {
 		}
 	}
 	return err
+}
+
+// opInputs are an op's input partitions, each whole in one record.
+type opInputs struct {
+	recs  []arrow.Record
+	stats flightproto.OpStats
+}
+
+func (in *opInputs) release() {
+	for _, r := range in.recs {
+		r.Release()
+	}
+	in.recs = nil
+}
+
+// readInputs reads partition op.Partition of every shuffle of op.
+func (s *Server) readInputs(ctx context.Context, op flightproto.OpTicket) (*opInputs, error) {
+	in := &opInputs{stats: flightproto.OpStats{Node: s.svc.Name()}}
+	for _, id := range op.Shuffles {
+		rec, remote, err := s.readWhole(ctx, id, op.Partition)
+		if err != nil {
+			in.release()
+			return nil, err
+		}
+		in.recs = append(in.recs, rec)
+		in.stats.InputRows = append(in.stats.InputRows, rec.NumRows())
+		if remote {
+			in.stats.Remote++
+		}
+	}
+	return in, nil
 }
 
 // readWhole reads partition p of shuffle id into one record: from this

@@ -11,27 +11,21 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// picker says where each output row of a gather comes from. In pair mode
-// (src nil; srcs has one or two sources): row a[r] of source 0 when
-// a[r] >= 0, else row b[r] of source 1 when there is one and b[r] >= 0,
-// else a null. In source mode (src set): row a[r] of source src[r], of any
-// number of sources. (Arrow's Take kernel grows a string result one value at
-// a time, which is quadratic; this gather sizes it first.)
+// picker says where each output row of a gather comes from: row a[r] of
+// source 0 when a[r] >= 0, else row b[r] of source 1 when there is one and
+// b[r] >= 0, else a null. (Arrow's Take kernel grows a string result one
+// value at a time, which is quadratic; this gather sizes it first.)
 type picker struct {
-	srcs []arrow.Array // all of one type; in pair mode srcs[1] may be nil
+	srcs [2]arrow.Array // srcs[1] may be nil; both of one type
 	a, b []int32
-	src  []int32
 }
 
 // at returns the source and row of output row r; src is -1 for a null.
 func (p picker) at(r int) (src int, row int) {
-	if p.src != nil {
-		return int(p.src[r]), int(p.a[r])
-	}
 	if i := p.a[r]; i >= 0 {
 		return 0, int(i)
 	}
-	if len(p.srcs) > 1 && p.srcs[1] != nil {
+	if p.srcs[1] != nil {
 		if j := p.b[r]; j >= 0 {
 			return 1, int(j)
 		}
@@ -47,11 +41,8 @@ func (p picker) allValid() bool {
 			return false
 		}
 	}
-	if p.src != nil {
-		return true
-	}
 	for r, i := range p.a {
-		if i < 0 && (len(p.srcs) < 2 || p.srcs[1] == nil || p.b[r] < 0) {
+		if i < 0 && (p.srcs[1] == nil || p.b[r] < 0) {
 			return false
 		}
 	}
@@ -153,11 +144,9 @@ func gatherWords[T uint8 | uint16 | uint32 | uint64](mem memory.Allocator, p pic
 	n := len(p.a)
 	buf := newBuffer(mem, n*int(unsafe.Sizeof(zero)))
 	out := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), n)
-	src := make([][]T, len(p.srcs))
-	for s, arr := range p.srcs {
-		if arr != nil {
-			src[s] = values[T](arr)
-		}
+	src := [2][]T{values[T](p.srcs[0])}
+	if p.srcs[1] != nil {
+		src[1] = values[T](p.srcs[1])
 	}
 	for r := range out {
 		if s, i := p.at(r); s >= 0 {
@@ -186,7 +175,8 @@ func gatherBits(mem memory.Allocator, p picker) *memory.Buffer {
 // gatherVar gathers a string or binary array with offsets of type O: it
 // sizes the data first, then copies each value once.
 func gatherVar[O int32 | int64](mem memory.Allocator, p picker) ([]*memory.Buffer, error) {
-	offs, data := make([][]O, len(p.srcs)), make([][]byte, len(p.srcs))
+	var offs [2][]O
+	var data [2][]byte
 	for s, src := range p.srcs {
 		if src != nil {
 			offs[s] = values[O](src)

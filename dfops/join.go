@@ -160,13 +160,13 @@ func (jn *join) picker(src source, start, end int) picker {
 	a, b := jn.p.a[start:end], jn.p.b[start:end]
 	switch {
 	case src.key < 0 && src.side == 0:
-		return picker{srcs: []arrow.Array{jn.recs[0].Column(src.col)}, a: a}
+		return picker{srcs: [2]arrow.Array{jn.recs[0].Column(src.col)}, a: a}
 	case src.key < 0:
-		return picker{srcs: []arrow.Array{jn.recs[1].Column(src.col)}, a: b}
+		return picker{srcs: [2]arrow.Array{jn.recs[1].Column(src.col)}, a: b}
 	case jn.lay.spec.How == Right:
-		return picker{srcs: []arrow.Array{jn.keys[1][src.key]}, a: b}
+		return picker{srcs: [2]arrow.Array{jn.keys[1][src.key]}, a: b}
 	case jn.lay.spec.How == Outer:
-		return picker{srcs: []arrow.Array{jn.keys[0][src.key], jn.keys[1][src.key]}, a: a, b: b}
+		return picker{srcs: [2]arrow.Array{jn.keys[0][src.key], jn.keys[1][src.key]}, a: a, b: b}
 	}
-	return picker{srcs: []arrow.Array{jn.keys[0][src.key]}, a: a}
+	return picker{srcs: [2]arrow.Array{jn.keys[0][src.key]}, a: a}
 }

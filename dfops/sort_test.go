@@ -97,62 +97,6 @@ func checkSorted(t *testing.T, mem memory.Allocator, rec arrow.Record) {
 	}
 	defer got.Release()
 	compareRows(t, rowsOf(got), want)
-	checkSortedParts(t, mem, rec, want)
-}
-
-// checkSortedParts sorts rec cut into records of random sizes (empty ones
-// too) with SortStableParts, which takes them over, and compares the rows
-// with want.
-func checkSortedParts(t *testing.T, mem memory.Allocator, rec arrow.Record, want [][]any) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(rec.NumRows()), 9))
-	got, err := SortStableParts(mem, rec.Schema(), cutRecord(rng, rec), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer got.Release()
-	compareRows(t, rowsOf(got), want)
-}
-
-// TestSortStablePartsReleasesInputs: SortStableParts releases the records
-// it is given, sorted or refused; only its result is left to release.
-func TestSortStablePartsReleasesInputs(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	rng := rand.New(rand.NewPCG(3, 3))
-	cols := []testCol{{"id", arrow.PrimitiveTypes.Int64, rowID}, {"k", arrow.BinaryTypes.String, withNulls(word)}}
-	parts := func() []arrow.Record {
-		var recs []arrow.Record
-		for _, n := range []int{40, 0, 1, 300} {
-			recs = append(recs, buildRecord(t, mem, rng, n, cols))
-		}
-		return recs
-	}
-	first := parts()
-	schema := first[0].Schema()
-	var want [][]any
-	for _, r := range first {
-		want = append(want, rowsOf(r)...)
-	}
-	sort.SliceStable(want, func(a, b int) bool { return refLess(want[a][1], want[b][1]) })
-	got, err := SortStableParts(mem, schema, first, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	compareRows(t, rowsOf(got), want)
-	got.Release()
-	if _, err := SortStableParts(mem, schema, parts(), "nope"); !errors.Is(err, ErrColumn) {
-		t.Errorf("unknown column: %v", err)
-	}
-	other := buildRecord(t, mem, rng, 5, []testCol{{"k", arrow.PrimitiveTypes.Int64, rowID}})
-	if _, err := SortStableParts(mem, schema, append(parts(), other), "k"); !errors.Is(err, ErrSpec) {
-		t.Errorf("a record of another schema: %v", err)
-	}
-	empty, err := SortStableParts(mem, schema, nil, "k")
-	if err != nil || empty.NumRows() != 0 || !empty.Schema().Equal(schema) {
-		t.Fatalf("no records: %v, %v", empty, err)
-	}
-	empty.Release()
 }
 
 func TestSortStableErrors(t *testing.T) {

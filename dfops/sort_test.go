@@ -97,6 +97,41 @@ func checkSorted(t *testing.T, mem memory.Allocator, rec arrow.Record) {
 	}
 	defer got.Release()
 	compareRows(t, rowsOf(got), want)
+	for _, k := range []int{1, 2, 3, 7, MaxPasses} {
+		compareRows(t, sortInPasses(t, mem, rec, k), want)
+	}
+}
+
+// sortInPasses sorts rec in k passes as a node does: each bucket of
+// RankBuckets taken in input order (TakeRows), sorted (SortStable), and
+// the buckets' rows concatenated.
+func sortInPasses(t *testing.T, mem memory.Allocator, rec arrow.Record, k int) [][]any {
+	t.Helper()
+	buckets, err := RankBuckets(rec.Column(1), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]any
+	for b := range k {
+		var take []int32
+		for i, x := range buckets {
+			if int(x) == b {
+				take = append(take, int32(i))
+			}
+		}
+		part, err := TakeRows(mem, rec, take)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorted, err := SortStable(mem, part, "k")
+		part.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rowsOf(sorted)...)
+		sorted.Release()
+	}
+	return rows
 }
 
 func TestSortStableErrors(t *testing.T) {
@@ -106,5 +141,13 @@ func TestSortStableErrors(t *testing.T) {
 	defer rec.Release()
 	if _, err := SortStable(mem, rec, "nope"); !errors.Is(err, ErrColumn) {
 		t.Errorf("unknown column: %v", err)
+	}
+	for _, k := range []int{0, MaxPasses + 1} {
+		if _, err := RankBuckets(rec.Column(0), k); !errors.Is(err, ErrSpec) {
+			t.Errorf("RankBuckets into %d buckets: %v", k, err)
+		}
+	}
+	if _, err := TakeRows(mem, rec, []int32{0, 3}); !errors.Is(err, ErrSpec) {
+		t.Errorf("TakeRows past the end: %v", err)
 	}
 }

@@ -299,6 +299,9 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 		return err
 	}
 	defer mem.Release()
+	if k := mem.Passes(dfops.MaxPasses); k > 1 {
+		return s.sortInPasses(ctx, op, out, schema, k)
+	}
 	ins, err := s.readInputs(ctx, op)
 	if err != nil {
 		return err
@@ -323,6 +326,125 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 		}
 	}
 	return w.close()
+}
+
+// sortInPasses sorts partition p in k passes, for a partition whose sort
+// would not fit the node's op budget: it reads the partition's key column
+// and ranks the rows into k buckets (dfops.RankBuckets), then reads the
+// partition again once per bucket, keeping, sorting and writing that
+// bucket's rows. It holds the key column and one bucket's rows at a time.
+// Every read of a sealed shuffle's partition gives the same rows in the
+// same order; a read that does not is an error.
+func (s *Server) sortInPasses(ctx context.Context, op flightproto.OpTicket, out opOut, schema *arrow.Schema, k int) error {
+	id, p := op.Shuffles[0], op.Partition
+	ci := schema.FieldIndices(op.Column)[0]
+	st := flightproto.OpStats{Node: s.svc.Name(), InputRows: []int64{0}}
+	var keys []arrow.Array
+	defer func() {
+		for _, a := range keys {
+			a.Release()
+		}
+	}()
+	err := s.stream(id, p, &st)(ctx, func(rec arrow.Record) error {
+		c := rec.Column(ci)
+		c.Retain()
+		keys = append(keys, c)
+		st.InputRows[0] += rec.NumRows()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	buckets, err := s.rankBuckets(keys, k)
+	if err != nil {
+		return badData(err)
+	}
+	s.log.Info("sorting in passes", "shuffle", id, "partition", p, "passes", k, "rows", len(buckets))
+	st.Passes = k
+	w, err := s.newSink(out.stream, op, out.path, schema, st)
+	if err != nil {
+		return err
+	}
+	for b := range k {
+		if err := s.sortBucket(ctx, op, schema, buckets, uint8(b), w); err != nil {
+			w.abort()
+			return err
+		}
+	}
+	return w.close()
+}
+
+// rankBuckets concatenates a partition's key column and ranks its rows
+// into k buckets.
+func (s *Server) rankBuckets(keys []arrow.Array, k int) ([]uint8, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	all, err := array.Concatenate(keys, s.mem)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	return dfops.RankBuckets(all, k)
+}
+
+// sortBucket reads partition op.Partition again and sorts and writes the
+// rows of bucket b (rows whose buckets entry is b, numbered in read order).
+func (s *Server) sortBucket(ctx context.Context, op flightproto.OpTicket, schema *arrow.Schema, buckets []uint8, b uint8, w opSink) error {
+	var parts []arrow.Record
+	defer func() { releaseRecords(parts) }()
+	var again flightproto.OpStats // the first read counted the partition
+	seen := 0
+	err := s.stream(op.Shuffles[0], op.Partition, &again)(ctx, func(rec arrow.Record) error {
+		n := int(rec.NumRows())
+		if seen+n > len(buckets) {
+			return fmt.Errorf("pass %d read more than the %d rows of the first", b+1, len(buckets))
+		}
+		take := bucketRows(buckets[seen:seen+n], b)
+		seen += n
+		if len(take) == 0 {
+			return nil
+		}
+		part, err := dfops.TakeRows(s.mem, rec, take)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, part)
+		return nil
+	})
+	if err == nil && seen != len(buckets) {
+		err = fmt.Errorf("pass %d read %d rows, the first %d", b+1, seen, len(buckets))
+	}
+	if err != nil || len(parts) == 0 {
+		return err
+	}
+	whole, err := s.concat(schema, parts)
+	if err != nil {
+		return err
+	}
+	sorted, err := dfops.SortStable(s.mem, whole, op.Column)
+	whole.Release()
+	if err != nil {
+		return badData(err)
+	}
+	defer sorted.Release()
+	for off := int64(0); off < sorted.NumRows(); off += dfops.DefaultBatchRows {
+		if err := w.writeSlice(sorted, off, min(off+dfops.DefaultBatchRows, sorted.NumRows())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bucketRows returns the rows whose bucket is b.
+func bucketRows(buckets []uint8, b uint8) []int32 {
+	var rows []int32
+	for i, x := range buckets {
+		if x == b {
+			rows = append(rows, int32(i))
+		}
+	}
+	return rows
 }
 
 // runCopy writes partition p of the shuffle, as it is, to op.Write's file,

@@ -160,6 +160,10 @@ type OpStats struct {
 	// Remote is how many input partitions the node read from another node
 	// (0 when it owns them all, as co-partitioned shuffles at their owner).
 	Remote int `json:"remote"`
+	// Passes, for a sort, is how many times the node read its input after
+	// a first read of the key column, when the sort did not fit the node's
+	// op budget and ran in passes (absent otherwise).
+	Passes int `json:"passes,omitempty"`
 	// OutputRows and FileBytes, for an op with Write, are the rows and
 	// bytes of the file written (absent otherwise).
 	OutputRows int64 `json:"output_rows,omitempty"`

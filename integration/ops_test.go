@@ -219,7 +219,30 @@ func (f *opsFixture) checkJoin(t *testing.T, ctx context.Context, j dfops.JoinSp
 func TestSortOp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f := newOpsFixture(t, ctx)
+	if passes := newOpsFixture(t, ctx).checkSorts(t, ctx); passes != 0 {
+		t.Errorf("sorts that fit the budget reported %d passes", passes)
+	}
+}
+
+// TestSortOpInPasses: with a node-side op budget of 1 KiB, smaller than
+// any partition's sort, each sort runs in passes (reading its partition
+// once more per pass and holding one pass's rows at a time), on its owner
+// and elsewhere, and gives the stable sort all the same.
+func TestSortOpInPasses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := newOpsFixtureWith(t, ctx, service.Config{MemoryLimit: 64 << 20, OutputBatchRows: 16, OpMemory: 1 << 10})
+	passes := f.checkSorts(t, ctx)
+	if passes < 2*f.left.partitions { // the owner's sorts at least
+		t.Errorf("%d passes in %d sorts, want at least 2 each on the owners", passes, 2*f.left.partitions)
+	}
+}
+
+// checkSorts sorts every partition on its owner and on another node,
+// compares with a stable sort (nulls last) of the partition as read, and
+// returns the passes the sorts reported.
+func (f *opsFixture) checkSorts(t *testing.T, ctx context.Context) (passes int) {
+	t.Helper()
 	for p := range f.left.partitions {
 		var part []kv
 		if err := f.res[0].Read(ctx, p, func(rec arrow.Record) error { part = append(part, kvRows(rec)...); return nil }); err != nil {
@@ -233,10 +256,12 @@ func TestSortOp(t *testing.T) {
 				t.Fatalf("partition %d on %s: %+v, %v", p, addr, st, err)
 			}
 			if !slices.EqualFunc(got, want, func(a, b kv) bool { return cell(a.key) == cell(b.key) && a.val == b.val }) {
-				t.Errorf("partition %d on %s: sorted rows differ from a stable sort", p, addr)
+				t.Errorf("partition %d on %s: sorted rows differ from a stable sort (%d passes)", p, addr, st.Passes)
 			}
+			passes += st.Passes
 		}
 	}
+	return passes
 }
 
 // TestOpsWaitForMemory: with a node-side op budget of one byte, every op

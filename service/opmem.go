@@ -23,12 +23,21 @@ type OpInput struct {
 // OpMemory is the memory reserved for one node-side op (ReserveOp). It is
 // used by one goroutine: the op's.
 type OpMemory struct {
-	b *budget.Budget
-	n int64
+	b    *budget.Budget
+	n    int64
+	want int64 // what ReserveOp estimated
 }
 
 // Bytes is the memory the op holds of the budget.
 func (m *OpMemory) Bytes() int64 { return m.n }
+
+// Passes is how many passes an op should make, at most limit, for each to
+// hold at most the budget of what ReserveOp estimated: 1 when the
+// estimate fits the budget.
+func (m *OpMemory) Passes(limit int) int {
+	size := m.b.Size()
+	return int(max(min((m.want+size-1)/size, int64(limit)), 1))
+}
 
 // Charge counts n more bytes without waiting: the copies of an input
 // partition that the op read from another node (ReserveOp counted only
@@ -73,5 +82,5 @@ func (s *Service) ReserveOp(ctx context.Context, p int, inputs ...OpInput) (*OpM
 	if waited := time.Since(start); waited > time.Second {
 		s.log.Info("op waited for memory", "shuffles", ids, "partition", p, "bytes", got, "budget", s.ops.Size(), "waited", waited)
 	}
-	return &OpMemory{b: s.ops, n: got}, nil
+	return &OpMemory{b: s.ops, n: got, want: want}, nil
 }

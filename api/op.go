@@ -300,6 +300,7 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 	}
 	defer mem.Release()
 	if k := mem.Passes(dfops.MaxPasses); k > 1 {
+		mem.InPasses(k)
 		return s.sortInPasses(ctx, op, out, schema, k)
 	}
 	ins, err := s.readInputs(ctx, op)

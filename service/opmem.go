@@ -39,6 +39,18 @@ func (m *OpMemory) Passes(limit int) int {
 	return int(max(min((m.want+size-1)/size, int64(limit)), 1))
 }
 
+// InPasses keeps of the reservation what one of k passes needs (the
+// estimate over k, at most what it holds) and gives the rest back, for an
+// op that runs in k passes (Passes).
+func (m *OpMemory) InPasses(k int) {
+	if k <= 1 {
+		return
+	}
+	keep := min((m.want+int64(k)-1)/int64(k), m.n)
+	m.b.Release(m.n - keep)
+	m.n = keep
+}
+
 // Charge counts n more bytes without waiting: the copies of an input
 // partition that the op read from another node (ReserveOp counted only
 // this node's). The budget may be overdrawn; the next ops wait until it is

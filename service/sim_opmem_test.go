@@ -60,6 +60,9 @@ func TestSimReserveOp(t *testing.T) {
 		t.Fatalf("one copy held and one streamed: %d bytes reserved, %v; want half of %d", held.Bytes(), err, m.Bytes())
 	}
 	held.Release()
+	if m.Passes(64) != 1 {
+		t.Fatalf("an op within the budget: %d passes, want 1", m.Passes(64))
+	}
 	elsewhere, err := other.ReserveOp(ctx, p, whole)
 	if err != nil || elsewhere.Bytes() != 0 {
 		t.Fatalf("op on a partition held elsewhere reserved %d bytes, %v; want 0 until read", elsewhere.Bytes(), err)

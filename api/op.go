@@ -137,7 +137,7 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 	if op.Write == nil {
 		leadCopies = 1 // held as read: the first batch carries the input rows
 	}
-	mem, err := s.svc.ReserveOp(ctx, op.Partition, service.OpInput{Shuffle: op.Shuffles[1-lead], Copies: 2},
+	mem, err := s.svc.ReserveOp(ctx, op.Partition, 1, service.OpInput{Shuffle: op.Shuffles[1-lead], Copies: 2},
 		service.OpInput{Shuffle: op.Shuffles[lead], Copies: leadCopies})
 	if err != nil {
 		return err
@@ -294,13 +294,12 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 	if n := len(schema.FieldIndices(op.Column)); n != 1 {
 		return fmt.Errorf("%w: sort column %q: the shuffle has %d columns of that name", service.ErrBadInput, op.Column, n)
 	}
-	mem, err := s.svc.ReserveOp(ctx, op.Partition, service.OpInput{Shuffle: op.Shuffles[0], Copies: 2})
+	mem, err := s.svc.ReserveOp(ctx, op.Partition, dfops.MaxPasses, service.OpInput{Shuffle: op.Shuffles[0], Copies: 2})
 	if err != nil {
 		return err
 	}
 	defer mem.Release()
-	if k := mem.Passes(dfops.MaxPasses); k > 1 {
-		mem.InPasses(k)
+	if k := mem.Passes(); k > 1 {
 		return s.sortInPasses(ctx, op, out, schema, k)
 	}
 	ins, err := s.readInputs(ctx, op)

@@ -23,33 +23,17 @@ type OpInput struct {
 // OpMemory is the memory reserved for one node-side op (ReserveOp). It is
 // used by one goroutine: the op's.
 type OpMemory struct {
-	b    *budget.Budget
-	n    int64
-	want int64 // what ReserveOp estimated
+	b      *budget.Budget
+	n      int64
+	passes int
 }
 
 // Bytes is the memory the op holds of the budget.
 func (m *OpMemory) Bytes() int64 { return m.n }
 
-// Passes is how many passes an op should make, at most limit, for each to
-// hold at most the budget of what ReserveOp estimated: 1 when the
-// estimate fits the budget.
-func (m *OpMemory) Passes(limit int) int {
-	size := m.b.Size()
-	return int(max(min((m.want+size-1)/size, int64(limit)), 1))
-}
-
-// InPasses keeps of the reservation what one of k passes needs (the
-// estimate over k, at most what it holds) and gives the rest back, for an
-// op that runs in k passes (Passes).
-func (m *OpMemory) InPasses(k int) {
-	if k <= 1 {
-		return
-	}
-	keep := min((m.want+int64(k)-1)/int64(k), m.n)
-	m.b.Release(m.n - keep)
-	m.n = keep
-}
+// Passes is how many passes the op is to make (ReserveOp), each within
+// what it holds.
+func (m *OpMemory) Passes() int { return m.passes }
 
 // Charge counts n more bytes without waiting: the copies of an input
 // partition that the op read from another node (ReserveOp counted only
@@ -69,12 +53,15 @@ func (m *OpMemory) Release() {
 // ReserveOp waits until the node's budget for node-side ops
 // (Config.OpMemory) has room for an op on partition p of its inputs, and
 // reserves it: each input's Copies times the bytes this node holds of it
-// (receiver.PartitionBytes). Inputs held elsewhere count once the op has
-// read them (OpMemory.Charge). Ops are served in arrival order; one larger
-// than the budget waits for the whole of it and runs alone. The caller
-// must Release the memory. ctx's end stops the wait with an error naming
-// the bytes wanted and in use.
-func (s *Service) ReserveOp(ctx context.Context, p int, inputs ...OpInput) (*OpMemory, error) {
+// (receiver.PartitionBytes). An op that can run in passes (maxPasses > 1,
+// a sort) and would not fit the budget in one is to make the fewest passes
+// up to maxPasses that fit (OpMemory.Passes), and reserves what one pass
+// holds. Inputs held elsewhere count once the op has read them
+// (OpMemory.Charge). Ops are served in arrival order; one larger than the
+// budget even so waits for the whole of it and runs alone. The caller must
+// Release the memory. ctx's end stops the wait with an error naming the
+// bytes wanted and in use.
+func (s *Service) ReserveOp(ctx context.Context, p, maxPasses int, inputs ...OpInput) (*OpMemory, error) {
 	var want int64
 	ids := make([]string, len(inputs))
 	for i, in := range inputs {
@@ -86,6 +73,8 @@ func (s *Service) ReserveOp(ctx context.Context, p int, inputs ...OpInput) (*OpM
 		want += int64(in.Copies) * n
 		ids[i] = in.Shuffle
 	}
+	passes := passesFor(want, s.ops.Size(), maxPasses)
+	want = (want + int64(passes) - 1) / int64(passes)
 	start := time.Now()
 	got, err := s.ops.Acquire(ctx, want)
 	if err != nil {
@@ -94,5 +83,11 @@ func (s *Service) ReserveOp(ctx context.Context, p int, inputs ...OpInput) (*OpM
 	if waited := time.Since(start); waited > time.Second {
 		s.log.Info("op waited for memory", "shuffles", ids, "partition", p, "bytes", got, "budget", s.ops.Size(), "waited", waited)
 	}
-	return &OpMemory{b: s.ops, n: got, want: want}, nil
+	return &OpMemory{b: s.ops, n: got, passes: passes}, nil
+}
+
+// passesFor is the fewest passes, up to limit (at least 1), in which each
+// holds at most size of want bytes.
+func passesFor(want, size int64, limit int) int {
+	return int(max(min((want+size-1)/size, int64(limit)), 1))
 }

@@ -319,11 +319,9 @@ func (s *Server) runSort(ctx context.Context, op flightproto.OpTicket, out opOut
 	if err != nil {
 		return err
 	}
-	for off := int64(0); off < sorted.NumRows(); off += dfops.DefaultBatchRows {
-		if err := w.writeSlice(sorted, off, min(off+dfops.DefaultBatchRows, sorted.NumRows())); err != nil {
-			w.abort()
-			return err
-		}
+	if err := writeBatches(w, sorted); err != nil {
+		w.abort()
+		return err
 	}
 	return w.close()
 }
@@ -340,11 +338,6 @@ func (s *Server) sortInPasses(ctx context.Context, op flightproto.OpTicket, out 
 	ci := schema.FieldIndices(op.Column)[0]
 	st := flightproto.OpStats{Node: s.svc.Name(), InputRows: []int64{0}}
 	var keys []arrow.Array
-	defer func() {
-		for _, a := range keys {
-			a.Release()
-		}
-	}()
 	err := s.stream(id, p, &st)(ctx, func(rec arrow.Record) error {
 		c := rec.Column(ci)
 		c.Retain()
@@ -352,10 +345,13 @@ func (s *Server) sortInPasses(ctx context.Context, op flightproto.OpTicket, out 
 		st.InputRows[0] += rec.NumRows()
 		return nil
 	})
-	if err != nil {
-		return err
+	var buckets []uint8
+	if err == nil {
+		buckets, err = s.rankBuckets(keys, k)
 	}
-	buckets, err := s.rankBuckets(keys, k)
+	for _, a := range keys {
+		a.Release()
+	}
 	if err != nil {
 		return badData(err)
 	}
@@ -428,8 +424,13 @@ func (s *Server) sortBucket(ctx context.Context, op flightproto.OpTicket, schema
 		return badData(err)
 	}
 	defer sorted.Release()
-	for off := int64(0); off < sorted.NumRows(); off += dfops.DefaultBatchRows {
-		if err := w.writeSlice(sorted, off, min(off+dfops.DefaultBatchRows, sorted.NumRows())); err != nil {
+	return writeBatches(w, sorted)
+}
+
+// writeBatches writes rec to w in batches of dfops.DefaultBatchRows rows.
+func writeBatches(w opSink, rec arrow.Record) error {
+	for off := int64(0); off < rec.NumRows(); off += dfops.DefaultBatchRows {
+		if err := w.writeSlice(rec, off, min(off+dfops.DefaultBatchRows, rec.NumRows())); err != nil {
 			return err
 		}
 	}

@@ -182,8 +182,8 @@ func (rc *Receiver) readable(sh *Shuffle, p int) error {
 }
 
 // PartitionBytes estimates the memory a read of output partition p of sh
-// hands out: the sizes of its stored pieces and the buffers of its
-// accumulated rows (their capacity), attempts that a read skips included.
+// hands out: the sizes of its stored pieces and the bytes of its
+// accumulated rows, attempts that a read skips included.
 // owned is false, and n 0, when this node does not own p.
 func (rc *Receiver) PartitionBytes(sh *Shuffle, p int) (n int64, owned bool) {
 	if p < 0 || p >= sh.Spec.Partitions || !sh.Route().Owned.Has(p) {
@@ -193,7 +193,7 @@ func (rc *Receiver) PartitionBytes(sh *Shuffle, p int) (n int64, owned bool) {
 	if a := sh.accumulated(uint32(p)); a != nil {
 		a.mu.Lock()
 		for _, c := range a.chunks {
-			n += c.Bytes()
+			n += c.UsedBytes()
 		}
 		a.mu.Unlock()
 	}

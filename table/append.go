@@ -163,6 +163,23 @@ func (a *Appender) Room(n int64) bool {
 // Rows is the number of rows appended so far.
 func (a *Appender) Rows() int64 { return a.rows }
 
+// UsedBytes is the bytes of the rows appended so far (the length of its
+// buffers, not their capacity).
+func (a *Appender) UsedBytes() int64 {
+	var n int
+	for i := range a.cols {
+		c := &a.cols[i]
+		n += len(c.valid) + len(c.values) + len(c.data)
+		switch c.ct.class {
+		case classVar32:
+			n += 4 * len(c.offs32)
+		case classVar64:
+			n += 8 * len(c.offs64)
+		}
+	}
+	return int64(n)
+}
+
 // Bytes is the memory the appender holds (the capacity of its buffers).
 func (a *Appender) Bytes() int64 {
 	var n int

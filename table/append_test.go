@@ -90,8 +90,10 @@ func TestAppenderMatchesConcatRanges(t *testing.T) {
 					checkAppended(t, mem, schema, s)
 				}
 			}
-			if app.Bytes() < 0 || app.Rows() != snaps[len(snaps)-1].rec.NumRows() {
-				t.Fatalf("Rows %d, Bytes %d", app.Rows(), app.Bytes())
+			last := snaps[len(snaps)-1].rec
+			if app.Bytes() < app.UsedBytes() || app.Rows() != last.NumRows() || app.UsedBytes() != RecordBytes(last) {
+				t.Fatalf("Rows %d, Bytes %d, UsedBytes %d; the record has %d rows of %d bytes",
+					app.Rows(), app.Bytes(), app.UsedBytes(), last.NumRows(), RecordBytes(last))
 			}
 		})
 	}

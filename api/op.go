@@ -156,7 +156,7 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 	}
 	src := s.stream(op.Shuffles[lead], op.Partition, &st)
 	if op.Write == nil {
-		remote := st.Remote
+		remoteBefore := st.Remote
 		held, err := holdAll(ctx, src)
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ func (s *Server) runJoin(ctx context.Context, op flightproto.OpTicket, out opOut
 			st.InputRows[lead] += rec.NumRows()
 			bytes += table.RecordBytes(rec)
 		}
-		if st.Remote > remote { // held records from another node count now
+		if st.Remote > remoteBefore { // held records from another node count now
 			mem.Charge(bytes)
 		}
 		src = replay(held)

@@ -183,13 +183,13 @@ func (rc *Receiver) readable(sh *Shuffle, p int) error {
 
 // PartitionBytes estimates the memory a read of output partition p of sh
 // hands out: the sizes of its stored pieces and the bytes of its
-// accumulated rows, attempts that a read skips included.
-// owned is false, and n 0, when this node does not own p.
-func (rc *Receiver) PartitionBytes(sh *Shuffle, p int) (n int64, owned bool) {
+// accumulated rows, attempts that a read skips included; 0 when this node
+// does not own p.
+func (rc *Receiver) PartitionBytes(sh *Shuffle, p int) int64 {
 	if p < 0 || p >= sh.Spec.Partitions || !sh.Route().Owned.Has(p) {
-		return 0, false
+		return 0
 	}
-	n = rc.cfg.Store.PartitionBytes(sh.ID(), uint32(p))
+	n := rc.cfg.Store.PartitionBytes(sh.ID(), uint32(p))
 	if a := sh.accumulated(uint32(p)); a != nil {
 		a.mu.Lock()
 		for _, c := range a.chunks {
@@ -197,7 +197,7 @@ func (rc *Receiver) PartitionBytes(sh *Shuffle, p int) (n int64, owned bool) {
 		}
 		a.mu.Unlock()
 	}
-	return n, true
+	return n
 }
 
 func releaseAll(recs []arrow.Record) {

@@ -20,9 +20,9 @@ type Config struct {
 	MemoryLimit int64
 	// OpMemory is the node's budget for node-side ops (joins and sorts of
 	// output partitions, ReserveOp), on top of MemoryLimit: an op reserves
-	// about twice the bytes of its input partitions before it reads them,
-	// and waits while the ops running hold the budget. Default half of
-	// MemoryLimit.
+	// what it will hold of its input partitions (OpInput.Copies) before it
+	// reads them, and waits while the ops running hold the budget. Default
+	// half of MemoryLimit.
 	OpMemory int64
 	// SpillDir is where the spill store keeps badger files. Empty means
 	// memory only: over budget, receiving fails.

@@ -69,8 +69,7 @@ func (s *Service) ReserveOp(ctx context.Context, p, maxPasses int, inputs ...OpI
 		if err != nil {
 			return nil, err
 		}
-		n, _ := s.recv.PartitionBytes(sh.recv, p)
-		want += int64(in.Copies) * n
+		want += int64(in.Copies) * s.recv.PartitionBytes(sh.recv, p)
 		ids[i] = in.Shuffle
 	}
 	passes := passesFor(want, s.ops.Size(), maxPasses)

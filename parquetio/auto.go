@@ -2,7 +2,9 @@ package parquetio
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"math/bits"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -42,7 +44,8 @@ type colPlan struct {
 //     sampler.pays), else Uncompressed.
 func planColumns(schema *arrow.Schema, comp Compression, noDict bool, rec arrow.Record) map[string]colPlan {
 	plans := make(map[string]colPlan, schema.NumFields())
-	var s sampler
+	s := samplers.Get().(*sampler)
+	defer samplers.Put(s)
 	for i, f := range schema.Fields() {
 		switch {
 		case comp != Auto:
@@ -60,7 +63,7 @@ func planColumns(schema *arrow.Schema, comp Compression, noDict bool, rec arrow.
 func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
 	var dc distinctCount // counted only for a dictionary to decide on
 	if !noDict {
-		dc = countDistinct(a, autoSampleValues)
+		dc = s.countDistinct(a, autoSampleValues)
 	}
 	p := colPlan{noDict: !noDict && dc.mostly()}
 	sample := s.sample(a, autoSampleBytes)
@@ -174,20 +177,23 @@ func (c distinctCount) estimate(n int) int {
 
 // countDistinct counts the distinct values among the first (up to) limit
 // values of a (nulls left out): fixed-width columns of up to 8 bytes,
-// strings and binaries; for other columns it counts none.
-func countDistinct(a arrow.Array, limit int) distinctCount {
+// strings and binaries; for other columns it counts none. Strings and
+// binaries are counted by a 64-bit hash of their bytes, so two that collide
+// count once: with limit in the thousands, about never.
+func (s *sampler) countDistinct(a arrow.Array, limit int) distinctCount {
 	var c distinctCount
+	set := &s.set
 	switch v := a.(type) {
 	case varWidth:
-		set := make(map[string]struct{}, min(limit, v.Len()))
+		set.reset(min(limit, v.Len()))
 		data, base := v.ValueBytes(), v.ValueOffset64(0)
 		for i := 0; i < v.Len() && c.seen < limit; i++ {
 			if v.IsNull(i) {
 				continue
 			}
 			off := v.ValueOffset64(i) - base
-			set[string(data[off:off+int64(v.ValueLen(i))])] = struct{}{}
-			c.add(len(set), limit)
+			set.add(maphash.Bytes(set.seed, data[off:off+int64(v.ValueLen(i))]))
+			c.add(set.n, limit)
 		}
 	default:
 		fw, ok := a.DataType().(arrow.FixedWidthDataType)
@@ -196,16 +202,74 @@ func countDistinct(a arrow.Array, limit int) distinctCount {
 		}
 		w := fw.BitWidth() / 8
 		vals := fixedSample(a, limit*w)
-		set := make(map[uint64]struct{}, len(vals)/w)
+		set.reset(len(vals) / w)
 		var word [8]byte
 		for i := 0; i+w <= len(vals); i += w {
 			word = [8]byte{}
 			copy(word[:], vals[i:i+w])
-			set[binary.LittleEndian.Uint64(word[:])] = struct{}{}
-			c.add(len(set), limit)
+			set.add(binary.LittleEndian.Uint64(word[:]))
+			c.add(set.n, limit)
 		}
 	}
 	return c
+}
+
+// countDistinct is sampler.countDistinct on a sampler of its own.
+func countDistinct(a arrow.Array, limit int) distinctCount {
+	var s sampler
+	return s.countDistinct(a, limit)
+}
+
+// distinctSet is a set of 64-bit words, open-addressed, reused from
+// column to column and file to file: Auto counts a few thousand values of
+// every column of every file a job writes (a thousand files for a
+// thousand partitions), and a Go map made for each count cost more than
+// the rest of choosing the codecs.
+type distinctSet struct {
+	seed maphash.Seed
+	// slots holds the words; used[i] == gen marks slot i as holding one
+	// in the current count, so reset clears nothing but bumps gen.
+	slots []uint64
+	used  []uint32
+	gen   uint32
+	mask  uint64
+	n     int // distinct words added since reset
+}
+
+// reset empties the set, with room for at least n words at a load of at
+// most one half.
+func (d *distinctSet) reset(n int) {
+	if d.seed == (maphash.Seed{}) {
+		d.seed = maphash.MakeSeed()
+	}
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if size > len(d.slots) {
+		d.slots, d.used, d.gen = make([]uint64, size), make([]uint32, size), 0
+	}
+	d.gen++
+	if d.gen == 0 { // wrapped: old marks could read as current
+		clear(d.used)
+		d.gen = 1
+	}
+	d.mask, d.n = uint64(size-1), 0
+}
+
+// add puts w in the set (a no-op if it is there). The set must have room:
+// at most the n words of reset.
+func (d *distinctSet) add(w uint64) {
+	for i := (w * 0x9E3779B97F4A7C15) >> 32 & d.mask; ; i = (i + 1) & d.mask {
+		switch {
+		case d.used[i] != d.gen:
+			d.used[i], d.slots[i] = d.gen, w
+			d.n++
+			return
+		case d.slots[i] == w:
+			return
+		}
+	}
 }
 
 // deltaBeatsDict reports whether DELTA_BINARY_PACKED would hold the values
@@ -233,10 +297,16 @@ func deltaBeatsDict(a arrow.Array, deltaBytes, sampleBytes int, dc distinctCount
 // count distinct values.
 const autoSampleValues = 2048
 
-// sampler builds samples and snappy-encodes them, in reused buffers.
+// sampler builds samples, snappy-encodes them and counts their distinct
+// values, in reused buffers.
 type sampler struct {
 	plain, dst []byte
+	set        distinctSet
 }
+
+// samplers keeps samplers, with their buffers, from one file's plan to the
+// next.
+var samplers = sync.Pool{New: func() any { return new(sampler) }}
 
 // snappyLen returns the snappy-encoded size of sample; false for an empty
 // sample (or no codec).

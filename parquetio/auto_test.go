@@ -380,3 +380,92 @@ func TestDeltaNeverNullable(t *testing.T) {
 		t.Fatalf("read back in batches of 50: %d rows differ from the %d written", got.NumRows(), rec.NumRows())
 	}
 }
+
+// TestDistinctSet counts like a map: words drawn from ranges small and
+// large (many repeats, none), across resets of growing and shrinking size,
+// and across a wrap of the set's generation.
+func TestDistinctSet(t *testing.T) {
+	var d distinctSet
+	rng := rand.New(rand.NewPCG(7, 7))
+	for round := range 300 {
+		n := 1 + rng.IntN(3000)
+		span := uint64(1 + rng.IntN(2*n))
+		if round%3 == 0 {
+			span = ^uint64(0)
+		}
+		if round == 100 {
+			d.gen = ^uint32(0) - 1 // the next resets wrap
+		}
+		d.reset(n)
+		want := map[uint64]struct{}{}
+		for range n {
+			w := rng.Uint64N(span)
+			if round%5 == 0 {
+				w <<= 40 // words that differ only in high bits
+			}
+			d.add(w)
+			want[w] = struct{}{}
+			if d.n != len(want) {
+				t.Fatalf("round %d: %d distinct, want %d", round, d.n, len(want))
+			}
+		}
+	}
+	var fresh distinctSet // slots never used hold word 0
+	fresh.reset(4)
+	fresh.gen = ^uint32(0)
+	fresh.reset(4) // wraps
+	if fresh.add(0); fresh.n != 1 {
+		t.Errorf("after a wrap of the generation: 0 counted as %d distinct, want 1", fresh.n)
+	}
+}
+
+// TestCountDistinctReused: a sampler's count of a column does not depend
+// on the columns it counted before (strings and integers, longer and
+// shorter).
+func TestCountDistinctReused(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	big, small := autoRecord(mem, 5000, 1, false), autoRecord(mem, 300, 2, false)
+	defer big.Release()
+	defer small.Release()
+	s := samplers.Get().(*sampler)
+	defer samplers.Put(s)
+	for _, rec := range []arrow.Record{big, small, big, small} {
+		for i, f := range rec.Schema().Fields() {
+			var fresh sampler
+			want := fresh.countDistinct(rec.Column(i), autoSampleValues)
+			if got := s.countDistinct(rec.Column(i), autoSampleValues); got != want {
+				t.Errorf("%s of %d rows: reused sampler counted %+v, a fresh one %+v", f.Name, rec.NumRows(), got, want)
+			}
+			if got := mapDistinct(rec.Column(i), autoSampleValues); want.seen > 0 && want.distinct != got {
+				t.Errorf("%s of %d rows: %d distinct, a map counts %d", f.Name, rec.NumRows(), want.distinct, got)
+			}
+		}
+	}
+}
+
+// mapDistinct counts the distinct values among the first limit non-null
+// values of a, as strings of their printed form, in a Go map.
+func mapDistinct(a arrow.Array, limit int) int {
+	set := map[string]struct{}{}
+	for i, seen := 0, 0; i < a.Len() && seen < limit; i++ {
+		if a.IsNull(i) {
+			continue
+		}
+		seen++
+		set[a.ValueStr(i)] = struct{}{}
+	}
+	return len(set)
+}
+
+// BenchmarkPlanColumns chooses Auto's codecs for a partition of 16K rows
+// (a 16M-row job's partition of 1000) with dictionaries on, as each of the
+// job's thousand output files does before its first rows are written.
+func BenchmarkPlanColumns(b *testing.B) {
+	rec := autoRecord(memory.DefaultAllocator, 16<<10, 1, false)
+	defer rec.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		planColumns(rec.Schema(), Auto, false, rec)
+	}
+}

@@ -112,7 +112,7 @@ func (s *Server) newFileSink(stream flight.FlightService_DoGetServer, op flightp
 // writeConfig is the Parquet writer config of w (checked by
 // DecodeOpTicket).
 func writeConfig(w *flightproto.WriteSpec) parquetio.WriteConfig {
-	return parquetio.WriteConfig{Compression: parquetio.Compression(w.Compression), NoDictionary: w.NoDictionary}
+	return parquetio.WriteConfig{Compression: parquetio.Compression(w.Compression), NoDictionary: w.NoDictionary, DeferSync: w.DeferSync}
 }
 
 // fileSink writes an op's result to a Parquet file.

@@ -131,13 +131,18 @@ type OpTicket struct {
 // exists on the node and lies under one of the node's output roots (serve
 // --output-root; a node without one refuses). The file appears whole or
 // not at all (written to a hidden temporary file beside it, synced, then
-// renamed), so a retried op simply writes it again. Compression is auto
+// renamed; not synced under DeferSync), so a retried op simply writes it
+// again. Compression is auto
 // (default), snappy, zstd or none; NoDictionary turns dictionary encoding
 // off (see parquetio.WriteConfig).
 type WriteSpec struct {
 	Path         string `json:"path"`
 	Compression  string `json:"compression,omitempty"`
 	NoDictionary bool   `json:"no_dictionary,omitempty"`
+	// DeferSync: the node renames the file into place without syncing it
+	// or its directory, and the client makes it durable later
+	// (parquetio.SyncFiles), for all of a job's files at once.
+	DeferSync bool `json:"defer_sync,omitempty"`
 }
 
 // JoinSpec is a dfops.JoinSpec as JSON: left_on[i] is compared with

@@ -82,6 +82,7 @@ type MergeReport struct {
 	largest          mergePartStats
 	remote           int       // partitions whose join read an input from another node
 	written          string    // who wrote the files (partWriter.where)
+	synced           string    // how the files were made durable (partWriter.synced)
 	readWhere        [2]string // who read each side's input files (readWhere)
 }
 
@@ -246,7 +247,7 @@ func (p *MergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int,
 	if err != nil {
 		return err
 	}
-	defer func() { rep.written = out.where() }()
+	defer func() { rep.written, rep.synced = out.where(), out.synced() }()
 	work := func(ctx context.Context, part int) error {
 		st, size, err := p.joinPartition(ctx, res, out, part)
 		if err != nil {
@@ -306,6 +307,7 @@ func (r MergeReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "join         %s on %s: %d rows out in %d files (%s Parquet), %.2f s (on the nodes; %d partitions read an input from another node)\n",
 		p.join.How, mergeKeyNames(p.join), r.rowsOut, p.cfg.Job.Partitions, FormatBytes(r.fileOut), r.joinSecs, r.remote)
 	fmt.Fprintf(w, "files        %s\n", r.written)
+	fmt.Fprintf(w, "synced       %s\n", r.synced)
 	fmt.Fprintf(w, "largest      partition %d: %d left + %d right rows -> %d rows, joined on %s\n",
 		r.largest.part, r.largest.left, r.largest.right, r.largest.out, r.largest.node)
 	in := float64(r.arrowBytes[0] + r.arrowBytes[1])

@@ -27,7 +27,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/flightproto"
@@ -101,6 +103,11 @@ type partWriter struct {
 	nodes atomic.Int64 // partitions written by the nodes
 	local atomic.Int64 // partitions written here
 	swept atomic.Int64 // temporary files of failed attempts removed
+	// written are the files committed without a sync (DeferSync), which
+	// writeAll makes durable at its end.
+	mu       sync.Mutex
+	written  []string
+	syncSecs float64 // how long syncAll took
 }
 
 func newPartWriter(f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquetio.WriteConfig) (*partWriter, error) {
@@ -112,7 +119,32 @@ func newPartWriter(f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquet
 	if mode == "" {
 		mode = WriteAuto
 	}
+	cfg.DeferSync = true
 	return &partWriter{mode: mode, dir: dir, parts: parts, schema: schema, cfg: cfg}, nil
+}
+
+// committed notes that the file at path was committed, to be synced.
+func (w *partWriter) committed(path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.written = append(w.written, path)
+}
+
+// syncParallel is how many files syncAll syncs at once: a file system
+// commits concurrent syncs together.
+const syncParallel = 32
+
+// syncAll makes every committed file durable, and their renames.
+func (w *partWriter) syncAll(ctx context.Context) error {
+	w.mu.Lock()
+	paths := w.written
+	w.mu.Unlock()
+	t := time.Now()
+	err := parquetio.SyncFiles(ctx, paths, syncParallel)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.syncSecs = time.Since(t).Seconds()
+	return err
 }
 
 // partResult is what writing one partition did.
@@ -141,6 +173,7 @@ func (w *partWriter) write(part int,
 	})
 	if err == nil {
 		w.local.Add(1)
+		w.committed(path)
 	}
 	return r, err
 }
@@ -151,7 +184,8 @@ var errNotHere = errors.New("the file a node reported written is not in the outp
 // writeOnNode has the node write the partition to path and checks the
 // file is here.
 func (w *partWriter) writeOnNode(path string, onNodes func(flightproto.WriteSpec) (flightproto.OpStats, error)) (partResult, error) {
-	st, err := onNodes(flightproto.WriteSpec{Path: path, Compression: string(w.cfg.Compression), NoDictionary: w.cfg.NoDictionary})
+	st, err := onNodes(flightproto.WriteSpec{Path: path, Compression: string(w.cfg.Compression), NoDictionary: w.cfg.NoDictionary,
+		DeferSync: w.cfg.DeferSync})
 	if err != nil {
 		return partResult{}, err
 	}
@@ -160,6 +194,7 @@ func (w *partWriter) writeOnNode(path string, onNodes func(flightproto.WriteSpec
 			errNotHere, st.Node, path, st.FileBytes, size)
 	}
 	w.nodes.Add(1)
+	w.committed(path)
 	return partResult{op: st, rows: st.OutputRows, size: st.FileBytes}, nil
 }
 
@@ -190,16 +225,29 @@ func (w *partWriter) where() string {
 	if n := w.swept.Load(); n > 0 {
 		s += fmt.Sprintf("; removed %d temporary files of failed attempts", n)
 	}
+
 	return s
 }
 
+// synced says how long making the files durable took, for the report.
+func (w *partWriter) synced() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return fmt.Sprintf("%d files to disk at the end in %.2f s", len(w.written), w.syncSecs)
+}
+
 // writeAll runs work on every partition, par at a time, reporting each
-// one done as phase, then removes what failed attempts left (sweep).
+// one done as phase, then removes what failed attempts left (sweep) and
+// makes every file durable (syncAll): the files of a job that returns no
+// error are on disk.
 func (w *partWriter) writeAll(ctx context.Context, par int, phase string, prog Progress, work func(ctx context.Context, part int) error) error {
 	if err := forEachPartition(ctx, w.parts, par, work, func(done int) { prog(phase, done, w.parts) }); err != nil {
 		return err
 	}
-	return w.sweep()
+	if err := w.sweep(); err != nil {
+		return err
+	}
+	return w.syncAll(ctx)
 }
 
 // sweep removes, once every partition is written, the hidden temporary

@@ -23,8 +23,9 @@ import (
 // merge's hash order costs more: the ceiling stays a bound), id a random
 // row number (rows come in shuffled order), val id/3, tag "t" and 7 digits
 // of id, as gen-parquet's columns. They are written as the jobs write
-// their partitions (compression auto, no dictionary, committed with fsync
-// and rename), in files of pqCeilingFileRows rows, then read back.
+// their partitions (compression auto, no dictionary, renamed into place and
+// all synced at the end), in files of pqCeilingFileRows rows, then read
+// back.
 
 // pqCeilingFileRows is the rows of each file: a partition of the bench's
 // set-index at --quick 16 (16M rows over 1000 partitions).
@@ -43,13 +44,18 @@ func ParquetCeilings(ctx context.Context, dir string, bytes int64) (write, read 
 	defer rec.Release()
 	size := table.RecordBytes(rec)
 	files := int(max(1, (bytes+size-1)/size))
-	cfg := parquetio.WriteConfig{Compression: parquetio.Auto, NoDictionary: true}
+	cfg := parquetio.WriteConfig{Compression: parquetio.Auto, NoDictionary: true, DeferSync: true}
 	start := time.Now()
+	paths := make([]string, files)
 	for f := range files {
 		fill := func(write func(arrow.Record) error) error { return write(rec) }
-		if _, _, err := writePartFile(ceilingFile(tmp, f), rec.Schema(), cfg, fill); err != nil {
+		paths[f] = ceilingFile(tmp, f)
+		if _, _, err := writePartFile(paths[f], rec.Schema(), cfg, fill); err != nil {
 			return write, read, fmt.Errorf("job: parquet ceiling: %w", err)
 		}
+	}
+	if err := parquetio.SyncFiles(ctx, paths, syncParallel); err != nil {
+		return write, read, fmt.Errorf("job: parquet ceiling: %w", err)
 	}
 	write = Ceiling{Name: "Parquet: write, auto, 1 goroutine", Bytes: int64(files) * size, Seconds: time.Since(start).Seconds()}
 	start = time.Now()

@@ -76,6 +76,7 @@ type SetIndexReport struct {
 	largest               [2]int64 // partition, rows
 	empty                 int
 	written               string // who wrote the files (partWriter.where)
+	synced                string // how the files were made durable (partWriter.synced)
 	readWhere             string // who read the input files (readWhere)
 }
 
@@ -273,7 +274,7 @@ func (p *SetIndexPlan) sortAll(ctx context.Context, res *client.Result, par int,
 	if err != nil {
 		return err
 	}
-	defer func() { rep.written = out.where() }()
+	defer func() { rep.written, rep.synced = out.where(), out.synced() }()
 	work := func(ctx context.Context, part int) error {
 		rows, size, err := p.sortPartition(ctx, res, out, part)
 		if err != nil {
@@ -343,6 +344,7 @@ func (r SetIndexReport) Print(w io.Writer) {
 		r.rowsOut, p.in.spec.Partitions, p.cfg.Column, FormatBytes(r.fileOut), r.largest[0], r.largest[1], r.empty)
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, range-partition, put, barrier)\n", r.shuffleSecs)
 	fmt.Fprintf(w, "sort+write   %.2f s (sorted on the nodes, files %s)\n", r.sortSecs, r.written)
+	fmt.Fprintf(w, "synced       %s\n", r.synced)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
 	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
 }

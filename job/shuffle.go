@@ -68,6 +68,7 @@ type ShuffleReport struct {
 	coordinator            string
 	where                  string
 	written                string // who wrote the files (partWriter.where)
+	synced                 string // how the files were made durable (partWriter.synced)
 }
 
 // PlanShuffle checks the input files and builds the spec; the caller has
@@ -281,7 +282,7 @@ func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, rep *Shu
 	if err != nil {
 		return err
 	}
-	defer func() { rep.written = out.where() }()
+	defer func() { rep.written, rep.synced = out.where(), out.synced() }()
 	var rows, bytes atomic.Int64
 	work := func(ctx context.Context, part int) error {
 		r, err := out.write(part, func(ws api.WriteSpec) (api.OpStats, error) {
@@ -322,6 +323,7 @@ func (r ShuffleReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "rows out     %d in %d files (%s Parquet)\n", r.rowsOut, r.partitions, FormatBytes(r.parquetOut))
 	fmt.Fprintf(w, "shuffle      %.2f s (read Parquet, put, barrier; %d puts)\n", r.shuffleSecs, r.attempts)
 	fmt.Fprintf(w, "write        %.2f s (every partition from its owner to Parquet; files %s)\n", r.writeSecs, r.written)
+	fmt.Fprintf(w, "synced       %s\n", r.synced)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
 	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
 }

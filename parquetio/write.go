@@ -200,10 +200,14 @@ func (w *Writer) Commit() error {
 		w.removeTemp()
 		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
 	}
+	if w.cfg.DeferSync {
+		return nil
+	}
 	return syncDir(filepath.Dir(w.path))
 }
 
-// finish closes the Parquet writer and makes the temporary file durable.
+// finish closes the Parquet writer and makes the temporary file durable
+// (under DeferSync, starts its write-back).
 func (w *Writer) finish() error {
 	var err error
 	if w.fw == nil {
@@ -226,7 +230,11 @@ func (w *Writer) finish() error {
 			w.size = fi.Size()
 		}
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case w.cfg.DeferSync:
+		startWriteback(w.tmp)
+	default:
 		err = w.tmp.Sync()
 	}
 	return errors.Join(err, w.tmp.Close())

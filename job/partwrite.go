@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/durable"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"google.golang.org/grpc/codes"
@@ -130,17 +131,13 @@ func (w *partWriter) committed(path string) {
 	w.written = append(w.written, path)
 }
 
-// syncParallel is how many files syncAll syncs at once: a file system
-// commits concurrent syncs together.
-const syncParallel = 32
-
 // syncAll makes every committed file durable, and their renames.
 func (w *partWriter) syncAll(ctx context.Context) error {
 	w.mu.Lock()
 	paths := w.written
 	w.mu.Unlock()
 	t := time.Now()
-	err := parquetio.SyncFiles(ctx, paths, syncParallel)
+	err := parquetio.SyncFiles(ctx, paths, durable.Parallel)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.syncSecs = time.Since(t).Seconds()

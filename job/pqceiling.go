@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/durable"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -54,7 +55,7 @@ func ParquetCeilings(ctx context.Context, dir string, bytes int64) (write, read 
 			return write, read, fmt.Errorf("job: parquet ceiling: %w", err)
 		}
 	}
-	if err := parquetio.SyncFiles(ctx, paths, syncParallel); err != nil {
+	if err := parquetio.SyncFiles(ctx, paths, durable.Parallel); err != nil {
 		return write, read, fmt.Errorf("job: parquet ceiling: %w", err)
 	}
 	write = Ceiling{Name: "Parquet: write, auto, 1 goroutine", Bytes: int64(files) * size, Seconds: time.Since(start).Seconds()}

@@ -43,12 +43,14 @@ type RechunkReport struct {
 	oldChunks, newChunks int
 	bytes                int64
 	seconds              float64
+	syncSecs             float64 // of the final sync of every new chunk
 }
 
 // Print writes the report as the rechunk command prints it.
 func (r RechunkReport) Print(w io.Writer) {
-	fmt.Fprintf(w, "rechunked %s -> %s: %d -> %d chunks, %s in %.2f s (%.1f MB/s), peak RSS %s\n",
-		r.cfg.Input, r.cfg.Output, r.oldChunks, r.newChunks, FormatBytes(r.bytes), r.seconds, float64(r.bytes)/1e6/r.seconds, FormatBytes(PeakRSS()))
+	fmt.Fprintf(w, "rechunked %s -> %s: %d -> %d chunks, %s in %.2f s (%.1f MB/s; synced to disk at the end in %.2f s), peak RSS %s\n",
+		r.cfg.Input, r.cfg.Output, r.oldChunks, r.newChunks, FormatBytes(r.bytes), r.seconds, float64(r.bytes)/1e6/r.seconds, r.syncSecs,
+		FormatBytes(PeakRSS()))
 }
 
 // PlanRechunk opens the input and builds the spec; any error here is bad
@@ -86,12 +88,12 @@ func (p *RechunkPlan) Close() error { return p.in.Close() }
 func (p *RechunkPlan) Run(ctx context.Context) (RechunkReport, error) {
 	start := time.Now()
 	rep := RechunkReport{cfg: p.cfg, oldChunks: p.spec.Tasks, newChunks: p.spec.Partitions, bytes: ArrayBytes(p.in.Meta())}
-	err := p.run(ctx, p.cfg.Progress.orNop())
+	err := p.run(ctx, p.cfg.Progress.orNop(), &rep)
 	rep.seconds = time.Since(start).Seconds()
 	return rep, err
 }
 
-func (p *RechunkPlan) run(ctx context.Context, prog Progress) error {
+func (p *RechunkPlan) run(ctx context.Context, prog Progress, rep *RechunkReport) error {
 	cl, err := OpenCluster(ctx, p.cfg.Cluster)
 	if err != nil {
 		return err
@@ -105,6 +107,7 @@ func (p *RechunkPlan) run(ctx context.Context, prog Progress) error {
 		return err
 	}
 	defer out.Close()
+	out.DeferSyncs() // every chunk synced at once, after the last (writeChunks)
 	oldGrid := in.Grid()
 	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth, Progress: progress(prog, "put"),
 		Input: func(t int) ([]arrow.Record, error) {
@@ -118,7 +121,13 @@ func (p *RechunkPlan) run(ctx context.Context, prog Progress) error {
 		return err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
-	return writeChunks(ctx, res, out, sp, max(p.cfg.Parallel, 2*len(addrs)), prog)
+	if err := writeChunks(ctx, res, out, sp, max(p.cfg.Parallel, 2*len(addrs)), prog); err != nil {
+		return err
+	}
+	t := time.Now()
+	err = out.Sync(ctx)
+	rep.syncSecs = time.Since(t).Seconds()
+	return err
 }
 
 // writeChunks reads every new chunk from its owner and writes it, par at a

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/shufflenode/shufflenode/durable"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -233,7 +234,7 @@ func (w *Writer) finish() error {
 	switch {
 	case err != nil:
 	case w.cfg.DeferSync:
-		startWriteback(w.tmp)
+		durable.StartWriteback(w.tmp)
 	default:
 		err = w.tmp.Sync()
 	}
@@ -263,13 +264,8 @@ func (w *Writer) removeTemp() {
 
 // syncDir makes a rename in dir durable.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrWrite, dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("%w: sync %s: %w", ErrWrite, dir, err)
+	if err := durable.SyncDir(dir); err != nil {
+		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
 	return nil
 }

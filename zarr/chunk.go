@@ -40,7 +40,7 @@ func (a *Array) ReadChunk(idx []int) (rechunk.Chunk, error) {
 // WriteChunk stores chunk idx: c must have the array's dtype and the
 // trimmed shape ChunkShape(idx). It pads c to the full chunk shape with the
 // fill value, compresses it and writes it atomically (a temporary file,
-// synced, renamed over the chunk's file). WriteChunk does not keep c. The
+// synced unless DeferSyncs, renamed over the chunk's file). WriteChunk does not keep c. The
 // error names the store and chunk and wraps ErrIndex, ErrChunk, ErrClosed
 // or an I/O error.
 func (a *Array) WriteChunk(idx []int, c rechunk.Chunk) error {
@@ -56,11 +56,18 @@ func (a *Array) WriteChunk(idx []int, c rechunk.Chunk) error {
 	}
 	full := pad(c.Data, a.meta.Chunks, shape, a.fill, a.fullBytes)
 	stored, err := a.codec.encode(full)
+	deferred := a.deferSync.Load()
+	path := a.chunkPath(idx)
 	if err == nil {
-		err = writeAtomic(a.chunkPath(idx), stored)
+		err = writeAtomic(path, stored, !deferred)
 	}
 	if err != nil {
 		return a.errf(idx, "%w", err)
+	}
+	if deferred {
+		a.mu.Lock()
+		a.unsynced = append(a.unsynced, path)
+		a.mu.Unlock()
 	}
 	return nil
 }

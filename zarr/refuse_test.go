@@ -227,7 +227,7 @@ func TestCorruptChunks(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := newTestArray(t, c.comp)
-			if err := writeAtomic(a.chunkPath([]int{0, 0}), c.stored); err != nil {
+			if err := writeAtomic(a.chunkPath([]int{0, 0}), c.stored, true); err != nil {
 				t.Fatal(err)
 			}
 			_, err := a.ReadChunk([]int{0, 0})
@@ -265,7 +265,7 @@ func TestZipBombBounded(t *testing.T) {
 			if len(c.stored) > a.codec.maxEncoded(a.fullBytes) {
 				t.Fatalf("bomb of %d bytes is refused before decoding", len(c.stored))
 			}
-			if err := writeAtomic(a.chunkPath([]int{0, 0}), c.stored); err != nil {
+			if err := writeAtomic(a.chunkPath([]int{0, 0}), c.stored, true); err != nil {
 				t.Fatal(err)
 			}
 			var before, after runtime.MemStats

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/shufflenode/shufflenode/durable"
 )
 
 // metaFile is the name of an array's metadata document.
@@ -50,9 +52,10 @@ func readBounded(path string, limit int) ([]byte, error) {
 }
 
 // writeAtomic writes data to path through a temporary file in the same
-// directory, synced and then renamed over path, so readers see either the
-// old file or the whole new one. It creates missing parent directories.
-func writeAtomic(path string, data []byte) (err error) {
+// directory, synced (if sync; else its write-back started) and then renamed
+// over path, so readers see either the old file or the whole new one. It
+// creates missing parent directories.
+func writeAtomic(path string, data []byte, sync bool) (err error) {
 	dir, base := filepath.Split(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -70,7 +73,9 @@ func writeAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
+	if !sync {
+		durable.StartWriteback(f)
+	} else if err = f.Sync(); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {

@@ -1,4 +1,4 @@
-package parquetio
+package durable
 
 import (
 	"os"
@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startWriteback asks the kernel to start writing f's dirty pages to disk,
+// StartWriteback asks the kernel to start writing f's dirty pages to disk,
 // without waiting for it (best effort: errors surface at the later sync).
-func startWriteback(f *os.File) {
+func StartWriteback(f *os.File) {
 	_ = unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 }

@@ -222,8 +222,18 @@ func nullableDelta64(rdr *file.Reader) bool {
 	return false
 }
 
+// recordReader is what Reader reads from: Arrow's record reader, or a
+// mixedReader.
+type recordReader interface {
+	Schema() *arrow.Schema
+	Next() bool
+	Record() arrow.Record
+	Err() error
+	Release()
+}
+
 // openRecords opens a record reader over every column and row group.
-func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (pqarrow.RecordReader, func(), int64, error) {
+func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (recordReader, func(), int64, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -242,7 +252,13 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 		rdr.Close()
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	var rr recordReader
+	mixed, err := newMixedReader(ctx, path, rdr, fr, mem, batchRows)
+	if mixed != nil {
+		rr = mixed
+	} else if err == nil {
+		rr, err = fr.GetRecordReader(ctx, nil, nil)
+	}
 	if err != nil {
 		rdr.Close()
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)

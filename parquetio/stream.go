@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
 // Reader reads a Parquet file's rows one record batch at a time, so that
@@ -17,7 +16,7 @@ import (
 type Reader struct {
 	ctx   context.Context
 	path  string
-	rr    pqarrow.RecordReader
+	rr    recordReader
 	close func()
 	rows  int64
 }

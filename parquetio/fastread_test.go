@@ -1,0 +1,289 @@
+package parquetio
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// deltaFileCase is a file of delta-encoded integer columns (and others)
+// written straight with Arrow's writer, to be read back both ways.
+type deltaFileCase struct {
+	name       string
+	schema     *arrow.Schema
+	rows       int
+	groupRows  int64
+	pageBytes  int64
+	pageV2     bool
+	values     string // "sorted", "random" (full range: 64-bit deltas) or "extremes"
+	wantFast   int    // columns decoded here
+	batchSizes []int64
+}
+
+func deltaFileCases() []deltaFileCase {
+	i64 := arrow.PrimitiveTypes.Int64
+	i32 := arrow.PrimitiveTypes.Int32
+	onlyInts := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "b", Type: i32}}, nil)
+	mixed := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "a", Type: i64}, {Name: "f", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "n", Type: i64, Nullable: true}, {Name: "b", Type: i32}}, nil)
+	batches := []int64{1, 7, 128, 1000, 5000}
+	var cases []deltaFileCase
+	for _, v := range []string{"sorted", "random", "extremes"} {
+		for _, v2 := range []bool{false, true} {
+			cases = append(cases,
+				deltaFileCase{"ints/" + v, onlyInts, 3001, 1 << 20, 1 << 20, v2, v, 2, batches},
+				deltaFileCase{"ints/small-pages/" + v, onlyInts, 3001, 1 << 20, 512, v2, v, 2, batches},
+				deltaFileCase{"ints/row-groups/" + v, onlyInts, 3001, 700, 1024, v2, v, 2, batches},
+				deltaFileCase{"mixed/" + v, mixed, 2500, 900, 700, v2, v, 2, batches},
+			)
+		}
+	}
+	for i := range cases {
+		if cases[i].pageV2 {
+			cases[i].name += "/v2"
+		}
+	}
+	return append(cases, deltaFileCase{"empty", onlyInts, 0, 1 << 20, 1 << 20, false, "sorted", 2, []int64{1}})
+}
+
+// deltaValue is row i's value of an integer column as c says.
+func deltaValue(c deltaFileCase, rng *rand.Rand, i int) int64 {
+	switch c.values {
+	case "random":
+		return int64(rng.Uint64())
+	case "extremes":
+		return []int64{math.MinInt64, math.MaxInt64, 0, -1, math.MinInt32, math.MaxInt32}[rng.IntN(6)]
+	}
+	return int64(i/3) * 1000
+}
+
+// writeDeltaFile writes c's rows with every integer column that can be
+// DELTA_BINARY_PACKED so, without dictionaries.
+func writeDeltaFile(t *testing.T, c deltaFileCase, path string) arrow.Record {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(len(c.name)), 3))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, c.schema)
+	defer b.Release()
+	for i := range c.rows {
+		for j, f := range c.schema.Fields() {
+			switch fb := b.Field(j).(type) {
+			case *array.Int64Builder:
+				if f.Nullable && i%5 == 0 {
+					fb.AppendNull()
+				} else {
+					fb.Append(deltaValue(c, rng, i))
+				}
+			case *array.Int32Builder:
+				fb.Append(int32(deltaValue(c, rng, i)))
+			case *array.Float64Builder:
+				fb.Append(rng.Float64())
+			case *array.StringBuilder:
+				if i%7 == 0 {
+					fb.AppendNull()
+				} else {
+					fb.Append(fmt.Sprint("v", rng.IntN(50)))
+				}
+			}
+		}
+	}
+	rec := b.NewRecord()
+	opts := []parquet.WriterProperty{parquet.WithDictionaryDefault(false), parquet.WithMaxRowGroupLength(c.groupRows),
+		parquet.WithDataPageSize(c.pageBytes), parquet.WithBatchSize(64)}
+	if c.pageV2 {
+		opts = append(opts, parquet.WithDataPageVersion(parquet.DataPageV2))
+	}
+	for _, f := range c.schema.Fields() {
+		if t := f.Type.ID(); (t == arrow.INT64 && !f.Nullable) || t == arrow.INT32 {
+			opts = append(opts, parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaBinaryPacked))
+		}
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(c.schema, out, parquet.NewWriterProperties(opts...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// arrowOnly reads path with Arrow's reader alone, in batches of batchRows.
+func arrowOnly(t *testing.T, path string, batchRows int64) []arrow.Record {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	var recs []arrow.Record
+	for rr.Next() {
+		rr.Record().Retain()
+		recs = append(recs, rr.Record())
+	}
+	return recs
+}
+
+// TestMixedReaderMatchesArrow: files of delta-encoded integer columns
+// (alone, and beside strings, floats and a nullable int64 that Arrow
+// reads), sorted, random over the whole range (64-bit deltas) and
+// alternating extremes (deltas that wrap), in pages of both versions, small
+// and large, and several row groups, read here in batches of 1 to 5000
+// rows, give the records Arrow's reader gives, batch for batch, from
+// memory that is all given back.
+func TestMixedReaderMatchesArrow(t *testing.T) {
+	for _, c := range deltaFileCases() {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f.parquet")
+			rec := writeDeltaFile(t, c, path)
+			defer rec.Release()
+			rdr, err := file.OpenParquetFile(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema, _ := pqarrow.FromParquet(rdr.MetaData().Schema, nil, rdr.MetaData().KeyValueMetadata())
+			if got := len(deltaColumns(rdr, schema)); got != c.wantFast {
+				t.Errorf("%d columns decoded here, want %d", got, c.wantFast)
+			}
+			rdr.Close()
+			for _, batch := range c.batchSizes {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				got, err := ReadFile(context.Background(), path, mem, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := arrowOnly(t, path, max(1, min(batch, int64(c.rows))))
+				if len(got) != len(want) {
+					t.Fatalf("batch %d: %d records, Arrow reads %d", batch, len(got), len(want))
+				}
+				for i := range got {
+					if !array.RecordEqual(got[i], want[i]) || !got[i].Schema().Equal(want[i].Schema()) {
+						t.Fatalf("batch %d: record %d differs from Arrow's", batch, i)
+					}
+				}
+				releaseRecs(got)
+				releaseRecs(want)
+				mem.AssertSize(t, 0)
+			}
+		})
+	}
+}
+
+// TestDeltaColumnsChoice: a column is decoded here only when every chunk
+// of it is delta encoded without a dictionary, and it is required.
+func TestDeltaColumnsChoice(t *testing.T) {
+	dir := t.TempDir()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	for _, tc := range []struct {
+		name string
+		cfg  WriteConfig
+		want []int
+	}{
+		{"auto, sorted keys", WriteConfig{NoDictionary: true}, []int{0}},
+		{"snappy", WriteConfig{Compression: Snappy, NoDictionary: true}, nil},
+		{"dictionary", WriteConfig{Compression: Snappy}, nil},
+	} {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i := range 5000 {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.Int32Builder).Append(int32(i))
+		}
+		rec := b.NewRecord()
+		b.Release()
+		path := filepath.Join(dir, tc.name+".parquet")
+		writeWith(t, path, schema, []arrow.Record{rec}, tc.cfg)
+		rec.Release()
+		rdr, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := deltaColumns(rdr, schema)
+		rdr.Close()
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: columns %v decoded here, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestDecodeDeltaRefuses: truncated or inconsistent streams are errors
+// naming what is wrong, never a panic or a short result.
+func TestDecodeDeltaRefuses(t *testing.T) {
+	header := func(block, minis, total uint64, first int64) []byte {
+		b := binary.AppendUvarint(nil, block)
+		b = binary.AppendUvarint(b, minis)
+		b = binary.AppendUvarint(b, total)
+		return binary.AppendVarint(b, first)
+	}
+	good := append(header(128, 4, 3, 5), binary.AppendVarint(nil, 1)...)
+	good = append(good, 1, 0, 0, 0) // bit width 1 for the first miniblock
+	good = append(good, make([]byte, 4)...)
+	var scratch []byte
+	if vals, err := decodeDelta(nil, good, 3, &scratch); err != nil || fmt.Sprint(vals) != "[5 6 7]" {
+		t.Fatalf("a good stream: %v, %v", vals, err)
+	}
+	for name, tc := range map[string]struct {
+		src  []byte
+		want int
+	}{
+		"empty":             {nil, 1},
+		"count differs":     {good, 4},
+		"block size 100":    {header(100, 4, 3, 5), 3},
+		"32 miniblocks":     {header(128, 32, 3, 5), 3},
+		"no block header":   {header(128, 4, 3, 5), 3},
+		"no bit widths":     {append(header(128, 4, 3, 5), 2), 3},
+		"bit width 65":      {append(append(header(128, 4, 3, 5), 2), 65, 0, 0, 0), 3},
+		"truncated values":  {good[:len(good)-1], 3},
+		"huge block":        {header(1<<40, 4, 3, 5), 3},
+		"truncated varints": {[]byte{0x80, 0x80}, 3},
+	} {
+		if _, err := decodeDelta(nil, tc.src, tc.want, &scratch); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// FuzzDecodeDelta: any bytes decode to exactly the values asked for, or
+// give an error; never a panic.
+func FuzzDecodeDelta(f *testing.F) {
+	f.Add([]byte{0x80, 0x01, 0x04, 0x03, 0x0a, 0x02, 0x01, 0, 0, 0, 0, 0, 0, 0}, 3)
+	f.Add([]byte{0x80, 0x01, 0x01, 0x40, 0x00, 0x00, 64}, 64)
+	f.Fuzz(func(t *testing.T, src []byte, want int) {
+		if want < 0 || want > 1<<16 {
+			return
+		}
+		var scratch []byte
+		vals, err := decodeDelta(nil, src, want, &scratch)
+		if err == nil && len(vals) != want {
+			t.Fatalf("%d values, want %d", len(vals), want)
+		}
+	})
+}

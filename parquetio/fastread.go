@@ -1,17 +1,23 @@
 package parquetio
 
 // Arrow v15 decodes DELTA_BINARY_PACKED pages one value at a time through
-// a generic bit reader, at about 35 ns an int64 on this project's machine:
-// the delta-encoded key and id columns that Auto writes (and that other
-// writers choose for sorted or small-range integers) cost a 16M-row
-// set-index more CPU to read than every other column together. This file
-// decodes such columns itself, about 20 times faster (decodeDelta), and
-// leaves every other column to Arrow: a record is Arrow's batch of the other
-// columns with as many rows of each delta column added.
+// a generic bit reader, at about 35 ns an int64 on this project's machine,
+// and builds string columns value by value through a BinaryBuilder: the
+// delta-encoded key and id columns that Auto writes (and that other writers
+// choose for sorted or small-range integers) cost a 16M-row set-index more
+// CPU to read than every other column together. This file decodes the
+// simple columns itself (required, flat, without dictionary: delta-encoded
+// integers about 20 times faster, see decodeDelta; plain numbers and
+// strings straight from the page) and leaves every other column to Arrow:
+// a record is Arrow's batch of the other columns with as many rows of each
+// of these added, or batches of its own when Arrow has no column left.
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -22,84 +28,110 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// deltaColumns returns the columns of rdr that this package decodes itself
-// (in schema order): required, flat INT32 or INT64 columns read as Arrow
-// int32 or int64 whose chunks are DELTA_BINARY_PACKED and nothing else, in
-// every row group, in a file whose columns are all flat (a field a leaf).
-func deltaColumns(rdr *file.Reader, schema *arrow.Schema) []int {
+// errPage means a page of a column decoded here is malformed or not what
+// the column's metadata said.
+var errPage = errors.New("malformed page")
+
+// colKind says how a column's pages are decoded here.
+type colKind int
+
+const (
+	kindArrow      colKind = iota // by Arrow's reader
+	kindDelta                     // DELTA_BINARY_PACKED INT32 or INT64
+	kindPlainFixed                // PLAIN INT32, INT64, FLOAT or DOUBLE
+	kindPlainBytes                // PLAIN BYTE_ARRAY, as string or binary
+)
+
+// fastKinds maps a physical type and the Arrow type pqarrow reads it as to
+// the kinds of its pages decoded here, by encoding. Other pairs (dates,
+// timestamps, unsigned and small integers, large strings...) are Arrow's.
+var fastKinds = map[[2]int]map[parquet.Encoding]colKind{
+	{int(parquet.Types.Int32), int(arrow.INT32)}:      {parquet.Encodings.DeltaBinaryPacked: kindDelta, parquet.Encodings.Plain: kindPlainFixed},
+	{int(parquet.Types.Int64), int(arrow.INT64)}:      {parquet.Encodings.DeltaBinaryPacked: kindDelta, parquet.Encodings.Plain: kindPlainFixed},
+	{int(parquet.Types.Float), int(arrow.FLOAT32)}:    {parquet.Encodings.Plain: kindPlainFixed},
+	{int(parquet.Types.Double), int(arrow.FLOAT64)}:   {parquet.Encodings.Plain: kindPlainFixed},
+	{int(parquet.Types.ByteArray), int(arrow.STRING)}: {parquet.Encodings.Plain: kindPlainBytes},
+	{int(parquet.Types.ByteArray), int(arrow.BINARY)}: {parquet.Encodings.Plain: kindPlainBytes},
+}
+
+// fastColumns returns the kind of each column of rdr (read as schema):
+// kindArrow for all unless every field of the file is a flat column; then,
+// for each required column without a dictionary whose chunks use one value
+// encoding of fastKinds in every row group, that encoding's kind.
+func fastColumns(rdr *file.Reader, schema *arrow.Schema) []colKind {
 	md := rdr.MetaData()
+	kinds := make([]colKind, schema.NumFields())
 	if md.Schema.NumColumns() != schema.NumFields() {
-		return nil
+		return kinds
 	}
-	var cols []int
 	for c := range md.Schema.NumColumns() {
 		col := md.Schema.Column(c)
 		if col.MaxRepetitionLevel() != 0 || len(col.ColumnPath()) != 1 || col.Name() != schema.Field(c).Name {
-			return nil
+			return make([]colKind, schema.NumFields())
 		}
-		want := map[parquet.Type]arrow.Type{parquet.Types.Int32: arrow.INT32, parquet.Types.Int64: arrow.INT64}
-		if t, ok := want[col.PhysicalType()]; ok && t == schema.Field(c).Type.ID() && col.MaxDefinitionLevel() == 0 && onlyDelta(rdr, c) {
-			cols = append(cols, c)
+		byEnc := fastKinds[[2]int{int(col.PhysicalType()), int(schema.Field(c).Type.ID())}]
+		if col.MaxDefinitionLevel() == 0 && byEnc != nil {
+			kinds[c] = byEnc[onlyEncoding(rdr, c)]
 		}
 	}
-	return cols
+	return kinds
 }
 
-// onlyDelta reports whether column c's chunk in every row group lists
-// DELTA_BINARY_PACKED as its only value encoding and has no dictionary.
-func onlyDelta(rdr *file.Reader, c int) bool {
+// onlyEncoding returns the one value encoding that column c's chunks list
+// in every row group, when they have no dictionary; -1 otherwise.
+func onlyEncoding(rdr *file.Reader, c int) parquet.Encoding {
+	only := parquet.Encoding(-1)
 	for g := range rdr.NumRowGroups() {
 		cc, err := rdr.MetaData().RowGroup(g).ColumnChunk(c)
 		if err != nil || cc.HasDictionaryPage() {
-			return false
+			return -1
 		}
 		for _, e := range cc.Encodings() {
-			// RLE and BIT_PACKED are levels' encodings, which some writers list
-			// for a required column too.
-			if e != parquet.Encodings.DeltaBinaryPacked && e != parquet.Encodings.RLE && e != parquet.Encodings.BitPacked {
-				return false
+			switch {
+			case e == parquet.Encodings.RLE || e == parquet.Encodings.BitPacked:
+				// levels' encodings, which writers list for a required column too
+			case only == -1:
+				only = e
+			case e != only:
+				return -1
 			}
 		}
-		if !slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked) {
-			return false
-		}
 	}
-	return true
+	return only
 }
 
-// mixedReader reads records whose delta columns (deltaColumns) it decodes
+// mixedReader reads records whose simple columns (fastColumns) it decodes
 // itself and whose other columns Arrow reads (others; nil when there are
 // none).
 type mixedReader struct {
-	path    string
 	schema  *arrow.Schema
 	mem     memory.Allocator
 	others  pqarrow.RecordReader
 	otherAt []int // the schema position of each of others' fields
-	delta   []*deltaColumn
+	fast    []*fastColumn
 	left    int64 // rows not yet read
 	batch   int64
 	rec     arrow.Record
 	err     error
 }
 
-// newMixedReader returns the reader of fr (of the file at path) with its
-// columns delta decoded here, or nil when it has none.
-func newMixedReader(ctx context.Context, path string, rdr *file.Reader, fr *pqarrow.FileReader, mem memory.Allocator, batchRows int64) (*mixedReader, error) {
+// newMixedReader returns the reader of fr (over rdr) with its simple
+// columns decoded here, or nil when it has none.
+func newMixedReader(ctx context.Context, rdr *file.Reader, fr *pqarrow.FileReader, mem memory.Allocator, batchRows int64) (*mixedReader, error) {
 	schema, err := fr.Schema()
 	if err != nil {
 		return nil, err
 	}
-	cols := deltaColumns(rdr, schema)
-	if len(cols) == 0 {
+	kinds := fastColumns(rdr, schema)
+	if !slices.ContainsFunc(kinds, func(k colKind) bool { return k != kindArrow }) {
 		return nil, nil
 	}
-	m := &mixedReader{path: path, schema: schema, mem: mem, left: rdr.NumRows(), batch: batchRows}
-	for c := range schema.NumFields() {
-		if slices.Contains(cols, c) {
-			m.delta = append(m.delta, &deltaColumn{rdr: rdr, col: c, field: schema.Field(c)})
-		} else {
+	m := &mixedReader{schema: schema, mem: mem, left: rdr.NumRows(), batch: batchRows}
+	for c, k := range kinds {
+		if k == kindArrow {
 			m.otherAt = append(m.otherAt, c)
+		} else {
+			m.fast = append(m.fast, &fastColumn{rdr: rdr, col: c, field: schema.Field(c), kind: k})
 		}
 	}
 	if len(m.otherAt) > 0 {
@@ -135,8 +167,8 @@ func (m *mixedReader) releaseRec() {
 }
 
 // Next reads the next record: Arrow's next batch of the other columns
-// (or batchRows rows when there are none) and as many rows of each delta
-// column.
+// (or batchRows rows when there are none) and as many rows of each column
+// decoded here.
 func (m *mixedReader) Next() bool {
 	m.releaseRec()
 	if m.err != nil || m.left == 0 {
@@ -160,9 +192,9 @@ func (m *mixedReader) Next() bool {
 			cols[c].Retain()
 		}
 	}
-	for _, d := range m.delta {
-		if cols[d.col], m.err = d.read(m.mem, int(rows)); m.err != nil {
-			m.err = fmt.Errorf("column %s: %w", d.field.Name, m.err)
+	for _, f := range m.fast {
+		if cols[f.col], m.err = f.read(m.mem, int(rows)); m.err != nil {
+			m.err = fmt.Errorf("column %s: %w", f.field.Name, m.err)
 			return false
 		}
 	}
@@ -179,53 +211,121 @@ func releaseArrays(cols []arrow.Array) {
 	}
 }
 
-// deltaColumn decodes one delta column, page after page, row group after
-// row group.
-type deltaColumn struct {
+// fastColumn decodes one column here, page after page, row group after row
+// group. A page's values are read from it until they are all read, then
+// the next page replaces it (Arrow's page reader reuses its buffer).
+type fastColumn struct {
 	rdr   *file.Reader
 	col   int
 	field arrow.Field
+	kind  colKind
 	group int // the next row group to open
 	pages file.PageReader
 	// groupLeft is the rows of the open row group that no page has held
 	// yet: a page may hold no more (its header could ask for any amount of
 	// memory), and the group's pages must hold them all.
 	groupLeft int64
-	vals      []uint64 // the current page's values
-	at        int      // the first of vals not yet read
-	scratch   []byte
+	// The current page: n values, of which at are read; vals (delta), raw
+	// (plain numbers: n values of width bytes), or raw, starts and ends
+	// (plain bytes: value i is raw[starts[i]:ends[i]]).
+	n, at   int
+	vals    []uint64
+	raw     []byte
+	starts  []int32
+	ends    []int32
+	scratch []byte
+}
+
+// width is the bytes of one value of a fixed-width column.
+func (f *fastColumn) width() int {
+	return f.field.Type.(arrow.FixedWidthDataType).BitWidth() / 8
 }
 
 // read returns the next n values as an array of the column's type,
 // allocated from mem.
-func (d *deltaColumn) read(mem memory.Allocator, n int) (arrow.Array, error) {
-	width := 8
-	if d.field.Type.ID() == arrow.INT32 {
-		width = 4
+func (f *fastColumn) read(mem memory.Allocator, n int) (arrow.Array, error) {
+	if f.kind == kindPlainBytes {
+		return f.readBytes(mem, n)
 	}
+	w := f.width()
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(n * width)
+	buf.Resize(n * w)
 	out := buf.Bytes()
 	for i := 0; i < n; {
-		if d.at == len(d.vals) {
-			if err := d.nextPage(); err != nil {
+		if f.at == f.n {
+			if err := f.nextPage(); err != nil {
 				buf.Release()
 				return nil, err
 			}
 			continue
 		}
-		k := min(n-i, len(d.vals)-d.at)
-		if width == 8 {
-			copy(arrow.Uint64Traits.CastFromBytes(out)[i:i+k], d.vals[d.at:d.at+k])
-		} else {
-			narrow(arrow.Uint32Traits.CastFromBytes(out)[i:i+k], d.vals[d.at:d.at+k])
+		k := min(n-i, f.n-f.at)
+		switch {
+		case f.kind == kindPlainFixed:
+			copy(out[i*w:(i+k)*w], f.raw[f.at*w:])
+		case w == 8:
+			copy(arrow.Uint64Traits.CastFromBytes(out)[i:i+k], f.vals[f.at:f.at+k])
+		default:
+			narrow(arrow.Uint32Traits.CastFromBytes(out)[i:i+k], f.vals[f.at:f.at+k])
 		}
-		i, d.at = i+k, d.at+k
+		i, f.at = i+k, f.at+k
 	}
-	data := array.NewData(d.field.Type, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	return makeArray(f.field.Type, n, nil, buf), nil
+}
+
+// readBytes returns the next n values of a plain string or binary column.
+func (f *fastColumn) readBytes(mem memory.Allocator, n int) (arrow.Array, error) {
+	offs := memory.NewResizableBuffer(mem)
+	offs.Resize((n + 1) * 4)
+	off := arrow.Int32Traits.CastFromBytes(offs.Bytes())
+	data := memory.NewResizableBuffer(mem)
+	var size int64
+	for i := 0; i < n; {
+		if f.at == f.n {
+			if err := f.nextPage(); err != nil {
+				offs.Release()
+				data.Release()
+				return nil, err
+			}
+			continue
+		}
+		k := min(n-i, f.n-f.at)
+		var bytes int64
+		for j := f.at; j < f.at+k; j++ {
+			bytes += int64(f.ends[j] - f.starts[j])
+		}
+		if size+bytes > math.MaxInt32 {
+			offs.Release()
+			data.Release()
+			return nil, fmt.Errorf("%w: more than 2 GiB of values in %d rows", errPage, n)
+		}
+		data.Reserve(int(size + bytes))
+		data.ResizeNoShrink(int(size + bytes))
+		dst := data.Bytes()
+		for j := f.at; j < f.at+k; j++ {
+			off[i] = int32(size)
+			size += int64(copy(dst[size:], f.raw[f.starts[j]:f.ends[j]]))
+			i++
+		}
+		f.at += k
+	}
+	off[n] = int32(size)
+	return makeArray(f.field.Type, n, offs, data), nil
+}
+
+// makeArray makes an array of typ without nulls from its buffers (values,
+// or offsets and values), taking their references.
+func makeArray(typ arrow.DataType, n int, offs, vals *memory.Buffer) arrow.Array {
+	bufs := []*memory.Buffer{nil, vals}
+	if offs != nil {
+		bufs = []*memory.Buffer{nil, offs, vals}
+	}
+	data := array.NewData(typ, n, bufs, nil, 0, 0)
 	defer data.Release()
-	buf.Release()
-	return array.MakeFromData(data), nil
+	for _, b := range bufs[1:] {
+		b.Release()
+	}
+	return array.MakeFromData(data)
 }
 
 // narrow stores the low 32 bits of each of src in dst.
@@ -235,46 +335,92 @@ func narrow(dst []uint32, src []uint64) {
 	}
 }
 
-// nextPage decodes the column's next data page into vals.
-func (d *deltaColumn) nextPage() error {
-	for d.pages == nil || !d.pages.Next() {
-		if d.pages != nil {
-			if err := d.pages.Err(); err != nil {
+// nextPage reads the column's next data page.
+func (f *fastColumn) nextPage() error {
+	for f.pages == nil || !f.pages.Next() {
+		if f.pages != nil {
+			if err := f.pages.Err(); err != nil {
 				return err
 			}
-			if d.groupLeft != 0 {
-				return fmt.Errorf("%w: row group %d: %d rows in no page", errDelta, d.group-1, d.groupLeft)
+			if f.groupLeft != 0 {
+				return fmt.Errorf("%w: row group %d: %d rows in no page", errPage, f.group-1, f.groupLeft)
 			}
 		}
-		if d.group == d.rdr.NumRowGroups() {
-			return fmt.Errorf("%w: the column has fewer rows than the file", errDelta)
+		if f.group == f.rdr.NumRowGroups() {
+			return fmt.Errorf("%w: the column has fewer rows than the file", errPage)
 		}
-		pages, err := d.rdr.RowGroup(d.group).GetColumnPageReader(d.col)
+		pages, err := f.rdr.RowGroup(f.group).GetColumnPageReader(f.col)
 		if err != nil {
 			return err
 		}
-		d.pages, d.groupLeft, d.group = pages, d.rdr.RowGroup(d.group).NumRows(), d.group+1
+		f.pages, f.groupLeft, f.group = pages, f.rdr.RowGroup(f.group).NumRows(), f.group+1
 	}
-	p := d.pages.Page()
+	p := f.pages.Page()
 	switch p := p.(type) {
 	case *file.DataPageV1:
 	case *file.DataPageV2:
 		if p.DefinitionLevelByteLen() != 0 || p.RepetitionLevelByteLen() != 0 {
-			return fmt.Errorf("%w: levels in a page of a required column", errDelta)
+			return fmt.Errorf("%w: levels in a page of a required column", errPage)
 		}
 	default:
-		return fmt.Errorf("%w: a %T where its data pages are", errDelta, p)
-	}
-	if e := parquet.Encoding(p.Encoding()); e != parquet.Encodings.DeltaBinaryPacked {
-		return fmt.Errorf("%w: a page encoded %s", errDelta, e)
+		return fmt.Errorf("%w: a %T where its data pages are", errPage, p)
 	}
 	n := int64(p.NumValues())
-	if n > d.groupLeft {
-		return fmt.Errorf("%w: a page of %d values in row group %d, which has %d rows left", errDelta, n, d.group-1, d.groupLeft)
+	if n > f.groupLeft {
+		return fmt.Errorf("%w: a page of %d values in row group %d, which has %d rows left", errPage, n, f.group-1, f.groupLeft)
 	}
-	d.groupLeft -= n
+	f.groupLeft -= n
+	f.n, f.at = 0, 0
+	if err := f.decode(parquet.Encoding(p.Encoding()), p.Data(), int(n)); err != nil {
+		return err
+	}
+	f.n = int(n)
+	return nil
+}
+
+// decode takes the n values of a page's data, encoded as enc.
+func (f *fastColumn) decode(enc parquet.Encoding, data []byte, n int) error {
+	want := parquet.Encodings.Plain
+	if f.kind == kindDelta {
+		want = parquet.Encodings.DeltaBinaryPacked
+	}
+	if enc != want {
+		return fmt.Errorf("%w: a page encoded %s in a column of %s", errPage, enc, want)
+	}
 	var err error
-	d.vals, err = decodeDelta(d.vals, p.Data(), int(n), &d.scratch)
-	d.at = 0
+	switch f.kind {
+	case kindDelta:
+		f.vals, err = decodeDelta(f.vals, data, n, &f.scratch)
+	case kindPlainFixed:
+		if len(data) < n*f.width() {
+			return fmt.Errorf("%w: %d bytes for %d values of %d bytes", errPage, len(data), n, f.width())
+		}
+		f.raw = data
+	case kindPlainBytes:
+		f.raw = data
+		f.starts, f.ends, err = plainBytes(f.starts[:0], f.ends[:0], data, n)
+	}
 	return err
+}
+
+// plainBytes appends to starts and ends where each of the n PLAIN
+// BYTE_ARRAY values of data begins and ends (after its 4-byte length).
+func plainBytes(starts, ends []int32, data []byte, n int) ([]int32, []int32, error) {
+	if len(data) > math.MaxInt32 {
+		return starts, ends, fmt.Errorf("%w: a page of %d bytes", errPage, len(data))
+	}
+	at := 0
+	for i := range n {
+		if len(data)-at < 4 {
+			return starts, ends, fmt.Errorf("%w: value %d of %d: no length", errPage, i, n)
+		}
+		size := int(binary.LittleEndian.Uint32(data[at:]))
+		at += 4
+		if size > len(data)-at {
+			return starts, ends, fmt.Errorf("%w: value %d of %d: %d bytes past the page", errPage, i, n, size)
+		}
+		starts, ends = append(starts, int32(at)), append(ends, int32(at+size))
+		at += size
+	}
+	return starts, ends, nil
 }

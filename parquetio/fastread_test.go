@@ -3,11 +3,13 @@ package parquetio
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -36,9 +38,16 @@ func deltaFileCases() []deltaFileCase {
 	i64 := arrow.PrimitiveTypes.Int64
 	i32 := arrow.PrimitiveTypes.Int32
 	onlyInts := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "b", Type: i32}}, nil)
+	// mixed: s and n are Arrow's (nullable); the others are decoded here,
+	// p-named integers plain, the others delta.
 	mixed := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "a", Type: i64}, {Name: "f", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "n", Type: i64, Nullable: true}, {Name: "b", Type: i32}}, nil)
+		{Name: "n", Type: i64, Nullable: true}, {Name: "b", Type: i32},
+		{Name: "rs", Type: arrow.BinaryTypes.String}, {Name: "rb", Type: arrow.BinaryTypes.Binary},
+		{Name: "f4", Type: arrow.PrimitiveTypes.Float32}, {Name: "pi", Type: i64}, {Name: "pj", Type: i32}}, nil)
+	// ours: every column decoded here (no Arrow reader behind the records).
+	ours := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "rs", Type: arrow.BinaryTypes.String},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64}}, nil)
 	batches := []int64{1, 7, 128, 1000, 5000}
 	var cases []deltaFileCase
 	for _, v := range []string{"sorted", "random", "extremes"} {
@@ -47,7 +56,8 @@ func deltaFileCases() []deltaFileCase {
 				deltaFileCase{"ints/" + v, onlyInts, 3001, 1 << 20, 1 << 20, v2, v, 2, batches},
 				deltaFileCase{"ints/small-pages/" + v, onlyInts, 3001, 1 << 20, 512, v2, v, 2, batches},
 				deltaFileCase{"ints/row-groups/" + v, onlyInts, 3001, 700, 1024, v2, v, 2, batches},
-				deltaFileCase{"mixed/" + v, mixed, 2500, 900, 700, v2, v, 2, batches},
+				deltaFileCase{"mixed/" + v, mixed, 2500, 900, 700, v2, v, 8, batches},
+				deltaFileCase{"ours/" + v, ours, 2500, 900, 700, v2, v, 3, batches},
 			)
 		}
 	}
@@ -90,12 +100,16 @@ func writeDeltaFile(t *testing.T, c deltaFileCase, path string) arrow.Record {
 				fb.Append(int32(deltaValue(c, rng, i)))
 			case *array.Float64Builder:
 				fb.Append(rng.Float64())
+			case *array.Float32Builder:
+				fb.Append(rng.Float32())
 			case *array.StringBuilder:
-				if i%7 == 0 {
+				if f.Nullable && i%7 == 0 {
 					fb.AppendNull()
 				} else {
-					fb.Append(fmt.Sprint("v", rng.IntN(50)))
+					fb.Append(strings.Repeat("v", rng.IntN(3)) + fmt.Sprint(rng.IntN(50)))
 				}
+			case *array.BinaryBuilder:
+				fb.Append([]byte(strings.Repeat("\x00b", rng.IntN(4))))
 			}
 		}
 	}
@@ -106,7 +120,7 @@ func writeDeltaFile(t *testing.T, c deltaFileCase, path string) arrow.Record {
 		opts = append(opts, parquet.WithDataPageVersion(parquet.DataPageV2))
 	}
 	for _, f := range c.schema.Fields() {
-		if t := f.Type.ID(); (t == arrow.INT64 && !f.Nullable) || t == arrow.INT32 {
+		if t := f.Type.ID(); ((t == arrow.INT64 && !f.Nullable) || t == arrow.INT32) && !strings.HasPrefix(f.Name, "p") {
 			opts = append(opts, parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaBinaryPacked))
 		}
 	}
@@ -153,8 +167,10 @@ func arrowOnly(t testing.TB, path string, batchRows int64) []arrow.Record {
 }
 
 // TestMixedReaderMatchesArrow: files of delta-encoded integer columns
-// (alone, and beside strings, floats and a nullable int64 that Arrow
-// reads), sorted, random over the whole range (64-bit deltas) and
+// (alone; beside plain integers, floats, strings and binaries, also decoded
+// here, and a nullable string and int64 that Arrow reads; with plain
+// columns, every column decoded here), sorted, random over the whole range
+// (64-bit deltas) and
 // alternating extremes (deltas that wrap), in pages of both versions, small
 // and large, and several row groups, read here in batches of 1 to 5000
 // rows, give the records Arrow's reader gives, batch for batch, from
@@ -170,7 +186,7 @@ func TestMixedReaderMatchesArrow(t *testing.T) {
 				t.Fatal(err)
 			}
 			schema, _ := pqarrow.FromParquet(rdr.MetaData().Schema, nil, rdr.MetaData().KeyValueMetadata())
-			if got := len(deltaColumns(rdr, schema)); got != c.wantFast {
+			if got := countFast(fastColumns(rdr, schema)); got != c.wantFast {
 				t.Errorf("%d columns decoded here, want %d", got, c.wantFast)
 			}
 			rdr.Close()
@@ -197,20 +213,32 @@ func TestMixedReaderMatchesArrow(t *testing.T) {
 	}
 }
 
-// TestDeltaColumnsChoice: a column is decoded here only when every chunk
-// of it is delta encoded without a dictionary, and it is required.
-func TestDeltaColumnsChoice(t *testing.T) {
+// countFast counts the columns decoded here.
+func countFast(kinds []colKind) int {
+	n := 0
+	for _, k := range kinds {
+		if k != kindArrow {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFastColumnsChoice: a column is decoded here only when it is
+// required and every chunk of it has one encoding of its type's that this
+// package decodes, and no dictionary.
+func TestFastColumnsChoice(t *testing.T) {
 	dir := t.TempDir()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
 	for _, tc := range []struct {
 		name string
 		cfg  WriteConfig
-		want []int
+		want []colKind
 	}{
-		{"auto, sorted keys", WriteConfig{NoDictionary: true}, []int{0}},
-		{"snappy", WriteConfig{Compression: Snappy, NoDictionary: true}, nil},
-		{"dictionary", WriteConfig{Compression: Snappy}, nil},
+		{"auto, sorted keys", WriteConfig{NoDictionary: true}, []colKind{kindDelta, kindArrow}},
+		{"snappy", WriteConfig{Compression: Snappy, NoDictionary: true}, []colKind{kindPlainFixed, kindArrow}},
+		{"dictionary", WriteConfig{Compression: Snappy}, []colKind{kindArrow, kindArrow}},
 	} {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 		for i := range 5000 {
@@ -226,7 +254,7 @@ func TestDeltaColumnsChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := deltaColumns(rdr, schema)
+		got := fastColumns(rdr, schema)
 		rdr.Close()
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: columns %v decoded here, want %v", tc.name, got, tc.want)
@@ -288,19 +316,22 @@ func FuzzDecodeDelta(f *testing.F) {
 	})
 }
 
-// BenchmarkReadDelta reads 1M rows of two delta-encoded int64 columns
-// (sorted keys, as a set-index writes them, and row ids) and a float64
-// column, in 64K-row batches: here ("mixed") and by Arrow's reader alone.
-func BenchmarkReadDelta(b *testing.B) {
+// BenchmarkReadSimple reads 1M rows of two delta-encoded int64 columns
+// (sorted keys, as a set-index writes them, and row ids), a float64 and a
+// string column (as gen-parquet's tag), in 64K-row batches: here
+// ("mixed") and by Arrow's reader alone.
+func BenchmarkReadSimple(b *testing.B) {
 	const rows = 1 << 20
 	schema := arrow.NewSchema([]arrow.Field{{Name: "key", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "val", Type: arrow.PrimitiveTypes.Float64}}, nil)
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "val", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "tag", Type: arrow.BinaryTypes.String}}, nil)
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	rng := rand.New(rand.NewPCG(1, 1))
 	for i := range rows {
 		bld.Field(0).(*array.Int64Builder).Append(int64(i) * 1000)
 		bld.Field(1).(*array.Int64Builder).Append(rng.Int64N(rows))
 		bld.Field(2).(*array.Float64Builder).Append(float64(i) / 3)
+		bld.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("t%07d", rng.IntN(rows)))
 	}
 	rec := bld.NewRecord()
 	bld.Release()
@@ -318,7 +349,7 @@ func BenchmarkReadDelta(b *testing.B) {
 	}
 	b.Logf("codecs %v", w.Codecs())
 	b.Run("mixed", func(b *testing.B) {
-		b.SetBytes(rows * 24)
+		b.SetBytes(rows * 36)
 		for b.Loop() {
 			recs, err := ReadFile(context.Background(), path, nil, DefaultBatchRows)
 			if err != nil {
@@ -328,9 +359,63 @@ func BenchmarkReadDelta(b *testing.B) {
 		}
 	})
 	b.Run("arrow", func(b *testing.B) {
-		b.SetBytes(rows * 24)
+		b.SetBytes(rows * 36)
 		for b.Loop() {
 			releaseRecs(arrowOnly(b, path, DefaultBatchRows))
+		}
+	})
+}
+
+// TestPlainPagesRefused: a plain page too short for its values, or whose
+// lengths run past it, is an error, not a short or garbled column.
+func TestPlainPagesRefused(t *testing.T) {
+	le := func(n uint32) []byte { return binary.LittleEndian.AppendUint32(nil, n) }
+	good := append(append(le(2), "ab"...), append(le(0), nil...)...)
+	starts, ends, err := plainBytes(nil, nil, good, 2)
+	if err != nil || fmt.Sprint(starts, ends) != "[4 10] [6 10]" {
+		t.Fatalf("two values: %v %v, %v", starts, ends, err)
+	}
+	for name, tc := range map[string]struct {
+		data []byte
+		n    int
+	}{
+		"one value short":     {good, 3},
+		"length past the end": {append(le(9), "ab"...), 1},
+		"half a length":       {[]byte{1, 0}, 1},
+		"huge length":         {le(math.MaxUint32), 1},
+	} {
+		if _, _, err := plainBytes(nil, nil, tc.data, tc.n); !errors.Is(err, errPage) {
+			t.Errorf("%s: %v, want errPage", name, err)
+		}
+	}
+	f := &fastColumn{kind: kindPlainFixed, field: arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64}}
+	if err := f.decode(parquet.Encodings.Plain, make([]byte, 15), 2); !errors.Is(err, errPage) {
+		t.Errorf("15 bytes for 2 int64 values: %v, want errPage", err)
+	}
+	if err := f.decode(parquet.Encodings.DeltaBinaryPacked, make([]byte, 16), 2); !errors.Is(err, errPage) {
+		t.Errorf("a delta page in a plain column: %v, want errPage", err)
+	}
+}
+
+// FuzzPlainBytes: any page bytes give n values inside the page, or an
+// error; never a panic.
+func FuzzPlainBytes(f *testing.F) {
+	f.Add([]byte{2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0}, 2)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
+		if n < 0 || n > 1<<16 {
+			return
+		}
+		starts, ends, err := plainBytes(nil, nil, data, n)
+		if err != nil {
+			return
+		}
+		if len(starts) != n || len(ends) != n {
+			t.Fatalf("%d values, want %d", len(starts), n)
+		}
+		for i := range starts {
+			if starts[i] > ends[i] || int(ends[i]) > len(data) {
+				t.Fatalf("value %d at [%d, %d) of %d bytes", i, starts[i], ends[i], len(data))
+			}
 		}
 	})
 }

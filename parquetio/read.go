@@ -253,7 +253,7 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
 	var rr recordReader
-	mixed, err := newMixedReader(ctx, path, rdr, fr, mem, batchRows)
+	mixed, err := newMixedReader(ctx, rdr, fr, mem, batchRows)
 	if mixed != nil {
 		rr = mixed
 	} else if err == nil {

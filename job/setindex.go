@@ -30,10 +30,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dfops"
@@ -184,55 +181,10 @@ func sampleDivisions(ctx context.Context, files []string, field arrow.Field, par
 }
 
 // readColumn reads one column of a Parquet file whole.
-func readColumn(ctx context.Context, path, name string) (_ arrow.Array, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %s: malformed file: %v", parquetio.ErrRead, path, r)
-		}
-	}()
-	rdr, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
-	}
-	defer rdr.Close()
-	batch := parquetio.SafeBatchRows(rdr, parquetio.DefaultBatchRows)
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
-	}
-	leaf := rdr.MetaData().Schema.ColumnIndexByName(name)
-	if leaf < 0 {
-		return nil, fmt.Errorf("%w: %s: no column %q", parquetio.ErrSchemaMismatch, path, name)
-	}
-	rr, err := fr.GetRecordReader(ctx, []int{leaf}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
-	}
-	defer rr.Release()
-	return concatColumn(rr, path)
+func readColumn(ctx context.Context, path, name string) (arrow.Array, error) {
+	return parquetio.ReadColumn(ctx, path, name, memory.DefaultAllocator)
 }
 
-// concatColumn concatenates the single column of every record of rr.
-func concatColumn(rr pqarrow.RecordReader, path string) (arrow.Array, error) {
-	var chunks []arrow.Array
-	defer func() {
-		for _, c := range chunks {
-			c.Release()
-		}
-	}()
-	for rr.Next() {
-		c := rr.Record().Column(0)
-		c.Retain()
-		chunks = append(chunks, c)
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %s: %w", parquetio.ErrRead, path, err)
-	}
-	if len(chunks) == 0 {
-		return array.MakeArrayOfNull(memory.DefaultAllocator, rr.Schema().Field(0).Type, 0), nil
-	}
-	return array.Concatenate(chunks, memory.DefaultAllocator)
-}
 
 // Run shuffles the input by range, then sorts and writes every partition.
 func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {

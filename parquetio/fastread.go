@@ -107,7 +107,7 @@ type mixedReader struct {
 	schema  *arrow.Schema
 	mem     memory.Allocator
 	others  pqarrow.RecordReader
-	otherAt []int // the schema position of each of others' fields
+	otherAt []int // the record position of each of others' fields
 	fast    []*fastColumn
 	left    int64 // rows not yet read
 	batch   int64
@@ -115,27 +115,42 @@ type mixedReader struct {
 	err     error
 }
 
-// newMixedReader returns the reader of fr (over rdr) with its simple
-// columns decoded here, or nil when it has none.
-func newMixedReader(ctx context.Context, rdr *file.Reader, fr *pqarrow.FileReader, mem memory.Allocator, batchRows int64) (*mixedReader, error) {
+// newMixedReader returns the reader of columns cols of fr (over rdr; nil:
+// every column) with its simple columns decoded here, or nil when it has
+// none.
+func newMixedReader(ctx context.Context, rdr *file.Reader, fr *pqarrow.FileReader, mem memory.Allocator, batchRows int64, cols []int) (*mixedReader, error) {
 	schema, err := fr.Schema()
 	if err != nil {
 		return nil, err
 	}
 	kinds := fastColumns(rdr, schema)
-	if !slices.ContainsFunc(kinds, func(k colKind) bool { return k != kindArrow }) {
-		return nil, nil
-	}
-	m := &mixedReader{schema: schema, mem: mem, left: rdr.NumRows(), batch: batchRows}
-	for c, k := range kinds {
-		if k == kindArrow {
-			m.otherAt = append(m.otherAt, c)
-		} else {
-			m.fast = append(m.fast, &fastColumn{rdr: rdr, col: c, field: schema.Field(c), kind: k})
+	if cols == nil {
+		cols = make([]int, schema.NumFields())
+		for c := range cols {
+			cols[c] = c
 		}
 	}
+	if !slices.ContainsFunc(cols, func(c int) bool { return c < len(kinds) && kinds[c] != kindArrow }) {
+		return nil, nil
+	}
+	fields := make([]arrow.Field, len(cols))
+	m := &mixedReader{mem: mem, left: rdr.NumRows(), batch: batchRows}
+	for i, c := range cols {
+		fields[i] = schema.Field(c)
+		if kinds[c] == kindArrow {
+			m.otherAt = append(m.otherAt, i)
+		} else {
+			m.fast = append(m.fast, &fastColumn{rdr: rdr, col: c, pos: i, field: fields[i], kind: kinds[c]})
+		}
+	}
+	md := schema.Metadata()
+	m.schema = arrow.NewSchema(fields, &md)
 	if len(m.otherAt) > 0 {
-		if m.others, err = fr.GetRecordReader(ctx, m.otherAt, nil); err != nil {
+		leaves := make([]int, len(m.otherAt))
+		for i, at := range m.otherAt {
+			leaves[i] = cols[at]
+		}
+		if m.others, err = fr.GetRecordReader(ctx, leaves, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +208,7 @@ func (m *mixedReader) Next() bool {
 		}
 	}
 	for _, f := range m.fast {
-		if cols[f.col], m.err = f.read(m.mem, int(rows)); m.err != nil {
+		if cols[f.pos], m.err = f.read(m.mem, int(rows)); m.err != nil {
 			m.err = fmt.Errorf("column %s: %w", f.field.Name, m.err)
 			return false
 		}
@@ -216,7 +231,8 @@ func releaseArrays(cols []arrow.Array) {
 // the next page replaces it (Arrow's page reader reuses its buffer).
 type fastColumn struct {
 	rdr   *file.Reader
-	col   int
+	col   int // the leaf column
+	pos   int // in the record
 	field arrow.Field
 	kind  colKind
 	group int // the next row group to open

@@ -419,3 +419,34 @@ func FuzzPlainBytes(f *testing.F) {
 		}
 	})
 }
+
+// TestReadColumn: each column of files of every case read alone (decoded
+// here or by Arrow, beside columns of both) equals that column of the
+// whole file; a missing column fails naming it.
+func TestReadColumn(t *testing.T) {
+	for _, c := range deltaFileCases() {
+		if c.pageV2 || c.values != "random" && c.rows > 0 {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f.parquet")
+			rec := writeDeltaFile(t, c, path)
+			defer rec.Release()
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			for i, f := range c.schema.Fields() {
+				got, err := ReadColumn(context.Background(), path, f.Name, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !array.Equal(got, rec.Column(i)) {
+					t.Errorf("column %s read alone differs from the file's", f.Name)
+				}
+				got.Release()
+			}
+			if _, err := ReadColumn(context.Background(), path, "nope", mem); !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "nope") {
+				t.Errorf("a missing column: %v", err)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
@@ -155,6 +156,43 @@ func inspect(path string) (info fileInfo, err error) {
 	return info, nil
 }
 
+// ReadColumn reads the column named of the Parquet file at path whole, as
+// one array allocated from mem (memory.DefaultAllocator when nil). The
+// error wraps ErrSchemaMismatch when the file has no such column, else
+// ErrRead, and names the file.
+func ReadColumn(ctx context.Context, path, name string, mem memory.Allocator) (_ arrow.Array, err error) {
+	defer recoverRead(path, &err)
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	rr, closeFile, _, err := openRecords(ctx, path, mem, DefaultBatchRows, name)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFile()
+	var chunks []arrow.Array
+	defer func() { releaseArrays(chunks) }()
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c := rr.Record().Column(0)
+		c.Retain()
+		chunks = append(chunks, c)
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
+	}
+	if len(chunks) == 1 {
+		chunks[0].Retain()
+		return chunks[0], nil
+	}
+	if len(chunks) == 0 {
+		return array.MakeArrayOfNull(mem, rr.Schema().Field(0).Type, 0), nil
+	}
+	return array.Concatenate(chunks, mem)
+}
+
 // ReadFile reads every row of a Parquet file as records of at most
 // batchRows rows (DefaultBatchRows when 0), allocated from mem
 // (memory.DefaultAllocator when nil). The caller must Release them. A file
@@ -232,8 +270,9 @@ type recordReader interface {
 	Release()
 }
 
-// openRecords opens a record reader over every column and row group.
-func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (recordReader, func(), int64, error) {
+// openRecords opens a record reader over the columns named (none: every
+// column) and every row group.
+func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRows int64, names ...string) (recordReader, func(), int64, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -244,6 +283,15 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
+	var cols []int
+	for _, name := range names {
+		leaf := rdr.MetaData().Schema.ColumnIndexByName(name)
+		if leaf < 0 {
+			rdr.Close()
+			return nil, nil, 0, fmt.Errorf("%w: %s: no column %q", ErrSchemaMismatch, path, name)
+		}
+		cols = append(cols, leaf)
+	}
 	// A batch's buffers are reserved for BatchSize rows: a small file
 	// (a shuffle's partition) would allocate many times its size.
 	batchRows = max(1, min(SafeBatchRows(rdr, batchRows), rdr.NumRows()))
@@ -253,11 +301,11 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
 	var rr recordReader
-	mixed, err := newMixedReader(ctx, rdr, fr, mem, batchRows)
+	mixed, err := newMixedReader(ctx, rdr, fr, mem, batchRows, cols)
 	if mixed != nil {
 		rr = mixed
 	} else if err == nil {
-		rr, err = fr.GetRecordReader(ctx, nil, nil)
+		rr, err = fr.GetRecordReader(ctx, cols, nil)
 	}
 	if err != nil {
 		rdr.Close()

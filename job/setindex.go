@@ -185,7 +185,6 @@ func readColumn(ctx context.Context, path, name string) (arrow.Array, error) {
 	return parquetio.ReadColumn(ctx, path, name, memory.DefaultAllocator)
 }
 
-
 // Run shuffles the input by range, then sorts and writes every partition.
 func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
 	cc, err := p.cfg.Job.clusterFor(p.in.inputs.Files)

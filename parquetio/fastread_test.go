@@ -337,16 +337,7 @@ func BenchmarkReadSimple(b *testing.B) {
 	bld.Release()
 	defer rec.Release()
 	path := filepath.Join(b.TempDir(), "f.parquet")
-	w, err := Create(path, schema, WriteConfig{NoDictionary: true})
-	if err == nil {
-		err = w.Write(rec)
-	}
-	if err == nil {
-		err = w.Commit()
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := writeBench(b, path, rec, WriteConfig{NoDictionary: true})
 	b.Logf("codecs %v", w.Codecs())
 	b.Run("mixed", func(b *testing.B) {
 		b.SetBytes(rows * 36)

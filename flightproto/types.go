@@ -132,9 +132,8 @@ type OpTicket struct {
 // --output-root; a node without one refuses). The file appears whole or
 // not at all (written to a hidden temporary file beside it, synced, then
 // renamed; not synced under DeferSync), so a retried op simply writes it
-// again. Compression is auto
-// (default), snappy, zstd or none; NoDictionary turns dictionary encoding
-// off (see parquetio.WriteConfig).
+// again. Compression is auto (default), snappy, zstd or none; NoDictionary
+// turns dictionary encoding off (see parquetio.WriteConfig).
 type WriteSpec struct {
 	Path         string `json:"path"`
 	Compression  string `json:"compression,omitempty"`

@@ -222,7 +222,6 @@ func (w *partWriter) where() string {
 	if n := w.swept.Load(); n > 0 {
 		s += fmt.Sprintf("; removed %d temporary files of failed attempts", n)
 	}
-
 	return s
 }
 

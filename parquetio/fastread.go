@@ -166,9 +166,16 @@ func (m *mixedReader) Record() arrow.Record { return m.rec }
 // Err is the error that ended Next, if any.
 func (m *mixedReader) Err() error { return m.err }
 
-// Release releases the current record and Arrow's reader.
+// Release releases the current record, the columns' last pages and
+// Arrow's reader.
 func (m *mixedReader) Release() {
 	m.releaseRec()
+	for _, f := range m.fast {
+		if f.pages != nil && f.pages.Page() != nil {
+			f.pages.Page().Release()
+		}
+		f.pages = nil
+	}
 	if m.others != nil {
 		m.others.Release()
 	}

@@ -279,7 +279,7 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	if batchRows <= 0 {
 		batchRows = DefaultBatchRows
 	}
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(readProps()))
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
@@ -312,6 +312,23 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
 	return rr, func() { rr.Release(); rdr.Close() }, rdr.NumRows(), nil
+}
+
+// readBufferBytes is the buffer of each column's reader of a file: pages
+// larger than it are read straight into their own buffers.
+const readBufferBytes = 1 << 20
+
+// readProps reads column chunks through a buffer of readBufferBytes
+// (Arrow's default reads each chunk whole into memory, then copies it
+// into a reader buffer of the same size: two allocations and two copies of
+// every chunk, and a file's columns held whole while it is read). Pages
+// stay in Go memory: Arrow v15's reader reads page bytes it has freed
+// (TestWritersShareBuffers), so they must not come from a pool.
+func readProps() *parquet.ReaderProperties {
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = readBufferBytes
+	return props
 }
 
 // recoverRead turns a panic of the Parquet decoder on a malformed file into

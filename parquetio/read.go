@@ -279,10 +279,15 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	if batchRows <= 0 {
 		batchRows = DefaultBatchRows
 	}
-	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(readProps()))
+	props := readProps()
+	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(props))
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
 	}
+	// Read when a column's reader opens, after this: a file whose column
+	// chunks all fit the buffer is read chunk by chunk, as Arrow does by
+	// default (a buffer per column would cost more than the chunk).
+	props.BufferedStreamEnabled = largestChunk(rdr) > readBufferBytes
 	var cols []int
 	for _, name := range names {
 		leaf := rdr.MetaData().Schema.ColumnIndexByName(name)
@@ -314,8 +319,9 @@ func openRecords(ctx context.Context, path string, mem memory.Allocator, batchRo
 	return rr, func() { rr.Release(); rdr.Close() }, rdr.NumRows(), nil
 }
 
-// readBufferBytes is the buffer of each column's reader of a file: pages
-// larger than it are read straight into their own buffers.
+// readBufferBytes is the buffer of each column's reader of a file with a
+// column chunk larger than it: pages larger than it are read straight into
+// their own buffers.
 const readBufferBytes = 1 << 20
 
 // readProps reads column chunks through a buffer of readBufferBytes
@@ -329,6 +335,20 @@ func readProps() *parquet.ReaderProperties {
 	props.BufferedStreamEnabled = true
 	props.BufferSize = readBufferBytes
 	return props
+}
+
+// largestChunk is the bytes of rdr's largest column chunk.
+func largestChunk(rdr *file.Reader) int64 {
+	var largest int64
+	for g := range rdr.NumRowGroups() {
+		rg := rdr.MetaData().RowGroup(g)
+		for c := range rg.NumColumns() {
+			if cc, err := rg.ColumnChunk(c); err == nil {
+				largest = max(largest, cc.TotalCompressedSize())
+			}
+		}
+	}
+	return largest
 }
 
 // recoverRead turns a panic of the Parquet decoder on a malformed file into

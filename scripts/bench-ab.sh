@@ -4,30 +4,34 @@
 # The host's noise (±10-30% between runs and between hours) is larger than most single
 # changes, so README's figures compare a change with its starting point this way: for ROUNDS
 # rounds, `A bench` then `B bench` (the in-process jobs); the same for `bench --cluster` with
-# -c; then once each `bench --jobs merge,setindex --quick 16` unless -M. Each job's lines go
-# to OUT/*.txt as the bench prints them, and a summary of the medians per binary to stdout.
+# -c; then `bench --jobs merge,setindex --quick 16` MROUNDS times each (-m, default 1; A
+# first in odd rounds, B first in even ones: the host slows whichever runs second) unless -M.
+# Each job's lines go to OUT/*.txt as the bench prints them, and a summary of the medians per
+# binary to stdout.
 # Run it on an otherwise idle machine.
 #
-# Usage: scripts/bench-ab.sh [-r ROUNDS] [-c] [-M] [-o OUT] A B
+# Usage: scripts/bench-ab.sh [-r ROUNDS] [-c] [-M] [-m MROUNDS] [-o OUT] A B
 #   A, B       shufflenode binaries (A: the starting point)
 #   -r ROUNDS  rounds of the in-process (and cluster) bench (default 3)
 #   -c         also run `bench --cluster` (4 real serve processes) ROUNDS times each
 #   -M         skip merge and set-index
+#   -m MROUNDS rounds of merge and set-index (default 1), alternating which binary runs first
 #   -o OUT     directory for the raw output (default: a new temporary directory)
 set -euo pipefail
 
-rounds=3 cluster=0 merge=1 out=""
-while getopts "r:cMo:h" opt; do
+rounds=3 cluster=0 merge=1 mrounds=1 out=""
+while getopts "r:cMm:o:h" opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	c) cluster=1 ;;
 	M) merge=0 ;;
+	m) mrounds=$OPTARG ;;
 	o) out=$OPTARG ;;
-	*) sed -n '2,17p' "$0"; exit 2 ;;
+	*) sed -n '2,18p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,17p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,18p' "$0"; exit 2; }
 a=$1 b=$2
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
@@ -61,8 +65,12 @@ if [ "$cluster" = 1 ]; then
 	done
 fi
 if [ "$merge" = 1 ]; then
-	run "$a" "$out/merge.txt" --jobs merge,setindex --quick 16
-	run "$b" "$out/merge.txt" --jobs merge,setindex --quick 16
+	for i in $(seq "$mrounds"); do
+		first=$a second=$b
+		if [ $((i % 2)) = 0 ]; then first=$b second=$a; fi
+		run "$first" "$out/merge.txt" --jobs merge,setindex --quick 16
+		run "$second" "$out/merge.txt" --jobs merge,setindex --quick 16
+	done
 fi
 
 # Medians per binary and job: the run of the median MB/s, with its put+barrier, read and CPU s.

@@ -4,5 +4,5 @@
 // durable once at its end (SyncFiles: every file, then each directory
 // once), instead of two syncs per file. On this project's machine the
 // per-file syncs cost a 1000-partition set-index a fifth of its writing
-// time and a 1000-chunk Zarr rechunk a quarter of its run.
+// time and a 1000-chunk Zarr rechunk a fifth of its run.
 package durable

@@ -94,7 +94,7 @@ func (a *Array) Close() error {
 // DeferSyncs makes WriteChunk leave each chunk's file unsynced, its
 // write-back started, until Sync makes every chunk written since durable
 // at once: a rechunk writes a file per chunk, and a sync each cost the
-// 1000-chunk rechunk of README a quarter of its run. A chunk still appears
+// 1000-chunk rechunk of README a fifth of its run. A chunk still appears
 // whole or not at all; only a crash of the machine before Sync can leave
 // it empty or short.
 func (a *Array) DeferSyncs() { a.deferSync.Store(true) }

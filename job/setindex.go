@@ -157,7 +157,7 @@ func sampleDivisions(ctx context.Context, files []string, field arrow.Field, par
 	g.SetLimit(runtime.GOMAXPROCS(0)) // reading a column is CPU work: decoding pages
 	for t, path := range files {
 		g.Go(func() error {
-			col, err := readColumn(gctx, path, field.Name)
+			col, err := parquetio.ReadColumn(gctx, path, field.Name, memory.DefaultAllocator)
 			if err != nil {
 				return err
 			}
@@ -178,11 +178,6 @@ func sampleDivisions(ctx context.Context, files []string, field arrow.Field, par
 		return nil, 0, fmt.Errorf("--column %q: %w (give --divisions)", field.Name, err)
 	}
 	return divs, s.Len(), nil
-}
-
-// readColumn reads one column of a Parquet file whole.
-func readColumn(ctx context.Context, path, name string) (arrow.Array, error) {
-	return parquetio.ReadColumn(ctx, path, name, memory.DefaultAllocator)
 }
 
 // Run shuffles the input by range, then sorts and writes every partition.

@@ -160,35 +160,35 @@ func inspect(path string) (info fileInfo, err error) {
 // one array allocated from mem (memory.DefaultAllocator when nil). The
 // error wraps ErrSchemaMismatch when the file has no such column, else
 // ErrRead, and names the file.
-func ReadColumn(ctx context.Context, path, name string, mem memory.Allocator) (_ arrow.Array, err error) {
-	defer recoverRead(path, &err)
+func ReadColumn(ctx context.Context, path, name string, mem memory.Allocator) (arrow.Array, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	rr, closeFile, _, err := openRecords(ctx, path, mem, DefaultBatchRows, name)
+	r, err := open(ctx, path, mem, DefaultBatchRows, name)
 	if err != nil {
 		return nil, err
 	}
-	defer closeFile()
+	defer r.Close()
 	var chunks []arrow.Array
 	defer func() { releaseArrays(chunks) }()
-	for rr.Next() {
-		if err := ctx.Err(); err != nil {
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
 			return nil, err
 		}
-		c := rr.Record().Column(0)
+		c := rec.Column(0)
 		c.Retain()
 		chunks = append(chunks, c)
 	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %s: %w", ErrRead, path, err)
-	}
-	if len(chunks) == 1 {
+	switch len(chunks) {
+	case 0:
+		return array.MakeArrayOfNull(mem, r.Schema().Field(0).Type, 0), nil
+	case 1:
 		chunks[0].Retain()
 		return chunks[0], nil
-	}
-	if len(chunks) == 0 {
-		return array.MakeArrayOfNull(mem, rr.Schema().Field(0).Type, 0), nil
 	}
 	return array.Concatenate(chunks, mem)
 }

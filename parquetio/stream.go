@@ -24,9 +24,14 @@ type Reader struct {
 // Open opens the file at path for reading in batches of at most batchRows
 // rows (DefaultBatchRows when 0) allocated from mem (memory.DefaultAllocator
 // when nil). ctx is checked between batches. Close it when done.
-func Open(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (r *Reader, err error) {
+func Open(ctx context.Context, path string, mem memory.Allocator, batchRows int64) (*Reader, error) {
+	return open(ctx, path, mem, batchRows)
+}
+
+// open is Open of the columns named (none: every column).
+func open(ctx context.Context, path string, mem memory.Allocator, batchRows int64, names ...string) (r *Reader, err error) {
 	defer recoverRead(path, &err)
-	rr, closeFile, rows, err := openRecords(ctx, path, mem, batchRows)
+	rr, closeFile, rows, err := openRecords(ctx, path, mem, batchRows, names...)
 	if err != nil {
 		return nil, err
 	}

@@ -43,14 +43,16 @@ type RechunkReport struct {
 	oldChunks, newChunks int
 	bytes                int64
 	seconds              float64
+	putSecs              float64 // reading the old chunks, putting them, and the barrier
+	writeSecs            float64 // reading the new chunks and writing them
 	syncSecs             float64 // of the final sync of every new chunk
 }
 
 // Print writes the report as the rechunk command prints it.
 func (r RechunkReport) Print(w io.Writer) {
-	fmt.Fprintf(w, "rechunked %s -> %s: %d -> %d chunks, %s in %.2f s (%.1f MB/s; synced to disk at the end in %.2f s), peak RSS %s\n",
-		r.cfg.Input, r.cfg.Output, r.oldChunks, r.newChunks, FormatBytes(r.bytes), r.seconds, float64(r.bytes)/1e6/r.seconds, r.syncSecs,
-		FormatBytes(PeakRSS()))
+	fmt.Fprintf(w, "rechunked %s -> %s: %d -> %d chunks, %s in %.2f s (%.1f MB/s; read + put + barrier %.2f s, read + write %.2f s, synced to disk at the end in %.2f s), peak RSS %s\n",
+		r.cfg.Input, r.cfg.Output, r.oldChunks, r.newChunks, FormatBytes(r.bytes), r.seconds, float64(r.bytes)/1e6/r.seconds,
+		r.putSecs, r.writeSecs, r.syncSecs, FormatBytes(PeakRSS()))
 }
 
 // PlanRechunk opens the input and builds the spec; any error here is bad
@@ -109,6 +111,7 @@ func (p *RechunkPlan) run(ctx context.Context, prog Progress, rep *RechunkReport
 	defer out.Close()
 	out.DeferSyncs() // every chunk synced at once, after the last (writeChunks)
 	oldGrid := in.Grid()
+	t := time.Now()
 	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth, Progress: progress(prog, "put"),
 		Input: func(t int) ([]arrow.Record, error) {
 			c, err := in.ReadChunk(splitaxes.Unravel(t, oldGrid))
@@ -121,10 +124,11 @@ func (p *RechunkPlan) run(ctx context.Context, prog Progress, rep *RechunkReport
 		return err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
+	rep.putSecs, t = time.Since(t).Seconds(), time.Now()
 	if err := writeChunks(ctx, res, out, sp, max(p.cfg.Parallel, 2*len(addrs)), prog); err != nil {
 		return err
 	}
-	t := time.Now()
+	rep.writeSecs, t = time.Since(t).Seconds(), time.Now()
 	err = out.Sync(ctx)
 	rep.syncSecs = time.Since(t).Seconds()
 	return err

@@ -322,19 +322,7 @@ func FuzzDecodeDelta(f *testing.F) {
 // ("mixed") and by Arrow's reader alone.
 func BenchmarkReadSimple(b *testing.B) {
 	const rows = 1 << 20
-	schema := arrow.NewSchema([]arrow.Field{{Name: "key", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "val", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "tag", Type: arrow.BinaryTypes.String}}, nil)
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	rng := rand.New(rand.NewPCG(1, 1))
-	for i := range rows {
-		bld.Field(0).(*array.Int64Builder).Append(int64(i) * 1000)
-		bld.Field(1).(*array.Int64Builder).Append(rng.Int64N(rows))
-		bld.Field(2).(*array.Float64Builder).Append(float64(i) / 3)
-		bld.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("t%07d", rng.IntN(rows)))
-	}
-	rec := bld.NewRecord()
-	bld.Release()
+	rec := benchSimpleRecord(rows)
 	defer rec.Release()
 	path := filepath.Join(b.TempDir(), "f.parquet")
 	w := writeBench(b, path, rec, WriteConfig{NoDictionary: true})
@@ -355,6 +343,25 @@ func BenchmarkReadSimple(b *testing.B) {
 			releaseRecs(arrowOnly(b, path, DefaultBatchRows))
 		}
 	})
+}
+
+// benchSimpleRecord makes rows rows of two int64 columns (sorted keys, as a
+// set-index writes them, and row ids), a float64 and a string column (as
+// gen-parquet's tag): 36 bytes a row.
+func benchSimpleRecord(rows int) arrow.Record {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "key", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "val", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "tag", Type: arrow.BinaryTypes.String}}, nil)
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer bld.Release()
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range rows {
+		bld.Field(0).(*array.Int64Builder).Append(int64(i) * 1000)
+		bld.Field(1).(*array.Int64Builder).Append(rng.Int64N(int64(rows)))
+		bld.Field(2).(*array.Float64Builder).Append(float64(i) / 3)
+		bld.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("t%07d", rng.IntN(rows)))
+	}
+	return bld.NewRecord()
 }
 
 // TestPlainPagesRefused: a plain page too short for its values, or whose

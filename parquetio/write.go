@@ -28,7 +28,8 @@ type Writer struct {
 	cfg    WriteConfig
 	tmp    *os.File
 	buf    *bufio.Writer
-	fw     *pqarrow.FileWriter // nil until started
+	fw     *pqarrow.FileWriter // nil until started, and for a flat file
+	flat   *flatWriter         // the writer of a file of simple columns (see flatColumns)
 	plans  map[string]colPlan  // of each column, once fw started
 	rows   int64
 	size   int64 // of the file, once committed
@@ -72,16 +73,40 @@ func (w *Writer) putBuf() {
 }
 
 // start creates the Parquet writer with the codecs chosen from rec (nil
-// when there is none).
+// when there is none): this package's own for a file of simple columns
+// (see flatColumns) with rows, else Arrow's.
 func (w *Writer) start(rec arrow.Record) error {
-	plans := planColumns(w.schema, w.cfg.Compression, w.cfg.NoDictionary, rec)
-	fw, err := pqarrow.NewFileWriter(w.schema, w.buf, w.props(plans), arrowProps())
+	return w.startPlans(planColumns(w.schema, w.cfg.Compression, w.cfg.NoDictionary, rec), rec != nil)
+}
+
+// startPlans creates the Parquet writer with the plans of the columns; a
+// file with rows may be written by this package's own writer.
+func (w *Writer) startPlans(plans map[string]colPlan, rows bool) error {
+	props := w.props(plans)
+	if rows && flatWrites {
+		flat, err := newFlatWriter(w.buf, w.schema, props, plans, w.cfg)
+		if err != nil {
+			return err
+		}
+		if flat != nil {
+			w.flat, w.plans = flat, plans
+			return nil
+		}
+	}
+	fw, err := pqarrow.NewFileWriter(w.schema, w.buf, props, arrowProps())
 	if err != nil {
 		return err
 	}
 	w.fw, w.plans = fw, plans
 	return nil
 }
+
+// flatWrites turns this package's writer of simple files on (tests compare
+// it with Arrow's).
+var flatWrites = true
+
+// started reports whether a Parquet writer was started.
+func (w *Writer) started() bool { return w.fw != nil || w.flat != nil }
 
 // props returns the Parquet writer properties of the config with the
 // plans of the columns.
@@ -136,13 +161,20 @@ func (w *Writer) Write(rec arrow.Record) error {
 		rec = array.NewRecord(w.schema, rec.Columns(), rec.NumRows())
 		defer rec.Release()
 	}
-	if w.fw == nil && rec.NumRows() == 0 {
+	if !w.started() && rec.NumRows() == 0 {
 		return nil
 	}
-	if w.fw == nil {
+	if !w.started() {
 		if err := w.start(rec); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
 		}
+	}
+	if w.flat != nil {
+		if err := w.flat.write(rec); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
+		}
+		w.rows += rec.NumRows()
+		return nil
 	}
 	if err := w.fw.WriteBuffered(rec); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
@@ -211,10 +243,15 @@ func (w *Writer) Commit() error {
 // (under DeferSync, starts its write-back).
 func (w *Writer) finish() error {
 	var err error
-	if w.fw == nil {
+	if !w.started() {
 		err = w.start(nil)
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case w.flat != nil:
+		err = w.flat.close()
+		w.flat.abort()
+	default:
 		err = w.fw.Close()
 	}
 	w.releaseHeld()
@@ -249,6 +286,9 @@ func (w *Writer) Abort() error {
 	w.closed = true
 	if w.fw != nil {
 		_ = w.fw.Close()
+	}
+	if w.flat != nil {
+		w.flat.abort()
 	}
 	w.releaseHeld()
 	w.putBuf()

@@ -1,0 +1,446 @@
+package parquetio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
+)
+
+// flatSchema has a column of every type the flat writer writes, required
+// and nullable.
+func flatSchema() *arrow.Schema {
+	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float32,
+		arrow.PrimitiveTypes.Float64, arrow.BinaryTypes.String, arrow.BinaryTypes.Binary}
+	var fields []arrow.Field
+	for _, dt := range types {
+		fields = append(fields, arrow.Field{Name: dt.Name(), Type: dt}, arrow.Field{Name: dt.Name() + "_n", Type: dt, Nullable: true})
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// flatCase is a file for the flat writer: its values, how its records are
+// cut, its row groups and its plans.
+type flatCase struct {
+	name      string
+	ints      string // "random" (full range), "sorted", "small" or "extremes"
+	nulls     int    // every nulls-th value of a nullable column is null (0: none, 1: all)
+	recRows   []int  // rows of each record written
+	groupRows int64
+	delta     bool // integer columns DELTA_BINARY_PACKED
+	codec     Compression
+	sliced    bool // records are slices of larger ones (offsets not 0)
+	// noArrow: Arrow v15's writer cannot write the file (it dereferences
+	// nil on a delta column whose first values are null), so the metadata
+	// are not compared with its
+	noArrow bool
+}
+
+func flatCases() []flatCase {
+	many := make([]int, 60)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range many {
+		many[i] = 1 + rng.IntN(900)
+	}
+	return []flatCase{
+		{name: "plain", ints: "random", nulls: 7, recRows: []int{5000}, delta: false, codec: Uncompressed},
+		{name: "plain-snappy", ints: "small", nulls: 3, recRows: []int{5000}, codec: Snappy},
+		{name: "delta-sorted", ints: "sorted", nulls: 5, recRows: []int{4097}, delta: true, codec: Snappy},
+		{name: "delta-random", ints: "random", nulls: 0, recRows: []int{1, 2, 127, 128, 129, 1000}, delta: true, codec: Uncompressed},
+		{name: "delta-extremes", ints: "extremes", nulls: 2, recRows: []int{3000}, delta: true, codec: Snappy},
+		{name: "all-null", ints: "small", nulls: 1, recRows: []int{100, 200}, codec: Snappy},
+		{name: "all-null-delta", ints: "small", nulls: 1, recRows: []int{100, 200}, delta: true, codec: Snappy, noArrow: true},
+		{name: "pages-and-groups", ints: "sorted", nulls: 11, recRows: []int{300000, 70000}, groupRows: 150000, delta: true, codec: Snappy},
+		{name: "many-records", ints: "small", nulls: 4, recRows: many, groupRows: 9000, delta: true, codec: Uncompressed},
+		{name: "sliced", ints: "random", nulls: 6, recRows: []int{2500, 1, 700}, groupRows: 1000, sliced: true, codec: Snappy},
+	}
+}
+
+// intValue returns the i-th integer of a case.
+func intValue(kind string, rng *rand.Rand, i int) int64 {
+	switch kind {
+	case "random":
+		return int64(rng.Uint64())
+	case "sorted":
+		return int64(i)*3 + rng.Int64N(3)
+	case "extremes":
+		return []int64{math.MinInt64, math.MaxInt64, 0, -1, math.MinInt32, math.MaxInt32}[rng.IntN(6)]
+	}
+	return rng.Int64N(100) - 50
+}
+
+// flatRecord makes rows rows of flatSchema for c.
+func flatRecord(c flatCase, rows int, seed uint64) arrow.Record {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, flatSchema())
+	defer b.Release()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	floats := []float64{math.NaN(), math.Copysign(0, -1), 0, math.Inf(1), math.Inf(-1), 1.5, -2.25}
+	for f, fb := range b.Fields() {
+		nullable := f%2 == 1
+		for i := range rows {
+			if nullable && c.nulls > 0 && i%c.nulls == 0 {
+				fb.AppendNull()
+				continue
+			}
+			v := intValue(c.ints, rng, i)
+			switch fb := fb.(type) {
+			case *array.Int64Builder:
+				fb.Append(v)
+			case *array.Int32Builder:
+				fb.Append(int32(v))
+			case *array.Float32Builder:
+				fb.Append(float32(floats[rng.IntN(len(floats))] * float64(v%1000)))
+			case *array.Float64Builder:
+				fb.Append(floats[rng.IntN(len(floats))] * float64(v%100000))
+			case *array.StringBuilder:
+				hex := fmt.Sprintf("%x", v)
+				fb.Append(hex[:rng.IntN(len(hex)+1)])
+			case *array.BinaryBuilder:
+				fb.Append(binaryValue(rng))
+			}
+		}
+	}
+	return b.NewRecord()
+}
+
+// binaryValue is 0 to 40 random bytes, with zeros and 0xff among them.
+func binaryValue(rng *rand.Rand) []byte {
+	v := make([]byte, rng.IntN(41))
+	for i := range v {
+		v[i] = []byte{0, 0xff, byte(rng.Uint32())}[rng.IntN(3)]
+	}
+	return v
+}
+
+// flatRecords makes the records of c.
+func flatRecords(c flatCase) []arrow.Record {
+	var recs []arrow.Record
+	for i, n := range c.recRows {
+		if !c.sliced {
+			recs = append(recs, flatRecord(c, n, uint64(i)))
+			continue
+		}
+		whole := flatRecord(c, n+20, uint64(i))
+		recs = append(recs, whole.NewSlice(13, 13+int64(n)))
+		whole.Release()
+	}
+	return recs
+}
+
+// flatPlans are c's plans of flatSchema's columns.
+func flatPlans(c flatCase) map[string]colPlan {
+	plans := map[string]colPlan{}
+	for _, f := range flatSchema().Fields() {
+		p := colPlan{codec: c.codec, noDict: true}
+		// as Auto: Arrow's writer fails on a nullable int64 delta column
+		// whose page starts with nulls
+		if c.delta && (f.Type.ID() == arrow.INT32 || f.Type.ID() == arrow.INT64 && !f.Nullable) {
+			p.codec, p.delta = Uncompressed, true
+		}
+		plans[f.Name] = p
+	}
+	return plans
+}
+
+// writeFlatCase writes recs to path with the plans of c, by the flat writer
+// or Arrow's.
+func writeFlatCase(t *testing.T, path string, c flatCase, recs []arrow.Record, flat bool) {
+	t.Helper()
+	prev := flatWrites
+	flatWrites = flat
+	defer func() { flatWrites = prev }()
+	w, err := Create(path, flatSchema(), WriteConfig{RowGroupRows: c.groupRows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.startPlans(flatPlans(c), true); err != nil {
+		t.Fatal(err)
+	}
+	if (w.flat != nil) != flat {
+		t.Fatalf("flat writer used: %v, want %v", w.flat != nil, flat)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFlatWriterMatchesArrow: files of every simple column type, required
+// and nullable (no nulls, some, all), plain or delta-encoded, uncompressed
+// or snappy, with full-range, sorted, small and extreme integers, NaNs and
+// signed zeros, empty strings and binaries with zero bytes, written in one
+// record or many, sliced records, several pages and row groups, read back
+// by Arrow's reader alone and by this package's give the rows written; and
+// their metadata (schema, key-value metadata, row groups, and each column
+// chunk's codec, encodings, value count and statistics) equal those of the
+// same rows written by Arrow's writer.
+func TestFlatWriterMatchesArrow(t *testing.T) {
+	for _, c := range flatCases() {
+		t.Run(c.name, func(t *testing.T) {
+			recs := flatRecords(c)
+			defer releaseRecs(recs)
+			want := concatAll(t, memory.DefaultAllocator, flatSchema(), recs)
+			defer want.Release()
+			dir := t.TempDir()
+			ours, theirs := filepath.Join(dir, "flat.parquet"), filepath.Join(dir, "arrow.parquet")
+			writeFlatCase(t, ours, c, recs, true)
+			if !c.noArrow {
+				writeFlatCase(t, theirs, c, recs, false)
+			}
+
+			byArrow := arrowOnly(t, ours, 1<<20)
+			got := concatAll(t, memory.DefaultAllocator, flatSchema(), byArrow)
+			releaseRecs(byArrow)
+			if !sameRows(got, want) || !sameFields(got.Schema(), want.Schema()) {
+				t.Fatalf("Arrow's reader reads other rows than were written")
+			}
+			got.Release()
+			byUs, err := ReadFile(context.Background(), ours, memory.DefaultAllocator, 777)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = concatAll(t, memory.DefaultAllocator, flatSchema(), byUs)
+			releaseRecs(byUs)
+			if !sameRows(got, want) {
+				t.Fatalf("this package's reader reads other rows than were written")
+			}
+			got.Release()
+			if !c.noArrow {
+				compareMetadata(t, ours, theirs)
+			}
+		})
+	}
+}
+
+// sameRows reports whether two records hold the same rows, floats compared
+// bit for bit (so NaNs are equal, and -0 is not 0).
+func sameRows(a, b arrow.Record) bool {
+	if a.NumCols() != b.NumCols() || a.NumRows() != b.NumRows() {
+		return false
+	}
+	for i, ca := range a.Columns() {
+		cb := b.Column(i)
+		if ca.NullN() != cb.NullN() {
+			return false
+		}
+		var equal func(r int) bool
+		switch ca := ca.(type) {
+		case *array.Float64:
+			equal = func(r int) bool {
+				return math.Float64bits(ca.Value(r)) == math.Float64bits(cb.(*array.Float64).Value(r))
+			}
+		case *array.Float32:
+			equal = func(r int) bool {
+				return math.Float32bits(ca.Value(r)) == math.Float32bits(cb.(*array.Float32).Value(r))
+			}
+		default:
+			if !array.Equal(ca, cb) {
+				return false
+			}
+			continue
+		}
+		for r := range ca.Len() {
+			if ca.IsValid(r) != cb.IsValid(r) || ca.IsValid(r) && !equal(r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameFields reports whether two schemas have the same fields' names,
+// types and nullability (Arrow's reader adds field IDs as metadata).
+func sameFields(a, b *arrow.Schema) bool {
+	return slices.EqualFunc(a.Fields(), b.Fields(), func(x, y arrow.Field) bool {
+		return x.Name == y.Name && arrow.TypeEqual(x.Type, y.Type) && x.Nullable == y.Nullable
+	})
+}
+
+// compareMetadata fails unless the files' metadata match (see
+// TestFlatWriterMatchesArrow).
+func compareMetadata(t *testing.T, ours, theirs string) {
+	t.Helper()
+	a, b := openMeta(t, ours), openMeta(t, theirs)
+	if !a.Schema.Equals(b.Schema) || !a.KeyValueMetadata().Equals(b.KeyValueMetadata()) {
+		t.Fatalf("schema or key-value metadata differ:\n%v\n%v", a.Schema, b.Schema)
+	}
+	if a.NumRows != b.NumRows || len(a.RowGroups) != len(b.RowGroups) {
+		t.Fatalf("%d rows in %d groups, Arrow's writer %d in %d", a.NumRows, len(a.RowGroups), b.NumRows, len(b.RowGroups))
+	}
+	for g := range a.RowGroups {
+		ga, gb := a.RowGroup(g), b.RowGroup(g)
+		if ga.NumRows() != gb.NumRows() {
+			t.Fatalf("group %d: %d rows, Arrow's %d", g, ga.NumRows(), gb.NumRows())
+		}
+		for c := range ga.NumColumns() {
+			ca, _ := ga.ColumnChunk(c)
+			cb, _ := gb.ColumnChunk(c)
+			where := fmt.Sprintf("group %d, column %s", g, ca.PathInSchema())
+			if ca.Compression() != cb.Compression() || !slices.Equal(ca.Encodings(), cb.Encodings()) ||
+				ca.NumValues() != cb.NumValues() || ca.HasDictionaryPage() || ca.FileOffset() <= ca.DataPageOffset() {
+				t.Fatalf("%s: codec %v, encodings %v, %d values, dictionary %v; Arrow's %v, %v, %d",
+					where, ca.Compression(), ca.Encodings(), ca.NumValues(), ca.HasDictionaryPage(), cb.Compression(), cb.Encodings(), cb.NumValues())
+			}
+			compareStats(t, where, ca, cb)
+		}
+	}
+}
+
+// openMeta reads a file's metadata.
+func openMeta(t *testing.T, path string) *metadata.FileMetaData {
+	t.Helper()
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return r.MetaData()
+}
+
+// compareStats fails unless two column chunks' statistics match.
+func compareStats(t *testing.T, where string, a, b *metadata.ColumnChunkMetaData) {
+	t.Helper()
+	sa, errA := a.Statistics()
+	sb, errB := b.Statistics()
+	if errA != nil || errB != nil || (sa == nil) != (sb == nil) {
+		t.Fatalf("%s: statistics %v (%v), Arrow's %v (%v)", where, sa, errA, sb, errB)
+	}
+	if sa == nil {
+		return
+	}
+	if sa.HasMinMax() != sb.HasMinMax() || sa.HasNullCount() != sb.HasNullCount() || sa.NullCount() != sb.NullCount() ||
+		!bytes.Equal(sa.EncodeMin(), sb.EncodeMin()) || !bytes.Equal(sa.EncodeMax(), sb.EncodeMax()) {
+		t.Fatalf("%s: min %x max %x nulls %d (%v); Arrow's %x %x %d (%v)", where, sa.EncodeMin(), sa.EncodeMax(), sa.NullCount(),
+			sa.HasMinMax(), sb.EncodeMin(), sb.EncodeMax(), sb.NullCount(), sb.HasMinMax())
+	}
+}
+
+// TestFlatColumnsChoice: the flat writer takes only files whose every
+// column is simple.
+func TestFlatColumnsChoice(t *testing.T) {
+	c := flatCase{codec: Snappy}
+	cases := []struct {
+		name   string
+		schema *arrow.Schema
+		plans  func(map[string]colPlan)
+		cfg    WriteConfig
+		want   bool
+	}{
+		{"simple", flatSchema(), nil, WriteConfig{}, true},
+		{"dictionary", flatSchema(), func(p map[string]colPlan) { p["utf8"] = colPlan{codec: Snappy} }, WriteConfig{}, false},
+		{"no dictionary by config", flatSchema(), func(p map[string]colPlan) { p["utf8"] = colPlan{codec: Snappy} }, WriteConfig{NoDictionary: true}, true},
+		{"zstd", flatSchema(), func(p map[string]colPlan) { p["int64"] = colPlan{codec: Zstd, noDict: true} }, WriteConfig{}, false},
+		{"delta string", flatSchema(), func(p map[string]colPlan) { p["utf8"] = colPlan{delta: true, noDict: true} }, WriteConfig{}, false},
+		{"delta float", flatSchema(), func(p map[string]colPlan) { p["float64"] = colPlan{delta: true, noDict: true} }, WriteConfig{}, false},
+		{"other type", allTypes(), nil, WriteConfig{NoDictionary: true, Compression: Snappy}, false},
+		{"nested", arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil), nil, WriteConfig{NoDictionary: true, Compression: Snappy}, false},
+	}
+	for _, k := range cases {
+		plans := map[string]colPlan{}
+		if k.schema == flatSchema() || k.name == "simple" || len(k.schema.Fields()) == len(flatSchema().Fields()) {
+			plans = flatPlans(c)
+		}
+		if k.plans != nil {
+			k.plans(plans)
+		}
+		cfg := k.cfg.withDefaults()
+		w := &Writer{schema: k.schema, cfg: cfg}
+		f, err := newFlatWriter(bufio.NewWriter(io.Discard), k.schema, w.props(plans), plans, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", k.name, err)
+		}
+		if (f != nil) != k.want {
+			t.Errorf("%s: flat %v, want %v", k.name, f != nil, k.want)
+		}
+	}
+}
+
+// TestDeltaRoundTrip: appendDelta's streams decode (by this package's
+// decoder) to the values encoded, for int64 and int32 columns, lengths
+// around block and miniblock edges, and values whose deltas wrap; an int32
+// column's deltas take at most 32 bits each.
+func TestDeltaRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, id := range []arrow.Type{arrow.INT64, arrow.INT32} {
+		for _, n := range []int{0, 1, 2, 31, 32, 33, 127, 128, 129, 130, 257, 1000, 4096} {
+			for _, kind := range []string{"random", "sorted", "small", "extremes"} {
+				vs := make([]int64, n)
+				for i := range vs {
+					vs[i] = intValue(kind, rng, i)
+					if id == arrow.INT32 {
+						vs[i] = int64(int32(vs[i]))
+					}
+				}
+				enc := appendDelta(nil, id, vs)
+				// an int32 block: its least delta, 4 widths, at most 32 bits a delta
+				if blocks := (max(n, 1) + 126) / 128; id == arrow.INT32 && len(enc) > 30+blocks*(10+4+128*4) {
+					t.Fatalf("%d %s int32 values took %d bytes: more than 32 bits a delta", n, kind, len(enc))
+				}
+				var scratch []byte
+				got, err := decodeDelta(nil, enc, n, &scratch)
+				if err != nil {
+					t.Fatalf("%s, %d %s values: %v", id, n, kind, err)
+				}
+				for i := range vs {
+					g := int64(got[i])
+					if id == arrow.INT32 {
+						g = int64(int32(g))
+					}
+					if g != vs[i] {
+						t.Fatalf("%s, %d %s values: value %d is %d, want %d", id, n, kind, i, g, vs[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkWriteFlat writes 1M rows of two int64 columns (delta), a
+// float64 and a string column (snappy), to a file, with the flat writer and
+// with Arrow's.
+func BenchmarkWriteFlat(b *testing.B) {
+	rec := benchSimpleRecord(1 << 20)
+	defer rec.Release()
+	plans := map[string]colPlan{"key": {codec: Uncompressed, delta: true}, "id": {codec: Uncompressed, delta: true},
+		"val": {codec: Snappy, noDict: true}, "tag": {codec: Snappy, noDict: true}}
+	for _, flat := range []bool{true, false} {
+		b.Run(map[bool]string{true: "flat", false: "arrow"}[flat], func(b *testing.B) {
+			prev := flatWrites
+			flatWrites = flat
+			defer func() { flatWrites = prev }()
+			path := filepath.Join(b.TempDir(), "f.parquet")
+			b.SetBytes(rec.NumRows() * 36)
+			for b.Loop() {
+				w, err := Create(path, rec.Schema(), WriteConfig{DeferSync: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := w.startPlans(plans, true); err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Write(rec); err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

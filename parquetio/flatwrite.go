@@ -45,6 +45,7 @@ type flatCol struct {
 	delta    bool       // DELTA_BINARY_PACKED, else PLAIN
 	snappy   bool       // pages compressed with snappy, else not at all
 	optional bool       // definition levels precede the values
+	dict     bool       // dictionary-encoded if the dictionary fits its page
 	descr    *schema.Column
 }
 
@@ -54,8 +55,8 @@ var flatWidths = map[arrow.Type]int{arrow.INT32: 4, arrow.INT64: 8, arrow.FLOAT3
 
 // flatColumns returns how a flatWriter writes each column of arrSchema
 // (sch is its Parquet schema), or false if some column is not simple: not
-// a top-level column of a type of flatWidths, compressed with another codec
-// than snappy or none, or dictionary-encoded.
+// a top-level column of a type of flatWidths, or compressed with another
+// codec than snappy or none.
 func flatColumns(arrSchema *arrow.Schema, sch *schema.Schema, plans map[string]colPlan, cfg WriteConfig) ([]flatCol, bool) {
 	if sch.NumColumns() != arrSchema.NumFields() {
 		return nil, false
@@ -77,11 +78,11 @@ func flatColumns(arrSchema *arrow.Schema, sch *schema.Schema, plans map[string]c
 		case !ok, descr.Name() != f.Name, descr.ColumnPath().String() != f.Name,
 			descr.MaxRepetitionLevel() != 0, descr.MaxDefinitionLevel() != maxDef,
 			codec != Snappy && codec != Uncompressed,
-			!(cfg.NoDictionary || p.noDict || p.delta),
 			p.delta && width == 0 || p.delta && f.Type.ID() != arrow.INT32 && f.Type.ID() != arrow.INT64:
 			return nil, false
 		}
-		cols[i] = flatCol{id: f.Type.ID(), width: width, delta: p.delta, snappy: codec == Snappy, optional: f.Nullable, descr: descr}
+		cols[i] = flatCol{id: f.Type.ID(), width: width, delta: p.delta, snappy: codec == Snappy, optional: f.Nullable,
+			dict: !(cfg.NoDictionary || p.noDict || p.delta), descr: descr}
 	}
 	return cols, true
 }
@@ -230,58 +231,129 @@ type segment struct {
 // returns the bytes its pages took (headers included).
 func (f *flatWriter) writeColumn(ccb *metadata.ColumnChunkMetaDataBuilder, i int) (int64, error) {
 	c := f.cols[i]
-	st := metadata.NewStatistics(c.descr, memory.DefaultAllocator)
-	var bmin, bmax []byte // of a string or binary column
-	info := metadata.ChunkMetaInfo{DataPageOffset: f.out.pos, IndexPageOffset: -1}
-	pages := int32(0)
-	for page := range f.pages(i) {
-		vals, nulls := f.encodePage(c, page)
-		if c.width == 0 {
-			bmin, bmax = bytesMinMax(page, bmin, bmax)
-			st.IncNulls(int64(nulls))
-			st.IncNumValues(int64(vals - nulls))
-		} else {
-			updateStats(st, page, nulls)
+	var dict *dictBuilder
+	if c.dict {
+		b := dictBuilders.Get().(*dictBuilder)
+		defer dictBuilders.Put(b)
+		b.reset(c.width, int(f.props.DictionaryPageSizeLimit()))
+		if b.build(f.pending, i) {
+			dict = b
 		}
-		hdr, data, err := f.finishPage(c, vals)
+	}
+	info := metadata.ChunkMetaInfo{IndexPageOffset: -1}
+	var encStats metadata.EncodingStats
+	if dict != nil {
+		info.DictPageOffset = f.out.pos
+		if err := f.writeDictPage(c, dict, &info); err != nil {
+			return 0, err
+		}
+		encStats.DictEncodingStats = map[parquet.Encoding]int32{f.props.DictionaryPageEncoding(): 1}
+	}
+	info.DataPageOffset = f.out.pos
+	encoding := f.encoding(c, dict != nil)
+	cs := chunkStats{st: metadata.NewStatistics(c.descr, memory.DefaultAllocator)}
+	pages, used, width := int32(0), 0, 0
+	if dict != nil {
+		width = dict.bitWidth()
+	}
+	for page := range f.pages(i) {
+		var idx []int32
+		if dict != nil {
+			idx = dict.idx[used:]
+		}
+		vals, nulls := f.encodePage(c, page, idx, width)
+		used += vals - nulls
+		cs.add(c, page, vals, nulls)
+		hdr, data, err := f.finishPage(c, vals, encoding)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := f.out.Write(hdr); err != nil {
-			return 0, err
-		}
-		if _, err := f.out.Write(data); err != nil {
+		if err := f.writePage(hdr, data, &info); err != nil {
 			return 0, err
 		}
 		info.NumValues += int64(vals)
-		info.UncompressedSize += int64(len(hdr) + len(f.body))
-		info.CompressedSize += int64(len(hdr) + len(data))
 		pages++
 	}
-	if bmin != nil {
-		st.(*metadata.ByteArrayStatistics).SetMinMax(bmin, bmax)
-	}
-	enc, err := st.Encode()
-	if err != nil {
+	if err := cs.set(ccb, f.props, c, f.rows); err != nil {
 		return 0, err
 	}
-	enc.ApplyStatSizeLimits(int(f.props.MaxStatsSizeFor(c.descr.Path())))
-	enc.Signed = c.descr.SortOrder() == schema.SortSIGNED
-	if f.rows > 0 && enc.IsSet() {
-		ccb.SetStats(enc)
-	}
-	encoding := parquet.Encodings.Plain
-	if c.delta {
-		encoding = parquet.Encodings.DeltaBinaryPacked
-	}
-	stats := metadata.EncodingStats{DataEncodingStats: map[parquet.Encoding]int32{encoding: pages}}
-	if err := ccb.Finish(info, false, false, stats, nil); err != nil {
+	encStats.DataEncodingStats = map[parquet.Encoding]int32{encoding: pages}
+	if err := ccb.Finish(info, dict != nil, false, encStats, nil); err != nil {
 		return 0, err
 	}
 	if _, err := ccb.WriteTo(f.out); err != nil {
 		return 0, err
 	}
 	return info.CompressedSize, nil
+}
+
+// encoding returns the encoding of a column's data pages.
+func (f *flatWriter) encoding(c flatCol, dict bool) parquet.Encoding {
+	switch {
+	case dict:
+		return f.props.DictionaryIndexEncoding()
+	case c.delta:
+		return parquet.Encodings.DeltaBinaryPacked
+	}
+	return parquet.Encodings.Plain
+}
+
+// writePage writes a page's header and bytes and counts them in info.
+func (f *flatWriter) writePage(hdr, data []byte, info *metadata.ChunkMetaInfo) error {
+	if _, err := f.out.Write(hdr); err != nil {
+		return err
+	}
+	if _, err := f.out.Write(data); err != nil {
+		return err
+	}
+	info.UncompressedSize += int64(len(hdr) + len(f.body))
+	info.CompressedSize += int64(len(hdr) + len(data))
+	return nil
+}
+
+// writeDictPage writes the dictionary page of a chunk.
+func (f *flatWriter) writeDictPage(c flatCol, dict *dictBuilder, info *metadata.ChunkMetaInfo) error {
+	f.body = append(f.body[:0], dict.page...)
+	data := f.compress(c)
+	f.head = appendDictPageHeader(f.head[:0], int32(len(f.body)), int32(len(data)), int32(dict.entries()),
+		int32(f.props.DictionaryPageEncoding()))
+	return f.writePage(f.head, data, info)
+}
+
+// chunkStats gathers a column chunk's statistics.
+type chunkStats struct {
+	st       metadata.TypedStatistics
+	min, max []byte // of a string or binary column, slices of its values
+}
+
+// add adds a page's values.
+func (cs *chunkStats) add(c flatCol, page []segment, vals, nulls int) {
+	if c.width > 0 {
+		updateStats(cs.st, page, nulls)
+		return
+	}
+	cs.min, cs.max = bytesMinMax(page, cs.min, cs.max)
+	cs.st.IncNulls(int64(nulls))
+	cs.st.IncNumValues(int64(vals - nulls))
+}
+
+// set gives the statistics to the chunk's metadata (copied: the values
+// they were taken from are released after the row group), limited in size
+// as Arrow's writer limits them.
+func (cs *chunkStats) set(ccb *metadata.ColumnChunkMetaDataBuilder, props *parquet.WriterProperties, c flatCol, rows int64) error {
+	if cs.min != nil {
+		cs.st.(*metadata.ByteArrayStatistics).SetMinMax(cs.min, cs.max)
+	}
+	enc, err := cs.st.Encode()
+	if err != nil {
+		return err
+	}
+	enc.ApplyStatSizeLimits(int(props.MaxStatsSizeFor(c.descr.Path())))
+	enc.Signed = c.descr.SortOrder() == schema.SortSIGNED
+	if rows > 0 && enc.IsSet() {
+		ccb.SetStats(enc)
+	}
+	return nil
 }
 
 // pages yields the pending rows of column i cut into pages of about
@@ -347,10 +419,10 @@ func byteValues(a arrow.Array) []byte {
 }
 
 // encodePage encodes a page's levels and values into f.body and returns
-// how many values (nulls included) it holds and how many are null. An
-// integer column's non-null values are left in f.ints when the page is more
-// than one segment or holds nulls (see pageInts).
-func (f *flatWriter) encodePage(c flatCol, page []segment) (vals, nulls int) {
+// how many values (nulls included) it holds and how many are null. A
+// dictionary column's values are the first of idx, its indices, of width
+// w (idx is nil for a column written without a dictionary).
+func (f *flatWriter) encodePage(c flatCol, page []segment, idx []int32, w int) (vals, nulls int) {
 	body := f.body[:0]
 	for _, s := range page {
 		vals += s.hi - s.lo
@@ -360,6 +432,8 @@ func (f *flatWriter) encodePage(c flatCol, page []segment) (vals, nulls int) {
 		body = appendDefLevels(body, page, vals, nulls)
 	}
 	switch {
+	case idx != nil:
+		body = appendIndices(body, idx[:vals-nulls], w)
 	case c.delta:
 		body = appendDelta(body, c.id, f.pageInts(c.id, page, nulls))
 	case c.width > 0:
@@ -382,21 +456,22 @@ func nullsIn(s segment) int {
 
 // finishPage compresses f.body if the column wants it and returns the page
 // header and the page's bytes to write.
-func (f *flatWriter) finishPage(c flatCol, vals int) (hdr, data []byte, err error) {
-	data = f.body
-	if c.snappy {
-		f.zip = snappy.Encode(f.zip[:cap(f.zip)], f.body)
-		data = f.zip
-	}
+func (f *flatWriter) finishPage(c flatCol, vals int, encoding parquet.Encoding) (hdr, data []byte, err error) {
 	if len(f.body) > 1<<31-1 || vals > 1<<31-1 {
 		return nil, nil, fmt.Errorf("page of %d values, %d bytes: too large", vals, len(f.body))
 	}
-	encoding := parquet.Encodings.Plain
-	if c.delta {
-		encoding = parquet.Encodings.DeltaBinaryPacked
-	}
+	data = f.compress(c)
 	f.head = appendPageHeader(f.head[:0], int32(len(f.body)), int32(len(data)), int32(vals), int32(encoding))
 	return f.head, data, nil
+}
+
+// compress returns f.body compressed as the column wants it.
+func (f *flatWriter) compress(c flatCol) []byte {
+	if !c.snappy {
+		return f.body
+	}
+	f.zip = snappy.Encode(f.zip[:cap(f.zip)], f.body)
+	return f.zip
 }
 
 // appendPageHeader appends a Thrift (compact protocol) PageHeader of a
@@ -421,6 +496,26 @@ func appendPageHeader(dst []byte, uncompressed, compressed, vals, encoding int32
 	dst = append(dst, 1<<4|i32) // 4: repetition_level_encoding
 	dst = binary.AppendVarint(dst, rle)
 	return append(dst, 0, 0) // end of data_page_header, of the header
+}
+
+// appendDictPageHeader appends a Thrift (compact protocol) PageHeader of a
+// DICTIONARY_PAGE of the given sizes, entries and encoding, not sorted.
+func appendDictPageHeader(dst []byte, uncompressed, compressed, entries, encoding int32) []byte {
+	const i32, strct, boolFalse = 5, 12, 2
+	const dictPage = 2
+	dst = append(dst, 1<<4|i32)
+	dst = binary.AppendVarint(dst, dictPage) // 1: type
+	dst = append(dst, 1<<4|i32)              // 2: uncompressed_page_size
+	dst = binary.AppendVarint(dst, int64(uncompressed))
+	dst = append(dst, 1<<4|i32) // 3: compressed_page_size
+	dst = binary.AppendVarint(dst, int64(compressed))
+	dst = append(dst, 4<<4|strct) // 7: dictionary_page_header
+	dst = append(dst, 1<<4|i32)   // 1: num_values
+	dst = binary.AppendVarint(dst, int64(entries))
+	dst = append(dst, 1<<4|i32) // 2: encoding
+	dst = binary.AppendVarint(dst, int64(encoding))
+	dst = append(dst, 1<<4|boolFalse) // 3: is_sorted
+	return append(dst, 0, 0)
 }
 
 // appendDefLevels appends the definition levels of a page of an optional

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
@@ -40,12 +41,17 @@ type flatCase struct {
 	recRows   []int  // rows of each record written
 	groupRows int64
 	delta     bool // integer columns DELTA_BINARY_PACKED
+	dict      bool // the other columns dictionary-encoded (if it fits)
 	codec     Compression
 	sliced    bool // records are slices of larger ones (offsets not 0)
 	// noArrow: Arrow v15's writer cannot write the file (it dereferences
 	// nil on a delta column whose first values are null), so the metadata
 	// are not compared with its
 	noArrow bool
+	// fallback: some dictionary passes its page's limit; Arrow's writer
+	// then writes dictionary pages first and plain ones after, this
+	// package's plain pages only, so their encodings differ
+	fallback bool
 }
 
 func flatCases() []flatCase {
@@ -65,6 +71,13 @@ func flatCases() []flatCase {
 		{name: "pages-and-groups", ints: "sorted", nulls: 11, recRows: []int{300000, 70000}, groupRows: 150000, delta: true, codec: Snappy},
 		{name: "many-records", ints: "small", nulls: 4, recRows: many, groupRows: 9000, delta: true, codec: Uncompressed},
 		{name: "sliced", ints: "random", nulls: 6, recRows: []int{2500, 1, 700}, groupRows: 1000, sliced: true, codec: Snappy},
+		{name: "dict", ints: "small", nulls: 5, recRows: []int{3000, 2000}, dict: true, codec: Snappy},
+		{name: "dict-runs", ints: "runs", nulls: 0, recRows: []int{10000}, dict: true, codec: Uncompressed},
+		{name: "dict-delta", ints: "runs", nulls: 9, recRows: many, groupRows: 7000, dict: true, delta: true, codec: Snappy},
+		{name: "dict-all-null", ints: "small", nulls: 1, recRows: []int{300}, dict: true, codec: Snappy},
+		{name: "dict-one-value", ints: "one", nulls: 3, recRows: []int{300, 10}, dict: true, codec: Snappy},
+		{name: "dict-sliced", ints: "small", nulls: 4, recRows: []int{999, 3}, groupRows: 500, sliced: true, dict: true, codec: Snappy},
+		{name: "dict-fallback", ints: "random", nulls: 0, recRows: []int{200000}, dict: true, codec: Snappy, fallback: true},
 	}
 }
 
@@ -75,6 +88,10 @@ func intValue(kind string, rng *rand.Rand, i int) int64 {
 		return int64(rng.Uint64())
 	case "sorted":
 		return int64(i)*3 + rng.Int64N(3)
+	case "runs":
+		return int64(i / 37)
+	case "one":
+		return 7
 	case "extremes":
 		return []int64{math.MinInt64, math.MaxInt64, 0, -1, math.MinInt32, math.MaxInt32}[rng.IntN(6)]
 	}
@@ -143,11 +160,11 @@ func flatRecords(c flatCase) []arrow.Record {
 func flatPlans(c flatCase) map[string]colPlan {
 	plans := map[string]colPlan{}
 	for _, f := range flatSchema().Fields() {
-		p := colPlan{codec: c.codec, noDict: true}
+		p := colPlan{codec: c.codec, noDict: !c.dict}
 		// as Auto: Arrow's writer fails on a nullable int64 delta column
 		// whose page starts with nulls
 		if c.delta && (f.Type.ID() == arrow.INT32 || f.Type.ID() == arrow.INT64 && !f.Nullable) {
-			p.codec, p.delta = Uncompressed, true
+			p.codec, p.delta, p.noDict = Uncompressed, true, true
 		}
 		plans[f.Name] = p
 	}
@@ -221,8 +238,12 @@ func TestFlatWriterMatchesArrow(t *testing.T) {
 				t.Fatalf("this package's reader reads other rows than were written")
 			}
 			got.Release()
-			if !c.noArrow {
-				compareMetadata(t, ours, theirs)
+			if c.noArrow {
+				return
+			}
+			dicts, fallbacks := compareMetadata(t, ours, theirs, c.fallback)
+			if c.dict && dicts == 0 || c.fallback && fallbacks == 0 {
+				t.Fatalf("%d chunks with a dictionary, %d written plain where Arrow's writer fell back", dicts, fallbacks)
 			}
 		})
 	}
@@ -273,8 +294,11 @@ func sameFields(a, b *arrow.Schema) bool {
 }
 
 // compareMetadata fails unless the files' metadata match (see
-// TestFlatWriterMatchesArrow).
-func compareMetadata(t *testing.T, ours, theirs string) {
+// TestFlatWriterMatchesArrow; with fallback, a chunk may be plain where
+// Arrow's writer fell back from its dictionary), and returns how many
+// chunks of ours have a dictionary, and how many are plain where Arrow's
+// writer fell back.
+func compareMetadata(t *testing.T, ours, theirs string, fallback bool) (dicts, fallbacks int) {
 	t.Helper()
 	a, b := openMeta(t, ours), openMeta(t, theirs)
 	if !a.Schema.Equals(b.Schema) || !a.KeyValueMetadata().Equals(b.KeyValueMetadata()) {
@@ -292,14 +316,24 @@ func compareMetadata(t *testing.T, ours, theirs string) {
 			ca, _ := ga.ColumnChunk(c)
 			cb, _ := gb.ColumnChunk(c)
 			where := fmt.Sprintf("group %d, column %s", g, ca.PathInSchema())
-			if ca.Compression() != cb.Compression() || !slices.Equal(ca.Encodings(), cb.Encodings()) ||
-				ca.NumValues() != cb.NumValues() || ca.HasDictionaryPage() || ca.FileOffset() <= ca.DataPageOffset() {
+			sameEncodings := slices.Equal(ca.Encodings(), cb.Encodings()) && ca.HasDictionaryPage() == cb.HasDictionaryPage()
+			if fallback && !sameEncodings {
+				// a dictionary page, then plain ones; here plain only
+				sameEncodings = slices.Equal(ca.Encodings(), []parquet.Encoding{parquet.Encodings.Plain, parquet.Encodings.RLE}) &&
+					!ca.HasDictionaryPage() && cb.HasDictionaryPage() && slices.Contains(cb.Encodings(), parquet.Encodings.Plain)
+				fallbacks++
+			}
+			if ca.HasDictionaryPage() {
+				dicts++
+			}
+			if ca.Compression() != cb.Compression() || !sameEncodings || ca.NumValues() != cb.NumValues() || ca.FileOffset() <= ca.DataPageOffset() {
 				t.Fatalf("%s: codec %v, encodings %v, %d values, dictionary %v; Arrow's %v, %v, %d",
 					where, ca.Compression(), ca.Encodings(), ca.NumValues(), ca.HasDictionaryPage(), cb.Compression(), cb.Encodings(), cb.NumValues())
 			}
 			compareStats(t, where, ca, cb)
 		}
 	}
+	return dicts, fallbacks
 }
 
 // openMeta reads a file's metadata.
@@ -343,8 +377,7 @@ func TestFlatColumnsChoice(t *testing.T) {
 		want   bool
 	}{
 		{"simple", flatSchema(), nil, WriteConfig{}, true},
-		{"dictionary", flatSchema(), func(p map[string]colPlan) { p["utf8"] = colPlan{codec: Snappy} }, WriteConfig{}, false},
-		{"no dictionary by config", flatSchema(), func(p map[string]colPlan) { p["utf8"] = colPlan{codec: Snappy} }, WriteConfig{NoDictionary: true}, true},
+		{"dictionary", flatSchema(), func(p map[string]colPlan) { p["utf8"] = colPlan{codec: Snappy} }, WriteConfig{}, true},
 		{"zstd", flatSchema(), func(p map[string]colPlan) { p["int64"] = colPlan{codec: Zstd, noDict: true} }, WriteConfig{}, false},
 		{"delta string", flatSchema(), func(p map[string]colPlan) { p["utf8"] = colPlan{delta: true, noDict: true} }, WriteConfig{}, false},
 		{"delta float", flatSchema(), func(p map[string]colPlan) { p["float64"] = colPlan{delta: true, noDict: true} }, WriteConfig{}, false},
@@ -412,35 +445,40 @@ func TestDeltaRoundTrip(t *testing.T) {
 }
 
 // BenchmarkWriteFlat writes 1M rows of two int64 columns (delta), a
-// float64 and a string column (snappy), to a file, with the flat writer and
-// with Arrow's.
+// float64 and a string column (snappy; plain, or dictionary-encoded: the
+// string column has 1M/2 distinct values of the 1M rows, so its dictionary
+// passes its page's limit and it falls back to plain), to a file, with the
+// flat writer and with Arrow's.
 func BenchmarkWriteFlat(b *testing.B) {
 	rec := benchSimpleRecord(1 << 20)
 	defer rec.Release()
-	plans := map[string]colPlan{"key": {codec: Uncompressed, delta: true}, "id": {codec: Uncompressed, delta: true},
-		"val": {codec: Snappy, noDict: true}, "tag": {codec: Snappy, noDict: true}}
-	for _, flat := range []bool{true, false} {
-		b.Run(map[bool]string{true: "flat", false: "arrow"}[flat], func(b *testing.B) {
-			prev := flatWrites
-			flatWrites = flat
-			defer func() { flatWrites = prev }()
-			path := filepath.Join(b.TempDir(), "f.parquet")
-			b.SetBytes(rec.NumRows() * 36)
-			for b.Loop() {
-				w, err := Create(path, rec.Schema(), WriteConfig{DeferSync: true})
-				if err != nil {
-					b.Fatal(err)
+	for _, dict := range []bool{false, true} {
+		plans := map[string]colPlan{"key": {codec: Uncompressed, delta: true}, "id": {codec: Uncompressed, delta: true},
+			"val": {codec: Snappy, noDict: !dict}, "tag": {codec: Snappy, noDict: !dict}}
+		for _, flat := range []bool{true, false} {
+			name := map[bool]string{true: "flat", false: "arrow"}[flat] + map[bool]string{false: "", true: "-dict"}[dict]
+			b.Run(name, func(b *testing.B) {
+				prev := flatWrites
+				flatWrites = flat
+				defer func() { flatWrites = prev }()
+				path := filepath.Join(b.TempDir(), "f.parquet")
+				b.SetBytes(rec.NumRows() * 36)
+				for b.Loop() {
+					w, err := Create(path, rec.Schema(), WriteConfig{DeferSync: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := w.startPlans(plans, true); err != nil {
+						b.Fatal(err)
+					}
+					if err := w.Write(rec); err != nil {
+						b.Fatal(err)
+					}
+					if err := w.Commit(); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if err := w.startPlans(plans, true); err != nil {
-					b.Fatal(err)
-				}
-				if err := w.Write(rec); err != nil {
-					b.Fatal(err)
-				}
-				if err := w.Commit(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -1,0 +1,247 @@
+package parquetio
+
+// Dictionary encoding for the flat writer (flatwrite.go). Arrow v15's
+// dictionary encoder boxes every value in an interface to look it up; here
+// a column chunk's values are looked up in an open-addressed table of
+// their bits (numbers) or their hashes (strings and binaries). A chunk's
+// whole row group is in memory when it is written, so the dictionary is
+// built over all of it first: a chunk whose dictionary would pass the
+// dictionary page size limit is written plain from its first page, where
+// Arrow's writer starts with dictionary pages and falls back mid-chunk.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"sync"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+)
+
+// dictBuilder builds the dictionary of one column chunk.
+type dictBuilder struct {
+	width int      // bytes a value, 0 for strings and binaries
+	slots []int32  // open-addressed table: 1 + an entry's index, 0 empty
+	keys  []uint64 // a fixed-width entry's bits; a string entry's hash
+	// page is the dictionary page's body: the entries, PLAIN; starts[k] is
+	// where the bytes of string entry k begin in it.
+	page   []byte
+	starts []int32
+	idx    []int32 // the entry of each non-null value of the chunk, in order
+	limit  int     // most bytes of page
+}
+
+// dictBuilders pools builders, whose tables and buffers are reused from
+// chunk to chunk and file to file.
+var dictBuilders = sync.Pool{New: func() any { return new(dictBuilder) }}
+
+// dictSeed seeds the hashes of string and binary values.
+var dictSeed = maphash.MakeSeed()
+
+// reset readies b for a chunk of the given value width whose page may take
+// at most limit bytes.
+func (b *dictBuilder) reset(width, limit int) {
+	b.width, b.limit = width, limit
+	if len(b.slots) == 0 {
+		b.slots = make([]int32, 1024)
+	} else {
+		clear(b.slots)
+	}
+	b.keys, b.page, b.starts, b.idx = b.keys[:0], b.page[:0], b.starts[:0], b.idx[:0]
+}
+
+// entries returns the number of dictionary entries.
+func (b *dictBuilder) entries() int { return len(b.keys) }
+
+// bitWidth is the width of the indices, as Arrow's writer chooses it.
+func (b *dictBuilder) bitWidth() int {
+	if b.entries() <= 1 {
+		return b.entries()
+	}
+	return bits.Len32(uint32(b.entries() - 1))
+}
+
+// build adds the non-null values of column i of recs to the dictionary and
+// reports false as soon as the dictionary page would pass its limit.
+func (b *dictBuilder) build(recs []arrow.Record, i int) bool {
+	for _, rec := range recs {
+		a := rec.Column(i)
+		nulls := a.NullN() > 0
+		for r := range a.Len() {
+			if nulls && a.IsNull(r) {
+				continue
+			}
+			var ok bool
+			if b.width > 0 {
+				ok = b.addFixed(fixedBits(a, r))
+			} else {
+				offs, data := byteOffsets(a), byteValues(a)
+				ok = b.addBytes(data[offs[r]:offs[r+1]])
+			}
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fixedBits returns the bits of value r of a fixed-width array.
+func fixedBits(a arrow.Array, r int) uint64 {
+	switch a := a.(type) {
+	case *array.Int64:
+		return uint64(a.Value(r))
+	case *array.Int32:
+		return uint64(uint32(a.Value(r)))
+	case *array.Float64:
+		return math.Float64bits(a.Value(r))
+	case *array.Float32:
+		return uint64(math.Float32bits(a.Value(r)))
+	}
+	panic("parquetio: not a fixed-width array")
+}
+
+// addFixed looks up a fixed-width value by its bits, adding it if new.
+func (b *dictBuilder) addFixed(v uint64) bool {
+	mask := uint64(len(b.slots) - 1)
+	for h := mix(v) & mask; ; h = (h + 1) & mask {
+		s := b.slots[h]
+		if s == 0 {
+			if len(b.page)+b.width >= b.limit {
+				return false
+			}
+			b.slots[h] = int32(len(b.keys)) + 1
+			b.idx = append(b.idx, int32(len(b.keys)))
+			b.keys = append(b.keys, v)
+			n := len(b.page)
+			b.page = binary.LittleEndian.AppendUint64(b.page, v)[:n+b.width] // the low bytes
+			b.maybeGrow()
+			return true
+		}
+		if b.keys[s-1] == v {
+			b.idx = append(b.idx, s-1)
+			return true
+		}
+	}
+}
+
+// mix hashes a fixed-width value's bits (murmur3's finalizer): every bit of
+// v moves the low bits, which pick its slot. Floats such as i/3 share long
+// runs of low mantissa bits.
+func mix(v uint64) uint64 {
+	v ^= v >> 33
+	v *= 0xff51afd7ed558ccd
+	v ^= v >> 33
+	v *= 0xc4ceb9fe1a85ec53
+	return v ^ v>>33
+}
+
+// addBytes looks up a string or binary value, adding it if new.
+func (b *dictBuilder) addBytes(v []byte) bool {
+	hash := maphash.Bytes(dictSeed, v)
+	mask := uint64(len(b.slots) - 1)
+	for h := hash & mask; ; h = (h + 1) & mask {
+		s := b.slots[h]
+		if s == 0 {
+			if len(b.page)+4+len(v) >= b.limit {
+				return false
+			}
+			b.slots[h] = int32(len(b.keys)) + 1
+			b.idx = append(b.idx, int32(len(b.keys)))
+			b.keys = append(b.keys, hash)
+			b.page = binary.LittleEndian.AppendUint32(b.page, uint32(len(v)))
+			b.starts = append(b.starts, int32(len(b.page)))
+			b.page = append(b.page, v...)
+			b.maybeGrow()
+			return true
+		}
+		if b.keys[s-1] == hash && bytes.Equal(b.entry(s-1), v) {
+			b.idx = append(b.idx, s-1)
+			return true
+		}
+	}
+}
+
+// entry returns the bytes of string entry k.
+func (b *dictBuilder) entry(k int32) []byte {
+	start := b.starts[k]
+	n := int32(binary.LittleEndian.Uint32(b.page[start-4:]))
+	return b.page[start : start+n]
+}
+
+// maybeGrow doubles the table once it is half full.
+func (b *dictBuilder) maybeGrow() {
+	if 2*len(b.keys) < len(b.slots) {
+		return
+	}
+	b.slots = make([]int32, 2*len(b.slots))
+	mask := uint64(len(b.slots) - 1)
+	for k, key := range b.keys {
+		h := key & mask
+		if b.width > 0 {
+			h = mix(key) & mask
+		}
+		for b.slots[h] != 0 {
+			h = (h + 1) & mask
+		}
+		b.slots[h] = int32(k) + 1
+	}
+}
+
+// appendIndices appends indices of width w as a data page of a dictionary
+// column has them: a byte giving w, then the RLE / bit-packed hybrid. A
+// run of 8 or more equal indices is an RLE run; other indices are
+// bit-packed in groups of 8 (the last group padded with zeros).
+func appendIndices(dst []byte, idx []int32, w int) []byte {
+	dst = append(dst, byte(w))
+	for i := 0; i < len(idx); {
+		if n := runLen(idx, i); n >= 8 {
+			dst = binary.AppendUvarint(dst, uint64(n)<<1)
+			for k := range (w + 7) / 8 {
+				dst = append(dst, byte(idx[i]>>(8*k)))
+			}
+			i += n
+			continue
+		}
+		start := i
+		for i += 8; i < len(idx) && runLen(idx[:min(len(idx), i+8)], i) < 8; i += 8 {
+		}
+		i = min(i, len(idx))
+		dst = packGroups(dst, idx[start:i], w)
+	}
+	return dst
+}
+
+// runLen returns how many values from idx[i] on equal it.
+func runLen(idx []int32, i int) int {
+	n := 1
+	for i+n < len(idx) && idx[i+n] == idx[i] {
+		n++
+	}
+	return n
+}
+
+// packGroups appends vs as one bit-packed run of width w: its header, then
+// the values in groups of 8, least significant bit first, the last group
+// padded with zeros.
+func packGroups(dst []byte, vs []int32, w int) []byte {
+	groups := (len(vs) + 7) / 8
+	dst = binary.AppendUvarint(dst, uint64(groups)<<1|1)
+	var acc uint64
+	n := 0
+	for k := range groups * 8 {
+		var v uint64
+		if k < len(vs) {
+			v = uint64(uint32(vs[k]))
+		}
+		acc |= v << n
+		for n += w; n >= 8; n -= 8 {
+			dst = append(dst, byte(acc))
+			acc >>= 8
+		}
+	}
+	return dst
+}

@@ -99,6 +99,9 @@ type flatWriter struct {
 	pending   []arrow.Record // the open row group's rows
 	rows      int64          // in pending
 	ordinal   int16
+	// page is a page's bytes before compression: body, or the values
+	// themselves when they need no encoding (see encodePage)
+	page      []byte
 	body, zip []byte  // a page's encoded and compressed bytes, reused
 	head      []byte  // a page header, reused
 	ints      []int64 // a page's integers gathered, reused
@@ -142,8 +145,14 @@ func newFlatWriter(w *bufio.Writer, arrSchema *arrow.Schema, props *parquet.Writ
 }
 
 // write adds the rows of rec, writing every row group it fills. rec is
-// retained until its group is written.
+// retained until its group is written. A null in a column of a field that
+// is not nullable is an error.
 func (f *flatWriter) write(rec arrow.Record) error {
+	for i, c := range f.cols {
+		if n := rec.Column(i).NullN(); n > 0 && !c.optional {
+			return fmt.Errorf("column %s is not nullable but holds %d nulls", c.descr.Name(), n)
+		}
+	}
 	rec.Retain()
 	for rec.NumRows() > 0 {
 		room := f.groupRows - f.rows
@@ -306,16 +315,16 @@ func (f *flatWriter) writePage(hdr, data []byte, info *metadata.ChunkMetaInfo) e
 	if _, err := f.out.Write(data); err != nil {
 		return err
 	}
-	info.UncompressedSize += int64(len(hdr) + len(f.body))
+	info.UncompressedSize += int64(len(hdr) + len(f.page))
 	info.CompressedSize += int64(len(hdr) + len(data))
 	return nil
 }
 
 // writeDictPage writes the dictionary page of a chunk.
 func (f *flatWriter) writeDictPage(c flatCol, dict *dictBuilder, info *metadata.ChunkMetaInfo) error {
-	f.body = append(f.body[:0], dict.page...)
+	f.page = dict.page
 	data := f.compress(c)
-	f.head = appendDictPageHeader(f.head[:0], int32(len(f.body)), int32(len(data)), int32(dict.entries()),
+	f.head = appendDictPageHeader(f.head[:0], int32(len(f.page)), int32(len(data)), int32(dict.entries()),
 		int32(f.props.DictionaryPageEncoding()))
 	return f.writePage(f.head, data, info)
 }
@@ -418,8 +427,10 @@ func byteValues(a arrow.Array) []byte {
 	return nil
 }
 
-// encodePage encodes a page's levels and values into f.body and returns
-// how many values (nulls included) it holds and how many are null. A
+// encodePage encodes a page's levels and values into f.page and returns
+// how many values (nulls included) it holds and how many are null. A page
+// of one segment of a required fixed-width column written plain is its
+// values' bytes in the array; other pages are encoded into f.body. A
 // dictionary column's values are the first of idx, its indices, of width
 // w (idx is nil for a column written without a dictionary).
 func (f *flatWriter) encodePage(c flatCol, page []segment, idx []int32, w int) (vals, nulls int) {
@@ -436,12 +447,15 @@ func (f *flatWriter) encodePage(c flatCol, page []segment, idx []int32, w int) (
 		body = appendIndices(body, idx[:vals-nulls], w)
 	case c.delta:
 		body = appendDelta(body, c.id, f.pageInts(c.id, page, nulls))
+	case c.width > 0 && !c.optional && len(page) == 1:
+		f.body, f.page = body, fixedBytes(page[0], c.width) // no nulls (see write)
+		return vals, nulls
 	case c.width > 0:
 		body = appendPlainFixed(body, page, c.width, nulls)
 	default:
 		body = appendPlainBytes(body, page, nulls)
 	}
-	f.body = body
+	f.body, f.page = body, body
 	return vals, nulls
 }
 
@@ -454,23 +468,23 @@ func nullsIn(s segment) int {
 	return (s.hi - s.lo) - bitutil.CountSetBits(d.Buffers()[0].Bytes(), d.Offset()+s.lo, s.hi-s.lo)
 }
 
-// finishPage compresses f.body if the column wants it and returns the page
+// finishPage compresses f.page if the column wants it and returns the page
 // header and the page's bytes to write.
 func (f *flatWriter) finishPage(c flatCol, vals int, encoding parquet.Encoding) (hdr, data []byte, err error) {
-	if len(f.body) > 1<<31-1 || vals > 1<<31-1 {
-		return nil, nil, fmt.Errorf("page of %d values, %d bytes: too large", vals, len(f.body))
+	if len(f.page) > 1<<31-1 || vals > 1<<31-1 {
+		return nil, nil, fmt.Errorf("page of %d values, %d bytes: too large", vals, len(f.page))
 	}
 	data = f.compress(c)
-	f.head = appendPageHeader(f.head[:0], int32(len(f.body)), int32(len(data)), int32(vals), int32(encoding))
+	f.head = appendPageHeader(f.head[:0], int32(len(f.page)), int32(len(data)), int32(vals), int32(encoding))
 	return f.head, data, nil
 }
 
-// compress returns f.body compressed as the column wants it.
+// compress returns f.page compressed as the column wants it.
 func (f *flatWriter) compress(c flatCol) []byte {
 	if !c.snappy {
-		return f.body
+		return f.page
 	}
-	f.zip = snappy.Encode(f.zip[:cap(f.zip)], f.body)
+	f.zip = snappy.Encode(f.zip[:cap(f.zip)], f.page)
 	return f.zip
 }
 
@@ -552,8 +566,7 @@ func appendDefLevels(dst []byte, page []segment, vals, nulls int) []byte {
 // column, PLAIN: their little-endian bytes.
 func appendPlainFixed(dst []byte, page []segment, width, nulls int) []byte {
 	for _, s := range page {
-		d := s.a.Data()
-		raw := d.Buffers()[1].Bytes()[(d.Offset()+s.lo)*width : (d.Offset()+s.hi)*width]
+		raw := fixedBytes(s, width)
 		if nulls == 0 {
 			dst = append(dst, raw...)
 			continue
@@ -565,6 +578,12 @@ func appendPlainFixed(dst []byte, page []segment, width, nulls int) []byte {
 		}
 	}
 	return dst
+}
+
+// fixedBytes returns the bytes of a segment of a fixed-width array.
+func fixedBytes(s segment, width int) []byte {
+	d := s.a.Data()
+	return d.Buffers()[1].Bytes()[(d.Offset()+s.lo)*width : (d.Offset()+s.hi)*width]
 }
 
 // appendPlainBytes appends the non-null values of a page of a string or

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -481,4 +483,109 @@ func BenchmarkWriteFlat(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestFlatWriterRefusesNullsInRequired: a null in a column whose field is
+// not nullable is an error naming the column, not a page whose values
+// are fewer than its rows.
+func TestFlatWriterRefusesNullsInRequired(t *testing.T) {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues([]int64{1, 2, 3}, []bool{true, false, true})
+	col := b.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col}, 3)
+	defer rec.Release()
+	dir := t.TempDir()
+	w, err := Create(filepath.Join(dir, "f.parquet"), schema, WriteConfig{Compression: Snappy, NoDictionary: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Write(rec)
+	if !errors.Is(err, ErrWrite) || !strings.Contains(err.Error(), "column k is not nullable but holds 1 nulls") {
+		t.Fatalf("got %v", err)
+	}
+	if w.flat == nil {
+		t.Fatal("the flat writer was not used")
+	}
+	w.Abort()
+	assertOnlyFiles(t, dir)
+}
+
+// FuzzFlatWriter writes rows derived from the input (an int64, an int32
+// and a string column, nullable or not, plain, delta or dictionary,
+// snappy or not, in row groups of 1 to 64 rows) with the flat writer and
+// checks that Arrow's reader and this package's read them back.
+func FuzzFlatWriter(f *testing.F) {
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
+	f.Add(bytes.Repeat([]byte{0xff, 0, 0x80, 7}, 70))
+	f.Add([]byte("\x37hello, parquet; hello, parquet; 0123456789abcdef"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		mode, group := data[0], int64(data[1]%64)+1
+		nullable := mode&1 != 0
+		schema := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: nullable},
+			{Name: "j", Type: arrow.PrimitiveTypes.Int32, Nullable: nullable}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: nullable}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer b.Release()
+		for k, v := range data[2:] {
+			if nullable && v%5 == 0 {
+				for _, fb := range b.Fields() {
+					fb.AppendNull()
+				}
+				continue
+			}
+			w := int64(v) << (8 * (k % 8)) * int64(1-2*(k%3&1))
+			b.Field(0).(*array.Int64Builder).Append(w)
+			b.Field(1).(*array.Int32Builder).Append(int32(w) ^ int32(v))
+			b.Field(2).(*array.StringBuilder).Append(string(data[k%len(data) : k%len(data)+int(v%7)%(len(data)-k%len(data)+1)]))
+		}
+		rec := b.NewRecord()
+		defer rec.Release()
+		codec := []Compression{Snappy, Uncompressed}[mode>>1&1]
+		plans := map[string]colPlan{
+			"i": {codec: codec, delta: mode&4 != 0 && !nullable, noDict: mode&8 == 0},
+			"j": {codec: codec, delta: mode&4 != 0, noDict: mode&8 == 0},
+			"s": {codec: codec, noDict: mode&8 == 0}}
+		for name, p := range plans {
+			if p.delta {
+				p.noDict, p.codec = true, Uncompressed
+				plans[name] = p
+			}
+		}
+		path := filepath.Join(t.TempDir(), "f.parquet")
+		w, err := Create(path, schema, WriteConfig{RowGroupRows: group})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.startPlans(plans, true); err != nil || w.flat == nil {
+			t.Fatalf("flat writer not started: %v", err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		byArrow := arrowOnly(t, path, 1<<20)
+		defer releaseRecs(byArrow)
+		got := concatAll(t, memory.DefaultAllocator, schema, byArrow)
+		defer got.Release()
+		if !array.RecordEqual(got, rec) {
+			t.Fatalf("Arrow's reader reads other rows than were written")
+		}
+		byUs, err := ReadFile(context.Background(), path, memory.DefaultAllocator, 17)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer releaseRecs(byUs)
+		ours := concatAll(t, memory.DefaultAllocator, schema, byUs)
+		defer ours.Release()
+		if !array.RecordEqual(ours, rec) {
+			t.Fatalf("this package's reader reads other rows than were written")
+		}
+	})
 }

@@ -1,7 +1,12 @@
 // Package parquetio reads the Parquet input files of a dataframe shuffle and
-// writes its output partitions as Parquet files. It wraps Arrow's pqarrow:
-// a file is read into Arrow record batches, and record batches are written
-// into a file.
+// writes its output partitions as Parquet files: a file is read into Arrow
+// record batches, and record batches are written into a file. Files of
+// flat columns of int32, int64, float, double, string and binary (plain,
+// delta or dictionary-encoded, snappy or uncompressed) are encoded and
+// decoded here, page by page (flatwrite.go, flatdict.go, fastread.go,
+// deltadec.go), and their footers built and read by Arrow's metadata
+// package; every other file, and every other column of a file read, goes
+// through Arrow's pqarrow.
 //
 // Glob lists the input files of a pattern; CheckInputs checks that they all
 // have one schema whose every column the shuffle can route and move (see

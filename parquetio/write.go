@@ -21,7 +21,9 @@ import (
 // the same directory.
 //
 // The Parquet writer behind it starts with the first Write of a record with
-// rows (under Auto, whose codecs that record decides), or at Commit.
+// rows (under Auto, whose codecs that record decides), or at Commit: this
+// package's own for a file whose columns are all simple (see flatColumns),
+// else Arrow's pqarrow writer.
 type Writer struct {
 	path   string
 	schema *arrow.Schema

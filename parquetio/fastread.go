@@ -25,6 +25,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
@@ -77,24 +78,45 @@ func fastColumns(rdr *file.Reader, schema *arrow.Schema) []colKind {
 	return kinds
 }
 
-// onlyEncoding returns the one value encoding that column c's chunks list
-// in every row group, when they have no dictionary; -1 otherwise.
+// onlyEncoding returns the one value encoding of column c's data pages in
+// every row group (PLAIN for a chunk with a dictionary, see chunkEncoding),
+// or -1 if there is none.
 func onlyEncoding(rdr *file.Reader, c int) parquet.Encoding {
 	only := parquet.Encoding(-1)
 	for g := range rdr.NumRowGroups() {
 		cc, err := rdr.MetaData().RowGroup(g).ColumnChunk(c)
-		if err != nil || cc.HasDictionaryPage() {
+		if err != nil {
 			return -1
 		}
-		for _, e := range cc.Encodings() {
-			switch {
-			case e == parquet.Encodings.RLE || e == parquet.Encodings.BitPacked:
-				// levels' encodings, which writers list for a required column too
-			case only == -1:
-				only = e
-			case e != only:
-				return -1
-			}
+		enc := chunkEncoding(cc)
+		if enc == -1 || only != -1 && enc != only {
+			return -1
+		}
+		only = enc
+	}
+	return only
+}
+
+// chunkEncoding returns the one value encoding that a column chunk lists,
+// or -1. A chunk with a dictionary lists the dictionary page's encoding
+// (PLAIN, or PLAIN_DICTIONARY in format 1.0), its indices' and, if its
+// writer fell back from the dictionary, PLAIN for the pages after that:
+// it is PLAIN, with indices into the dictionary allowed (see decode).
+func chunkEncoding(cc *metadata.ColumnChunkMetaData) parquet.Encoding {
+	only := parquet.Encoding(-1)
+	dict := cc.HasDictionaryPage()
+	for _, e := range cc.Encodings() {
+		switch {
+		case e == parquet.Encodings.RLE || e == parquet.Encodings.BitPacked:
+			// levels' encodings, which writers list for a required column too
+		case dict && (e == parquet.Encodings.Plain || e == parquet.Encodings.PlainDict || e == parquet.Encodings.RLEDict):
+			only = parquet.Encodings.Plain
+		case dict:
+			return -1
+		case only == -1:
+			only = e
+		case e != only:
+			return -1
 		}
 	}
 	return only
@@ -257,6 +279,14 @@ type fastColumn struct {
 	starts  []int32
 	ends    []int32
 	scratch []byte
+	// The open row group's dictionary (dictN < 0: none): dictN values,
+	// PLAIN, copied from its page (Arrow's page reader reuses its buffer);
+	// value k of a string or binary column is dict[dictStarts[k]:dictEnds[k]].
+	dict                 []byte
+	dictN                int
+	dictStarts, dictEnds []int32
+	idx                  []int32 // a page's dictionary indices
+	gathered             []byte  // a page's fixed-width values, looked up
 }
 
 // width is the bytes of one value of a fixed-width column.
@@ -376,10 +406,15 @@ func (f *fastColumn) nextPage() error {
 		if err != nil {
 			return err
 		}
-		f.pages, f.groupLeft, f.group = pages, f.rdr.RowGroup(f.group).NumRows(), f.group+1
+		f.pages, f.groupLeft, f.group, f.dictN = pages, f.rdr.RowGroup(f.group).NumRows(), f.group+1, -1
 	}
 	p := f.pages.Page()
 	switch p := p.(type) {
+	case *file.DictionaryPage:
+		if err := f.takeDict(p); err != nil {
+			return err
+		}
+		return f.nextPage()
 	case *file.DataPageV1:
 	case *file.DataPageV2:
 		if p.DefinitionLevelByteLen() != 0 || p.RepetitionLevelByteLen() != 0 {
@@ -406,6 +441,9 @@ func (f *fastColumn) decode(enc parquet.Encoding, data []byte, n int) error {
 	want := parquet.Encodings.Plain
 	if f.kind == kindDelta {
 		want = parquet.Encodings.DeltaBinaryPacked
+	}
+	if enc == parquet.Encodings.RLEDict || enc == parquet.Encodings.PlainDict {
+		return f.lookUp(data, n)
 	}
 	if enc != want {
 		return fmt.Errorf("%w: a page encoded %s in a column of %s", errPage, enc, want)
@@ -446,4 +484,159 @@ func plainBytes(starts, ends []int32, data []byte, n int) ([]int32, []int32, err
 		at += size
 	}
 	return starts, ends, nil
+}
+
+// takeDict copies a row group's dictionary page, which must come before
+// its data pages and be PLAIN.
+func (f *fastColumn) takeDict(p *file.DictionaryPage) error {
+	enc := parquet.Encoding(p.Encoding())
+	switch {
+	case f.kind == kindDelta:
+		return fmt.Errorf("%w: a dictionary in a delta-encoded column", errPage)
+	case f.dictN >= 0 || f.groupLeft != f.rdr.RowGroup(f.group-1).NumRows():
+		return fmt.Errorf("%w: a dictionary page after the first page of row group %d", errPage, f.group-1)
+	case enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict:
+		return fmt.Errorf("%w: a dictionary encoded %s", errPage, enc)
+	case p.NumValues() < 0:
+		return fmt.Errorf("%w: a dictionary of %d values", errPage, p.NumValues())
+	}
+	n, data := int(p.NumValues()), p.Data()
+	if f.kind == kindPlainFixed && len(data) < n*f.width() {
+		return fmt.Errorf("%w: a dictionary of %d bytes for %d values of %d bytes", errPage, len(data), n, f.width())
+	}
+	f.dict = append(f.dict[:0], data...)
+	if f.kind == kindPlainBytes {
+		var err error
+		if f.dictStarts, f.dictEnds, err = plainBytes(f.dictStarts[:0], f.dictEnds[:0], f.dict, n); err != nil {
+			return fmt.Errorf("dictionary: %w", err)
+		}
+	}
+	f.dictN = n
+	return nil
+}
+
+// lookUp takes the n values of a page of dictionary indices: a string or
+// binary column's as slices of the dictionary, a fixed-width column's
+// copied out of it.
+func (f *fastColumn) lookUp(data []byte, n int) error {
+	if f.kind == kindDelta || f.dictN < 0 {
+		return fmt.Errorf("%w: dictionary indices in a column without a dictionary", errPage)
+	}
+	var err error
+	if f.idx, err = decodeIndices(f.idx[:0], data, n, f.dictN); err != nil {
+		return err
+	}
+	if f.kind == kindPlainBytes {
+		f.raw = f.dict
+		f.starts, f.ends = slices.Grow(f.starts[:0], n)[:n], slices.Grow(f.ends[:0], n)[:n]
+		gather(f.starts, f.dictStarts, f.idx)
+		gather(f.ends, f.dictEnds, f.idx)
+		return nil
+	}
+	w := f.width()
+	f.gathered = slices.Grow(f.gathered[:0], n*w)[:n*w]
+	switch w {
+	case 8:
+		gather(arrow.Uint64Traits.CastFromBytes(f.gathered), arrow.Uint64Traits.CastFromBytes(f.dict[:f.dictN*8]), f.idx)
+	case 4:
+		gather(arrow.Uint32Traits.CastFromBytes(f.gathered), arrow.Uint32Traits.CastFromBytes(f.dict[:f.dictN*4]), f.idx)
+	default:
+		return fmt.Errorf("%w: values of %d bytes", errPage, w)
+	}
+	f.raw = f.gathered
+	return nil
+}
+
+// gather sets dst[i] to dict[idx[i]].
+func gather[T int32 | uint32 | uint64](dst, dict []T, idx []int32) {
+	for i, k := range idx {
+		dst[i] = dict[k]
+	}
+}
+
+// decodeIndices appends the n dictionary indices of a page's data: a byte
+// giving their bit width, then the RLE / bit-packed hybrid. Every index
+// must be below size. A run may hold more values than the page has left
+// (a last bit-packed group's padding); those are not read.
+func decodeIndices(dst []int32, data []byte, n, size int) ([]int32, error) {
+	if len(data) == 0 {
+		return dst, fmt.Errorf("%w: no bit width for dictionary indices", errPage)
+	}
+	w := int(data[0])
+	if w > 32 {
+		return dst, fmt.Errorf("%w: dictionary indices of %d bits", errPage, w)
+	}
+	data = data[1:]
+	dst = slices.Grow(dst, n)
+	for len(dst) < n {
+		h, k := binary.Uvarint(data)
+		if k <= 0 {
+			return dst, fmt.Errorf("%w: %d of %d dictionary indices, then no run", errPage, len(dst), n)
+		}
+		data = data[k:]
+		var err error
+		if h&1 == 0 {
+			dst, data, err = rleRun(dst, data, h>>1, w, n-len(dst))
+		} else {
+			dst, data, err = packedRun(dst, data, h>>1, w, n-len(dst))
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	for _, k := range dst[len(dst)-n:] {
+		if k < 0 || int(k) >= size {
+			return dst, fmt.Errorf("%w: index %d into a dictionary of %d values", errPage, k, size)
+		}
+	}
+	return dst, nil
+}
+
+// rleRun appends an RLE run of count copies of one value of width w (at
+// most left of them) and returns the data after it.
+func rleRun(dst []int32, data []byte, count uint64, w, left int) ([]int32, []byte, error) {
+	vb := (w + 7) / 8
+	if count == 0 || len(data) < vb {
+		return dst, data, fmt.Errorf("%w: an RLE run of %d indices in %d bytes", errPage, count, len(data))
+	}
+	var v uint32
+	for i := range vb {
+		v |= uint32(data[i]) << (8 * i)
+	}
+	for range min(count, uint64(left)) {
+		dst = append(dst, int32(v))
+	}
+	return dst, data[vb:], nil
+}
+
+// packedRun appends the values of a bit-packed run of groups groups of 8
+// values of width w (at most left of them) and returns the data after it.
+// The run's bytes past the values read may be missing, as at a page's end.
+func packedRun(dst []int32, data []byte, groups uint64, w, left int) ([]int32, []byte, error) {
+	if groups == 0 {
+		return dst, data, fmt.Errorf("%w: a bit-packed run of no values", errPage)
+	}
+	take := int(min(groups, uint64(left+7)/8)) * 8
+	take = min(take, left)
+	need := (take*w + 7) / 8
+	if len(data) < need {
+		return dst, data, fmt.Errorf("%w: a bit-packed run of %d indices of %d bits in %d bytes", errPage, take, w, len(data))
+	}
+	mask := uint64(1)<<w - 1
+	for i := range take {
+		bit := i * w
+		var word uint64
+		if at := bit / 8; at+8 <= len(data) {
+			word = binary.LittleEndian.Uint64(data[at:])
+		} else {
+			for j := at; j < len(data); j++ {
+				word |= uint64(data[j]) << (8 * (j - at))
+			}
+		}
+		dst = append(dst, int32(uint32(word>>(bit%8)&mask)))
+	}
+	if groups > uint64(len(data)) {
+		return dst, nil, nil // the run's bytes reach the page's end
+	}
+	return dst, data[min(len(data), int(groups)*w):], nil
 }

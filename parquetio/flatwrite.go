@@ -145,14 +145,9 @@ func newFlatWriter(w *bufio.Writer, arrSchema *arrow.Schema, props *parquet.Writ
 }
 
 // write adds the rows of rec, writing every row group it fills. rec is
-// retained until its group is written. A null in a column of a field that
-// is not nullable is an error.
+// retained until its group is written. Its columns of fields that are not
+// nullable hold no nulls (Writer.Write checks).
 func (f *flatWriter) write(rec arrow.Record) error {
-	for i, c := range f.cols {
-		if n := rec.Column(i).NullN(); n > 0 && !c.optional {
-			return fmt.Errorf("column %s is not nullable but holds %d nulls", c.descr.Name(), n)
-		}
-	}
 	rec.Retain()
 	for rec.NumRows() > 0 {
 		room := f.groupRows - f.rows

@@ -41,14 +41,15 @@ func allTypes() *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// genRecord makes rows pseudo-random rows of schema, every 7th value null.
+// genRecord makes rows pseudo-random rows of schema, every 7th value of a
+// nullable field null.
 func genRecord(mem memory.Allocator, schema *arrow.Schema, rows int, seed uint64) arrow.Record {
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	rng := rand.New(rand.NewPCG(seed, 1))
-	for _, fb := range b.Fields() {
+	for f, fb := range b.Fields() {
 		for i := range rows {
-			if i%7 == 3 {
+			if i%7 == 3 && schema.Field(f).Nullable {
 				fb.AppendNull()
 				continue
 			}

@@ -149,7 +149,8 @@ func (w *Writer) Codecs() map[string]Compression {
 }
 
 // Write appends the rows of rec, whose columns must have the writer's names
-// and types (nullability and metadata may differ). rec is Retained until
+// and types (nullability and metadata may differ, but a column of a field
+// that is not nullable must hold no nulls). rec is Retained until
 // the row group its rows went to is written (see hold), so the caller may
 // release it, and its memory be reused, as soon as Write returns.
 func (w *Writer) Write(rec arrow.Record) error {
@@ -162,6 +163,9 @@ func (w *Writer) Write(rec arrow.Record) error {
 		}
 		rec = array.NewRecord(w.schema, rec.Columns(), rec.NumRows())
 		defer rec.Release()
+	}
+	if err := noNullsInRequired(w.schema, rec); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrWrite, w.path, err)
 	}
 	if !w.started() && rec.NumRows() == 0 {
 		return nil
@@ -183,6 +187,18 @@ func (w *Writer) Write(rec arrow.Record) error {
 	}
 	w.hold(rec)
 	w.rows += rec.NumRows()
+	return nil
+}
+
+// noNullsInRequired fails if a column of rec whose field in schema is not
+// nullable holds nulls: a Parquet column of such a field has no place for
+// them, and Arrow's writer would write whatever its value slots hold.
+func noNullsInRequired(schema *arrow.Schema, rec arrow.Record) error {
+	for i, f := range schema.Fields() {
+		if n := rec.Column(i).NullN(); n > 0 && !f.Nullable {
+			return fmt.Errorf("column %s is not nullable but holds %d nulls", f.Name, n)
+		}
+	}
 	return nil
 }
 

@@ -51,9 +51,8 @@ func writeArrowDict(t testing.TB, path string, schema *arrow.Schema, recs []arro
 // TestDictPagesMatchArrow: dictionary-encoded files (Arrow's writer: small
 // and fallen-back dictionaries, pages of both versions, many small pages,
 // several row groups; the flat writer: runs of equal indices, beside
-// nullable columns Arrow reads) read here in batches of 1 to 1M rows give
-// the records Arrow's reader gives, with their required columns decoded
-// here.
+// nullable ones, with and without nulls) read here in batches of 1 to 1M
+// rows give the records Arrow's reader gives, every column decoded here.
 func TestDictPagesMatchArrow(t *testing.T) {
 	type dictCase struct {
 		name                           string
@@ -62,9 +61,9 @@ func TestDictPagesMatchArrow(t *testing.T) {
 		v2, flat                       bool
 	}
 	cases := []dictCase{
-		{name: "small", c: flatCase{ints: "small", recRows: []int{5000}}, dictLimit: 1 << 20, pageSize: 1 << 20, groupRows: 1 << 20},
-		{name: "fallback", c: flatCase{ints: "random", recRows: []int{5000}}, dictLimit: 2000, pageSize: 1 << 20, groupRows: 1 << 20},
-		{name: "v2-small-pages", c: flatCase{ints: "runs", recRows: []int{3000, 4000}}, dictLimit: 1 << 20, pageSize: 700, groupRows: 1 << 20, v2: true},
+		{name: "small", c: flatCase{ints: "small", nulls: 5, recRows: []int{5000}}, dictLimit: 1 << 20, pageSize: 1 << 20, groupRows: 1 << 20},
+		{name: "fallback", c: flatCase{ints: "random", nulls: 4, recRows: []int{5000}}, dictLimit: 2000, pageSize: 1 << 20, groupRows: 1 << 20},
+		{name: "v2-small-pages", c: flatCase{ints: "runs", nulls: 3, recRows: []int{3000, 4000}}, dictLimit: 1 << 20, pageSize: 700, groupRows: 1 << 20, v2: true},
 		{name: "groups", c: flatCase{ints: "small", recRows: []int{2500, 2500}}, dictLimit: 3000, pageSize: 2000, groupRows: 1100},
 		{name: "one-value", c: flatCase{ints: "one", recRows: []int{900}}, dictLimit: 1 << 20, pageSize: 1 << 20, groupRows: 1 << 20},
 		{name: "flat-runs", c: flatCase{ints: "runs", nulls: 3, recRows: []int{6000}, dict: true, codec: Snappy}, flat: true},
@@ -85,8 +84,8 @@ func TestDictPagesMatchArrow(t *testing.T) {
 				t.Fatal(err)
 			}
 			schema, _ := pqarrow.FromParquet(rdr.MetaData().Schema, nil, rdr.MetaData().KeyValueMetadata())
-			if got := countFast(fastColumns(rdr, schema)); got != 6 {
-				t.Errorf("%d columns decoded here, want the 6 required ones", got)
+			if got := countFast(fastColumns(rdr, schema)); got != 12 {
+				t.Errorf("%d columns decoded here, want all 12", got)
 			}
 			dicts := 0
 			for g := range rdr.NumRowGroups() {
@@ -197,38 +196,48 @@ func FuzzDecodeIndices(f *testing.F) {
 
 // BenchmarkReadDict reads 1M rows of an int64, a float64 and a string
 // column of 1000 distinct values each, dictionary-encoded by Arrow's
-// writer, here ("mixed") and by Arrow's reader alone.
+// writer (required, or nullable with every 10th row null), here ("mixed")
+// and by Arrow's reader alone.
 func BenchmarkReadDict(b *testing.B) {
 	const rows = 1 << 20
-	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "v", Type: arrow.PrimitiveTypes.Float64}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	rng := rand.New(rand.NewPCG(1, 1))
-	for range rows {
-		k := rng.IntN(1000)
-		bld.Field(0).(*array.Int64Builder).Append(int64(k) << 20)
-		bld.Field(1).(*array.Float64Builder).Append(float64(k) / 7)
-		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("tag-%06d", k))
-	}
-	rec := bld.NewRecord()
-	bld.Release()
-	defer rec.Release()
-	path := filepath.Join(b.TempDir(), "f.parquet")
-	writeArrowDict(b, path, schema, []arrow.Record{rec}, 1<<20, 1<<20, rows, false)
-	b.Run("mixed", func(b *testing.B) {
-		b.SetBytes(rows * 28)
-		for b.Loop() {
-			recs, err := ReadFile(context.Background(), path, nil, DefaultBatchRows)
-			if err != nil {
-				b.Fatal(err)
+	for _, nullable := range []bool{false, true} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: nullable},
+			{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: nullable}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: nullable}}, nil)
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		rng := rand.New(rand.NewPCG(1, 1))
+		for i := range rows {
+			if nullable && i%10 == 3 {
+				for _, fb := range bld.Fields() {
+					fb.AppendNull()
+				}
+				continue
 			}
-			releaseRecs(recs)
+			k := rng.IntN(1000)
+			bld.Field(0).(*array.Int64Builder).Append(int64(k) << 20)
+			bld.Field(1).(*array.Float64Builder).Append(float64(k) / 7)
+			bld.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("tag-%06d", k))
 		}
-	})
-	b.Run("arrow", func(b *testing.B) {
-		b.SetBytes(rows * 28)
-		for b.Loop() {
-			releaseRecs(arrowOnly(b, path, DefaultBatchRows))
-		}
-	})
+		rec := bld.NewRecord()
+		bld.Release()
+		path := filepath.Join(b.TempDir(), "f.parquet")
+		writeArrowDict(b, path, schema, []arrow.Record{rec}, 1<<20, 1<<20, rows, false)
+		rec.Release()
+		suffix := map[bool]string{false: "", true: "-nullable"}[nullable]
+		b.Run("mixed"+suffix, func(b *testing.B) {
+			b.SetBytes(rows * 28)
+			for b.Loop() {
+				recs, err := ReadFile(context.Background(), path, nil, DefaultBatchRows)
+				if err != nil {
+					b.Fatal(err)
+				}
+				releaseRecs(recs)
+			}
+		})
+		b.Run("arrow"+suffix, func(b *testing.B) {
+			b.SetBytes(rows * 28)
+			for b.Loop() {
+				releaseRecs(arrowOnly(b, path, DefaultBatchRows))
+			}
+		})
+	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
@@ -71,7 +72,7 @@ func fastColumns(rdr *file.Reader, schema *arrow.Schema) []colKind {
 			return make([]colKind, schema.NumFields())
 		}
 		byEnc := fastKinds[[2]int{int(col.PhysicalType()), int(schema.Field(c).Type.ID())}]
-		if col.MaxDefinitionLevel() == 0 && byEnc != nil {
+		if col.MaxDefinitionLevel() <= 1 && byEnc != nil {
 			kinds[c] = byEnc[onlyEncoding(rdr, c)]
 		}
 	}
@@ -162,7 +163,8 @@ func newMixedReader(ctx context.Context, rdr *file.Reader, fr *pqarrow.FileReade
 		if kinds[c] == kindArrow {
 			m.otherAt = append(m.otherAt, i)
 		} else {
-			m.fast = append(m.fast, &fastColumn{rdr: rdr, col: c, pos: i, field: fields[i], kind: kinds[c]})
+			m.fast = append(m.fast, &fastColumn{rdr: rdr, col: c, pos: i, field: fields[i], kind: kinds[c],
+				nullable: rdr.MetaData().Schema.Column(c).MaxDefinitionLevel() == 1})
 		}
 	}
 	md := schema.Metadata()
@@ -270,15 +272,20 @@ type fastColumn struct {
 	// yet: a page may hold no more (its header could ask for any amount of
 	// memory), and the group's pages must hold them all.
 	groupLeft int64
-	// The current page: n values, of which at are read; vals (delta), raw
-	// (plain numbers: n values of width bytes), or raw, starts and ends
-	// (plain bytes: value i is raw[starts[i]:ends[i]]).
-	n, at   int
-	vals    []uint64
-	raw     []byte
-	starts  []int32
-	ends    []int32
-	scratch []byte
+	// The current page: n rows, of which at are read; its non-null values,
+	// of which vat are read: vals (delta), raw (plain numbers: values of
+	// width bytes), or raw, starts and ends (plain bytes: value i is
+	// raw[starts[i]:ends[i]]). levels are the rows' definition levels (1 a
+	// value, 0 a null) when the column is nullable and the page holds a
+	// null, else nil.
+	n, at, vat int
+	levels     []int32
+	nullable   bool
+	vals       []uint64
+	raw        []byte
+	starts     []int32
+	ends       []int32
+	scratch    []byte
 	// The open row group's dictionary (dictN < 0: none): dictN values,
 	// PLAIN, copied from its page (Arrow's page reader reuses its buffer);
 	// value k of a string or binary column is dict[dictStarts[k]:dictEnds[k]].
@@ -294,11 +301,12 @@ func (f *fastColumn) width() int {
 	return f.field.Type.(arrow.FixedWidthDataType).BitWidth() / 8
 }
 
-// read returns the next n values as an array of the column's type,
+// read returns the next n rows as an array of the column's type,
 // allocated from mem.
 func (f *fastColumn) read(mem memory.Allocator, n int) (arrow.Array, error) {
+	v := newValidity(mem, f.nullable, n)
 	if f.kind == kindPlainBytes {
-		return f.readBytes(mem, n)
+		return f.readBytes(mem, n, v)
 	}
 	w := f.width()
 	buf := memory.NewResizableBuffer(mem)
@@ -308,75 +316,163 @@ func (f *fastColumn) read(mem memory.Allocator, n int) (arrow.Array, error) {
 		if f.at == f.n {
 			if err := f.nextPage(); err != nil {
 				buf.Release()
+				v.release()
 				return nil, err
 			}
 			continue
 		}
 		k := min(n-i, f.n-f.at)
-		switch {
-		case f.kind == kindPlainFixed:
-			copy(out[i*w:(i+k)*w], f.raw[f.at*w:])
-		case w == 8:
-			copy(arrow.Uint64Traits.CastFromBytes(out)[i:i+k], f.vals[f.at:f.at+k])
-		default:
-			narrow(arrow.Uint32Traits.CastFromBytes(out)[i:i+k], f.vals[f.at:f.at+k])
+		if len(f.levels) == 0 {
+			f.copyValues(out[i*w:(i+k)*w], k)
+			v.setValid(i, k)
+		} else {
+			levels := f.levels[f.at : f.at+k]
+			for j := 0; j < k; {
+				e := j + 1 // rows [j, e) have one level
+				for e < k && levels[e] == levels[j] {
+					e++
+				}
+				if levels[j] == 0 {
+					clear(out[(i+j)*w : (i+e)*w])
+					v.nulls += e - j
+				} else {
+					f.copyValues(out[(i+j)*w:(i+e)*w], e-j)
+					v.setValid(i+j, e-j)
+				}
+				j = e
+			}
 		}
 		i, f.at = i+k, f.at+k
 	}
-	return makeArray(f.field.Type, n, nil, buf), nil
+	return makeArray(f.field.Type, n, v, nil, buf), nil
 }
 
-// readBytes returns the next n values of a plain string or binary column.
-func (f *fastColumn) readBytes(mem memory.Allocator, n int) (arrow.Array, error) {
+// copyValues copies the page's next k values to dst.
+func (f *fastColumn) copyValues(dst []byte, k int) {
+	w := f.width()
+	switch {
+	case f.kind == kindPlainFixed:
+		copy(dst, f.raw[f.vat*w:(f.vat+k)*w])
+	case w == 8:
+		copy(arrow.Uint64Traits.CastFromBytes(dst), f.vals[f.vat:f.vat+k])
+	default:
+		narrow(arrow.Uint32Traits.CastFromBytes(dst), f.vals[f.vat:f.vat+k])
+	}
+	f.vat += k
+}
+
+// readBytes returns the next n rows of a plain string or binary column.
+func (f *fastColumn) readBytes(mem memory.Allocator, n int, v *validity) (arrow.Array, error) {
 	offs := memory.NewResizableBuffer(mem)
 	offs.Resize((n + 1) * 4)
 	off := arrow.Int32Traits.CastFromBytes(offs.Bytes())
 	data := memory.NewResizableBuffer(mem)
+	fail := func(err error) (arrow.Array, error) {
+		offs.Release()
+		data.Release()
+		v.release()
+		return nil, err
+	}
 	var size int64
 	for i := 0; i < n; {
 		if f.at == f.n {
 			if err := f.nextPage(); err != nil {
-				offs.Release()
-				data.Release()
-				return nil, err
+				return fail(err)
 			}
 			continue
 		}
 		k := min(n-i, f.n-f.at)
+		vals := k // the values among the k rows
+		if len(f.levels) > 0 {
+			vals = 0
+			for _, l := range f.levels[f.at : f.at+k] {
+				vals += int(l)
+			}
+		}
 		var bytes int64
-		for j := f.at; j < f.at+k; j++ {
+		for j := f.vat; j < f.vat+vals; j++ {
 			bytes += int64(f.ends[j] - f.starts[j])
 		}
 		if size+bytes > math.MaxInt32 {
-			offs.Release()
-			data.Release()
-			return nil, fmt.Errorf("%w: more than 2 GiB of values in %d rows", errPage, n)
+			return fail(fmt.Errorf("%w: more than 2 GiB of values in %d rows", errPage, n))
 		}
 		data.Reserve(int(size + bytes))
 		data.ResizeNoShrink(int(size + bytes))
 		dst := data.Bytes()
-		for j := f.at; j < f.at+k; j++ {
+		for j := range k {
 			off[i] = int32(size)
-			size += int64(copy(dst[size:], f.raw[f.starts[j]:f.ends[j]]))
 			i++
+			if len(f.levels) > 0 && f.levels[f.at+j] == 0 {
+				v.null()
+				continue
+			}
+			v.setValid(i-1, 1)
+			size += int64(copy(dst[size:], f.raw[f.starts[f.vat]:f.ends[f.vat]]))
+			f.vat++
 		}
 		f.at += k
 	}
 	off[n] = int32(size)
-	return makeArray(f.field.Type, n, offs, data), nil
+	return makeArray(f.field.Type, n, v, offs, data), nil
 }
 
-// makeArray makes an array of typ without nulls from its buffers (values,
-// or offsets and values), taking their references.
-func makeArray(typ arrow.DataType, n int, offs, vals *memory.Buffer) arrow.Array {
-	bufs := []*memory.Buffer{nil, vals}
-	if offs != nil {
-		bufs = []*memory.Buffer{nil, offs, vals}
+// validity builds the validity bitmap of a nullable column's rows (nil:
+// the column is required).
+type validity struct {
+	buf   *memory.Buffer
+	nulls int
+}
+
+// newValidity returns the bitmap of n rows, all null until set, or nil if
+// the column is not nullable.
+func newValidity(mem memory.Allocator, nullable bool, n int) *validity {
+	if !nullable {
+		return nil
 	}
-	data := array.NewData(typ, n, bufs, nil, 0, 0)
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	clear(buf.Bytes())
+	return &validity{buf: buf}
+}
+
+// setValid marks rows [i, i+k) valid.
+func (v *validity) setValid(i, k int) {
+	if v != nil {
+		bitutil.SetBitsTo(v.buf.Bytes(), int64(i), int64(k), true)
+	}
+}
+
+// null counts a null row.
+func (v *validity) null() { v.nulls++ }
+
+// release drops the bitmap.
+func (v *validity) release() {
+	if v != nil {
+		v.buf.Release()
+	}
+}
+
+// makeArray makes an array of typ from its buffers (values, or offsets
+// and values; with v, the validity bitmap, dropped when no row is null),
+// taking their references.
+func makeArray(typ arrow.DataType, n int, v *validity, offs, vals *memory.Buffer) arrow.Array {
+	var valid *memory.Buffer
+	nulls := 0
+	if v != nil && v.nulls > 0 {
+		valid, nulls = v.buf, v.nulls
+	} else {
+		v.release()
+	}
+	bufs := []*memory.Buffer{valid, vals}
+	if offs != nil {
+		bufs = []*memory.Buffer{valid, offs, vals}
+	}
+	data := array.NewData(typ, n, bufs, nil, nulls, 0)
 	defer data.Release()
-	for _, b := range bufs[1:] {
-		b.Release()
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
 	}
 	return array.MakeFromData(data)
 }
@@ -415,25 +511,71 @@ func (f *fastColumn) nextPage() error {
 			return err
 		}
 		return f.nextPage()
-	case *file.DataPageV1:
-	case *file.DataPageV2:
-		if p.DefinitionLevelByteLen() != 0 || p.RepetitionLevelByteLen() != 0 {
-			return fmt.Errorf("%w: levels in a page of a required column", errPage)
-		}
+	case *file.DataPageV1, *file.DataPageV2:
 	default:
 		return fmt.Errorf("%w: a %T where its data pages are", errPage, p)
 	}
-	n := int64(p.NumValues())
+	dp := p.(file.DataPage)
+	n := int64(dp.NumValues())
 	if n > f.groupLeft {
 		return fmt.Errorf("%w: a page of %d values in row group %d, which has %d rows left", errPage, n, f.group-1, f.groupLeft)
 	}
 	f.groupLeft -= n
-	f.n, f.at = 0, 0
-	if err := f.decode(parquet.Encoding(p.Encoding()), p.Data(), int(n)); err != nil {
+	f.n, f.at, f.vat = 0, 0, 0
+	values, nonNull, err := f.takeLevels(dp, int(n))
+	if err != nil {
+		return err
+	}
+	if err := f.decode(parquet.Encoding(dp.Encoding()), values, nonNull); err != nil {
 		return err
 	}
 	f.n = int(n)
 	return nil
+}
+
+// takeLevels takes the definition levels of a data page of n rows (a
+// nullable column's; a required column has none) and returns the page's
+// values and how many there are. f.levels is nil when every row has a
+// value.
+func (f *fastColumn) takeLevels(p file.DataPage, n int) (values []byte, nonNull int, err error) {
+	data := p.Data()
+	var levels []byte
+	switch p := p.(type) {
+	case *file.DataPageV1:
+		if f.nullable {
+			if len(data) < 4 || int(binary.LittleEndian.Uint32(data)) > len(data)-4 {
+				return nil, 0, fmt.Errorf("%w: definition levels past the page", errPage)
+			}
+			size := int(binary.LittleEndian.Uint32(data))
+			levels, data = data[4:4+size], data[4+size:]
+		}
+	case *file.DataPageV2:
+		size := int(p.DefinitionLevelByteLen())
+		switch {
+		case p.RepetitionLevelByteLen() != 0 || !f.nullable && size != 0:
+			return nil, 0, fmt.Errorf("%w: levels in a page of a required column", errPage)
+		case size > len(data):
+			return nil, 0, fmt.Errorf("%w: definition levels past the page", errPage)
+		}
+		levels, data = data[:size], data[size:]
+	}
+	f.levels = f.levels[:0]
+	if !f.nullable {
+		return data, n, nil
+	}
+	if f.levels, err = decodeHybrid(f.levels, levels, n, 1, 2); err != nil {
+		return nil, 0, fmt.Errorf("definition levels: %w", err)
+	}
+	for _, l := range f.levels {
+		nonNull += int(l)
+	}
+	if v2, ok := p.(*file.DataPageV2); ok && int(v2.NumNulls()) != n-nonNull {
+		return nil, 0, fmt.Errorf("%w: %d nulls in a page whose header says %d", errPage, n-nonNull, v2.NumNulls())
+	}
+	if nonNull == n {
+		f.levels = f.levels[:0]
+	}
+	return data, nonNull, nil
 }
 
 // decode takes the n values of a page's data, encoded as enc.
@@ -562,11 +704,15 @@ func decodeIndices(dst []int32, data []byte, n, size int) ([]int32, error) {
 	if len(data) == 0 {
 		return dst, fmt.Errorf("%w: no bit width for dictionary indices", errPage)
 	}
-	w := int(data[0])
+	return decodeHybrid(dst, data[1:], n, int(data[0]), size)
+}
+
+// decodeHybrid appends n values of width w, each below size, from their
+// RLE / bit-packed hybrid in data (see decodeIndices).
+func decodeHybrid(dst []int32, data []byte, n, w, size int) ([]int32, error) {
 	if w > 32 {
-		return dst, fmt.Errorf("%w: dictionary indices of %d bits", errPage, w)
+		return dst, fmt.Errorf("%w: hybrid values of %d bits", errPage, w)
 	}
-	data = data[1:]
 	dst = slices.Grow(dst, n)
 	for len(dst) < n {
 		h, k := binary.Uvarint(data)

@@ -175,7 +175,7 @@ func flatPlans(c flatCase) map[string]colPlan {
 
 // writeFlatCase writes recs to path with the plans of c, by the flat writer
 // or Arrow's.
-func writeFlatCase(t *testing.T, path string, c flatCase, recs []arrow.Record, flat bool) {
+func writeFlatCase(t testing.TB, path string, c flatCase, recs []arrow.Record, flat bool) {
 	t.Helper()
 	prev := flatWrites
 	flatWrites = flat

@@ -13,7 +13,8 @@ import (
 // FuzzReadFile: a Parquet file of any bytes is read or refused with an
 // error, never a panic (input files come from users' disks). The seeds are
 // small files as this package writes them: auto (dictionary, delta, snappy
-// and plain columns), without dictionaries, and zstd.
+// and plain columns), without dictionaries, zstd, and simple columns (its
+// own pages: delta, dictionaries, definition levels).
 func FuzzReadFile(f *testing.F) {
 	dir := f.TempDir()
 	for i, cfg := range []WriteConfig{{}, {NoDictionary: true}, {Compression: Zstd}} {
@@ -37,6 +38,18 @@ func FuzzReadFile(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// and a file of simple columns, nullable and not, dictionary-encoded
+	// (but the delta-encoded integers), as the flat writer writes them
+	c := flatCase{ints: "runs", nulls: 3, recRows: []int{150}, dict: true, delta: true, codec: Snappy}
+	recs := flatRecords(c)
+	path := filepath.Join(dir, "flat.parquet")
+	writeFlatCase(f, path, c, recs, true)
+	releaseRecs(recs)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f.parquet")
 		if err := os.WriteFile(path, data, 0o644); err != nil {

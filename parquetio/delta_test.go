@@ -3,7 +3,6 @@ package parquetio
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
 // TestReadNullableDelta reads files another writer made with a nullable
@@ -63,28 +61,13 @@ func nullableKeys(rows, seed int) arrow.Record {
 	return array.NewRecord(schema, []arrow.Array{a}, int64(rows))
 }
 
-// writeDeltaGroups writes each record as a row group, its column
-// DELTA_BINARY_PACKED, with pqarrow directly, as another writer would.
+// writeDeltaGroups writes each record as a row group (pqarrow's Write), its
+// column DELTA_BINARY_PACKED, with pqarrow directly, as another writer
+// would.
 func writeDeltaGroups(t *testing.T, path string, recs []arrow.Record) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false),
-		parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked), parquet.WithDataPageSize(1<<20))
-	fw, err := pqarrow.NewFileWriter(recs[0].Schema(), f, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := fw.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeArrow(t, path, recs[0].Schema(), recs, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false),
+		parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked), parquet.WithDataPageSize(1<<20)))
 	n := 0
 	eachChunk(t, path, func(g int, _ *metadata.ColumnChunkMetaData) { n++ })
 	if n != len(recs) {

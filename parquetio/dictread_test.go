@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -23,29 +22,13 @@ import (
 // row groups of groupRows.
 func writeArrowDict(t testing.TB, path string, schema *arrow.Schema, recs []arrow.Record, dictLimit, pageSize, groupRows int64, v2 bool) {
 	t.Helper()
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	version := parquet.DataPageV1
 	if v2 {
 		version = parquet.DataPageV2
 	}
-	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(dictLimit),
-		parquet.WithDataPageSize(pageSize), parquet.WithMaxRowGroupLength(groupRows), parquet.WithDataPageVersion(version),
-		parquet.WithCompression(compress.Codecs.Snappy))
-	fw, err := pqarrow.NewFileWriter(schema, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := fw.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeArrow(t, path, schema, recs, parquet.NewWriterProperties(parquet.WithDictionaryDefault(true),
+		parquet.WithDictionaryPageSizeLimit(dictLimit), parquet.WithDataPageSize(pageSize), parquet.WithMaxRowGroupLength(groupRows),
+		parquet.WithDataPageVersion(version), parquet.WithCompression(compress.Codecs.Snappy)))
 }
 
 // TestDictPagesMatchArrow: dictionary-encoded files (Arrow's writer: small

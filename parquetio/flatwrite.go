@@ -483,47 +483,56 @@ func (f *flatWriter) compress(c flatCol) []byte {
 	return f.zip
 }
 
-// appendPageHeader appends a Thrift (compact protocol) PageHeader of a
-// DATA_PAGE (version 1) with the given sizes, value count and encoding, its
-// levels RLE-encoded and without statistics (the column chunk has them).
-func appendPageHeader(dst []byte, uncompressed, compressed, vals, encoding int32) []byte {
-	const i32, strct = 5, 12                 // compact protocol field types
-	const dataPage, rle = 0, 3               // PageType DATA_PAGE, Encoding RLE
-	dst = append(dst, 1<<4|i32)              // 1: type
-	dst = binary.AppendVarint(dst, dataPage) //
-	dst = append(dst, 1<<4|i32)              // 2: uncompressed_page_size
+// Thrift compact protocol: field types, and a field header for a field
+// whose ID is d above the previous field's.
+const (
+	thriftFalse  = 2
+	thriftI32    = 5
+	thriftStruct = 12
+)
+
+func thriftField(d, typ byte) byte { return d<<4 | typ }
+
+// appendHeaderStart appends the fields of a Thrift (compact protocol)
+// PageHeader that every page has: 1 type, 2 uncompressed_page_size and 3
+// compressed_page_size.
+func appendHeaderStart(dst []byte, typ int64, uncompressed, compressed int32) []byte {
+	dst = append(dst, thriftField(1, thriftI32))
+	dst = binary.AppendVarint(dst, typ)
+	dst = append(dst, thriftField(1, thriftI32))
 	dst = binary.AppendVarint(dst, int64(uncompressed))
-	dst = append(dst, 1<<4|i32) // 3: compressed_page_size
-	dst = binary.AppendVarint(dst, int64(compressed))
-	dst = append(dst, 2<<4|strct) // 5: data_page_header
-	dst = append(dst, 1<<4|i32)   // 1: num_values
-	dst = binary.AppendVarint(dst, int64(vals))
-	dst = append(dst, 1<<4|i32) // 2: encoding
-	dst = binary.AppendVarint(dst, int64(encoding))
-	dst = append(dst, 1<<4|i32) // 3: definition_level_encoding
-	dst = binary.AppendVarint(dst, rle)
-	dst = append(dst, 1<<4|i32) // 4: repetition_level_encoding
-	dst = binary.AppendVarint(dst, rle)
-	return append(dst, 0, 0) // end of data_page_header, of the header
+	dst = append(dst, thriftField(1, thriftI32))
+	return binary.AppendVarint(dst, int64(compressed))
 }
 
-// appendDictPageHeader appends a Thrift (compact protocol) PageHeader of a
-// DICTIONARY_PAGE of the given sizes, entries and encoding, not sorted.
+// appendI32 appends an i32 field d above the previous one.
+func appendI32(dst []byte, d byte, v int64) []byte {
+	return binary.AppendVarint(append(dst, thriftField(d, thriftI32)), v)
+}
+
+// appendPageHeader appends a PageHeader of a DATA_PAGE (version 1) with
+// the given sizes, value count and encoding, its levels RLE-encoded and
+// without statistics (the column chunk has them).
+func appendPageHeader(dst []byte, uncompressed, compressed, vals, encoding int32) []byte {
+	const dataPage, rle = 0, 3 // PageType DATA_PAGE, Encoding RLE
+	dst = appendHeaderStart(dst, dataPage, uncompressed, compressed)
+	dst = append(dst, thriftField(2, thriftStruct)) // 5: data_page_header
+	dst = appendI32(dst, 1, int64(vals))            // 1: num_values
+	dst = appendI32(dst, 1, int64(encoding))        // 2: encoding
+	dst = appendI32(dst, 1, rle)                    // 3: definition_level_encoding
+	dst = appendI32(dst, 1, rle)                    // 4: repetition_level_encoding
+	return append(dst, 0, 0)                        // end of data_page_header, of the header
+}
+
+// appendDictPageHeader appends a PageHeader of a DICTIONARY_PAGE of the
+// given sizes, entries and encoding, not sorted.
 func appendDictPageHeader(dst []byte, uncompressed, compressed, entries, encoding int32) []byte {
-	const i32, strct, boolFalse = 5, 12, 2
-	const dictPage = 2
-	dst = append(dst, 1<<4|i32)
-	dst = binary.AppendVarint(dst, dictPage) // 1: type
-	dst = append(dst, 1<<4|i32)              // 2: uncompressed_page_size
-	dst = binary.AppendVarint(dst, int64(uncompressed))
-	dst = append(dst, 1<<4|i32) // 3: compressed_page_size
-	dst = binary.AppendVarint(dst, int64(compressed))
-	dst = append(dst, 4<<4|strct) // 7: dictionary_page_header
-	dst = append(dst, 1<<4|i32)   // 1: num_values
-	dst = binary.AppendVarint(dst, int64(entries))
-	dst = append(dst, 1<<4|i32) // 2: encoding
-	dst = binary.AppendVarint(dst, int64(encoding))
-	dst = append(dst, 1<<4|boolFalse) // 3: is_sorted
+	const dictPage = 2 // PageType DICTIONARY_PAGE
+	dst = appendHeaderStart(dst, dictPage, uncompressed, compressed)
+	dst = append(dst, thriftField(4, thriftStruct)) // 7: dictionary_page_header
+	dst = appendI32(dst, 1, int64(entries))         // 1: num_values
+	dst = appendI32(dst, 1, int64(encoding))        // 2: encoding
+	dst = append(dst, thriftField(1, thriftFalse))  // 3: is_sorted
 	return append(dst, 0, 0)
 }
 

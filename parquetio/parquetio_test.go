@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -243,6 +244,28 @@ func writeWith(t *testing.T, path string, schema *arrow.Schema, recs []arrow.Rec
 		t.Fatal(err)
 	}
 	return w
+}
+
+// writeArrow writes recs of schema to path with Arrow's writer alone (as
+// another writer would), with props and the Arrow schema stored.
+func writeArrow(t testing.TB, path string, schema *arrow.Schema, recs []arrow.Record, props *parquet.WriterProperties) {
+	t.Helper()
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := pqarrow.NewFileWriter(schema, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := fw.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkBatches checks that no batch is empty or larger than batchRows.

@@ -14,7 +14,8 @@ type Compression string
 // written (see planColumns): no dictionary for a column whose sampled
 // values are nearly all distinct; DELTA_BINARY_PACKED, uncompressed, for an
 // int32 or int64 column without a dictionary where that beats snappy on the
-// sample; else Snappy where snappy shrinks a sample of the column's values
+// sample (but a nullable one in a file Arrow's writer writes, see
+// noNullableDelta); else Snappy where snappy shrinks a sample of the column's values
 // (about 16 KiB, laid out as in a Parquet page: strings and binaries each
 // after its 4-byte length) to at most 7/8 of its size, else Uncompressed,
 // like a file system's early abort; incompressible columns (random floats,

@@ -98,9 +98,7 @@ func writeDeltaFile(t *testing.T, c deltaFileCase, path string) arrow.Record {
 					fb.Append(deltaValue(c, rng, i))
 				}
 			case *array.Int32Builder:
-				// not a page's first row: Arrow's writer fails on a delta
-				// page that starts with a null
-				if f.Nullable && i%5 == 2 {
+				if f.Nullable && i%5 == 0 {
 					fb.AppendNull()
 				} else {
 					fb.Append(int32(deltaValue(c, rng, i)))

@@ -13,12 +13,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
-	"math"
 	"math/bits"
 	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 )
 
 // dictBuilder builds the dictionary of one column chunk.
@@ -69,39 +67,50 @@ func (b *dictBuilder) bitWidth() int {
 func (b *dictBuilder) build(recs []arrow.Record, i int) bool {
 	for _, rec := range recs {
 		a := rec.Column(i)
-		nulls := a.NullN() > 0
-		for r := range a.Len() {
-			if nulls && a.IsNull(r) {
-				continue
-			}
-			var ok bool
-			if b.width > 0 {
-				ok = b.addFixed(fixedBits(a, r))
-			} else {
-				offs, data := byteOffsets(a), byteValues(a)
-				ok = b.addBytes(data[offs[r]:offs[r+1]])
-			}
-			if !ok {
-				return false
-			}
+		all := segment{a: a, hi: a.Len()}
+		var ok bool
+		switch b.width {
+		case 8:
+			ok = addWords(b, a, arrow.Uint64Traits.CastFromBytes(fixedBytes(all, 8)))
+		case 4:
+			ok = addWords(b, a, arrow.Uint32Traits.CastFromBytes(fixedBytes(all, 4)))
+		default:
+			ok = b.addStrings(a)
+		}
+		if !ok {
+			return false
 		}
 	}
 	return true
 }
 
-// fixedBits returns the bits of value r of a fixed-width array.
-func fixedBits(a arrow.Array, r int) uint64 {
-	switch a := a.(type) {
-	case *array.Int64:
-		return uint64(a.Value(r))
-	case *array.Int32:
-		return uint64(uint32(a.Value(r)))
-	case *array.Float64:
-		return math.Float64bits(a.Value(r))
-	case *array.Float32:
-		return uint64(math.Float32bits(a.Value(r)))
+// addWords adds the non-null values of a fixed-width array a, given as
+// their bits.
+func addWords[T uint32 | uint64](b *dictBuilder, a arrow.Array, words []T) bool {
+	nulls := a.NullN() > 0
+	for r, w := range words {
+		if nulls && a.IsNull(r) {
+			continue
+		}
+		if !b.addFixed(uint64(w)) {
+			return false
+		}
 	}
-	panic("parquetio: not a fixed-width array")
+	return true
+}
+
+// addStrings adds the non-null values of a string or binary array.
+func (b *dictBuilder) addStrings(a arrow.Array) bool {
+	offs, data, nulls := byteOffsets(a), byteValues(a), a.NullN() > 0
+	for r := range a.Len() {
+		if nulls && a.IsNull(r) {
+			continue
+		}
+		if !b.addBytes(data[offs[r]:offs[r+1]]) {
+			return false
+		}
+	}
+	return true
 }
 
 // addFixed looks up a fixed-width value by its bits, adding it if new.

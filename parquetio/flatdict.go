@@ -39,16 +39,28 @@ var dictBuilders = sync.Pool{New: func() any { return new(dictBuilder) }}
 // dictSeed seeds the hashes of string and binary values.
 var dictSeed = maphash.MakeSeed()
 
+// minSlots is the size of a new chunk's table.
+const minSlots = 1024
+
 // reset readies b for a chunk of the given value width whose page may take
-// at most limit bytes.
+// at most limit bytes. The table starts small again (a chunk of a few
+// distinct values clears 4 KiB, not the table a large dictionary grew),
+// in the memory it had.
 func (b *dictBuilder) reset(width, limit int) {
 	b.width, b.limit = width, limit
-	if len(b.slots) == 0 {
-		b.slots = make([]int32, 1024)
-	} else {
-		clear(b.slots)
-	}
+	b.slots = tableOf(b.slots, minSlots)
 	b.keys, b.page, b.starts, b.idx = b.keys[:0], b.page[:0], b.starts[:0], b.idx[:0]
+}
+
+// tableOf returns an empty table of n slots, in slots' memory if it has
+// room.
+func tableOf(slots []int32, n int) []int32 {
+	if cap(slots) < n {
+		return make([]int32, n)
+	}
+	slots = slots[:n]
+	clear(slots)
+	return slots
 }
 
 // entries returns the number of dictionary entries.
@@ -186,7 +198,7 @@ func (b *dictBuilder) maybeGrow() {
 	if 2*len(b.keys) < len(b.slots) {
 		return
 	}
-	b.slots = make([]int32, 2*len(b.slots))
+	b.slots = tableOf(b.slots, 2*len(b.slots))
 	mask := uint64(len(b.slots) - 1)
 	for k, key := range b.keys {
 		h := key & mask

@@ -109,20 +109,21 @@ func TestIndicesRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for w := range 33 {
 		for _, n := range []int{0, 1, 7, 8, 9, 64, 100, 1000} {
-			idx := make([]int32, n)
+			idx := make([]uint32, n)
 			size := min(int64(1)<<w, 1<<31-1)
 			for i := range idx {
 				switch {
 				case i > 0 && rng.IntN(3) == 0:
 					idx[i] = idx[i-1] // runs
 				default:
-					idx[i] = int32(rng.Int64N(size))
+					idx[i] = uint32(rng.Int64N(size))
 				}
 			}
 			enc := appendIndices(nil, idx, w)
 			got, err := decodeIndices(nil, enc, n, int(size))
-			if err != nil || !slices.Equal(got, idx) {
-				t.Fatalf("width %d, %d indices: %v, %v", w, n, err, err == nil && !slices.Equal(got, idx))
+			same := slices.EqualFunc(got, idx, func(g int32, i uint32) bool { return uint32(g) == i })
+			if err != nil || !same {
+				t.Fatalf("width %d, %d indices: %v, %v", w, n, err, err == nil && !same)
 			}
 		}
 	}
@@ -155,7 +156,7 @@ func TestDecodeIndicesRefuses(t *testing.T) {
 // FuzzDecodeIndices: any data decodes to n valid indices or an error,
 // never a panic.
 func FuzzDecodeIndices(f *testing.F) {
-	f.Add(appendIndices(nil, []int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3}, 2), 11, 4)
+	f.Add(appendIndices(nil, []uint32{1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3}, 2), 11, 4)
 	f.Add([]byte{5, 3, 0xff, 0xff, 0xff, 0xff, 0xff}, 8, 32)
 	f.Fuzz(func(t *testing.T, data []byte, n, size int) {
 		n, size = n%5000, size%100000

@@ -28,8 +28,8 @@ type dictBuilder struct {
 	// where the bytes of string entry k begin in it.
 	page   []byte
 	starts []int32
-	idx    []int32 // the entry of each non-null value of the chunk, in order
-	limit  int     // most bytes of page
+	idx    []uint32 // the entry of each non-null value of the chunk, in order
+	limit  int      // most bytes of page
 }
 
 // dictBuilders pools builders, whose tables and buffers are reused from
@@ -135,7 +135,7 @@ func (b *dictBuilder) addFixed(v uint64) bool {
 				return false
 			}
 			b.slots[h] = int32(len(b.keys)) + 1
-			b.idx = append(b.idx, int32(len(b.keys)))
+			b.idx = append(b.idx, uint32(len(b.keys)))
 			b.keys = append(b.keys, v)
 			n := len(b.page)
 			b.page = binary.LittleEndian.AppendUint64(b.page, v)[:n+b.width] // the low bytes
@@ -143,7 +143,7 @@ func (b *dictBuilder) addFixed(v uint64) bool {
 			return true
 		}
 		if b.keys[s-1] == v {
-			b.idx = append(b.idx, s-1)
+			b.idx = append(b.idx, uint32(s-1))
 			return true
 		}
 	}
@@ -171,7 +171,7 @@ func (b *dictBuilder) addBytes(v []byte) bool {
 				return false
 			}
 			b.slots[h] = int32(len(b.keys)) + 1
-			b.idx = append(b.idx, int32(len(b.keys)))
+			b.idx = append(b.idx, uint32(len(b.keys)))
 			b.keys = append(b.keys, hash)
 			b.page = binary.LittleEndian.AppendUint32(b.page, uint32(len(v)))
 			b.starts = append(b.starts, int32(len(b.page)))
@@ -180,7 +180,7 @@ func (b *dictBuilder) addBytes(v []byte) bool {
 			return true
 		}
 		if b.keys[s-1] == hash && bytes.Equal(b.entry(s-1), v) {
-			b.idx = append(b.idx, s-1)
+			b.idx = append(b.idx, uint32(s-1))
 			return true
 		}
 	}
@@ -216,7 +216,7 @@ func (b *dictBuilder) maybeGrow() {
 // column has them: a byte giving w, then the RLE / bit-packed hybrid. A
 // run of 8 or more equal indices is an RLE run; other indices are
 // bit-packed in groups of 8 (the last group padded with zeros).
-func appendIndices(dst []byte, idx []int32, w int) []byte {
+func appendIndices(dst []byte, idx []uint32, w int) []byte {
 	dst = append(dst, byte(w))
 	for i := 0; i < len(idx); {
 		if n := runLen(idx, i); n >= 8 {
@@ -237,7 +237,7 @@ func appendIndices(dst []byte, idx []int32, w int) []byte {
 }
 
 // runLen returns how many values from idx[i] on equal it.
-func runLen(idx []int32, i int) int {
+func runLen(idx []uint32, i int) int {
 	n := 1
 	for i+n < len(idx) && idx[i+n] == idx[i] {
 		n++
@@ -248,21 +248,8 @@ func runLen(idx []int32, i int) int {
 // packGroups appends vs as one bit-packed run of width w: its header, then
 // the values in groups of 8, least significant bit first, the last group
 // padded with zeros.
-func packGroups(dst []byte, vs []int32, w int) []byte {
+func packGroups(dst []byte, vs []uint32, w int) []byte {
 	groups := (len(vs) + 7) / 8
 	dst = binary.AppendUvarint(dst, uint64(groups)<<1|1)
-	var acc uint64
-	n := 0
-	for k := range groups * 8 {
-		var v uint64
-		if k < len(vs) {
-			v = uint64(uint32(vs[k]))
-		}
-		acc |= v << n
-		for n += w; n >= 8; n -= 8 {
-			dst = append(dst, byte(acc))
-			acc >>= 8
-		}
-	}
-	return dst
+	return packBits(dst, vs, groups*8, w)
 }

@@ -261,7 +261,7 @@ func (f *flatWriter) writeColumn(ccb *metadata.ColumnChunkMetaDataBuilder, i int
 		width = dict.bitWidth()
 	}
 	for page := range f.pages(i) {
-		var idx []int32
+		var idx []uint32
 		if dict != nil {
 			idx = dict.idx[used:]
 		}
@@ -428,7 +428,7 @@ func byteValues(a arrow.Array) []byte {
 // values' bytes in the array; other pages are encoded into f.body. A
 // dictionary column's values are the first of idx, its indices, of width
 // w (idx is nil for a column written without a dictionary).
-func (f *flatWriter) encodePage(c flatCol, page []segment, idx []int32, w int) (vals, nulls int) {
+func (f *flatWriter) encodePage(c flatCol, page []segment, idx []uint32, w int) (vals, nulls int) {
 	body := f.body[:0]
 	for _, s := range page {
 		vals += s.hi - s.lo
@@ -732,7 +732,7 @@ func appendDelta(dst []byte, id arrow.Type, vs []int64) []byte {
 			dst = append(dst, byte(w))
 		}
 		for m := range minis {
-			dst = pack32(dst, d[m*deltaMini:(m+1)*deltaMini], widths[m])
+			dst = packBits(dst, d[m*deltaMini:(m+1)*deltaMini], deltaMini, widths[m])
 		}
 	}
 	return dst
@@ -766,28 +766,34 @@ func blockDeltas(d *[deltaBlock]uint64, vs []int64, narrow bool) int64 {
 	return least
 }
 
-// pack32 appends 32 values of w bits each (every value below 1<<w),
-// bit-packed least significant bit first: 4*w bytes.
-func pack32(dst []byte, vs []uint64, w int) []byte {
+// packBits appends n values of w bits each, least significant bit first:
+// those of vs, then zeros up to n. Every value is below 1<<w, and n*w is a
+// multiple of 8 (n a multiple of 8 will do).
+func packBits[T uint32 | uint64](dst []byte, vs []T, n, w int) []byte {
 	if w == 0 {
 		return dst
 	}
 	var acc uint64
-	n := 0 // bits in acc
-	for _, v := range vs[:deltaMini] {
-		acc |= v << n
-		n += w
-		if n >= 64 {
+	bits := 0 // in acc
+	for k := range n {
+		var v uint64
+		if k < len(vs) {
+			v = uint64(vs[k])
+		}
+		acc |= v << bits
+		bits += w
+		if bits >= 64 {
 			dst = binary.LittleEndian.AppendUint64(dst, acc)
-			n -= 64
+			bits -= 64
 			acc = 0
-			if n > 0 {
-				acc = v >> (w - n)
+			if bits > 0 {
+				acc = v >> (w - bits)
 			}
 		}
 	}
-	if n > 0 {
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(acc))
+	for ; bits > 0; bits -= 8 {
+		dst = append(dst, byte(acc))
+		acc >>= 8
 	}
 	return dst
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow/go/v15/parquet/schema"
 )
 
 // errPage means a page of a column decoded here is malformed or not what
@@ -68,7 +69,7 @@ func fastColumns(rdr *file.Reader, schema *arrow.Schema) []colKind {
 	}
 	for c := range md.Schema.NumColumns() {
 		col := md.Schema.Column(c)
-		if col.MaxRepetitionLevel() != 0 || len(col.ColumnPath()) != 1 || col.Name() != schema.Field(c).Name {
+		if !topLevel(col, schema.Field(c).Name) {
 			return make([]colKind, schema.NumFields())
 		}
 		byEnc := fastKinds[[2]int{int(col.PhysicalType()), int(schema.Field(c).Type.ID())}]
@@ -77,6 +78,12 @@ func fastColumns(rdr *file.Reader, schema *arrow.Schema) []colKind {
 		}
 	}
 	return kinds
+}
+
+// topLevel reports whether col is the leaf of a top-level field named
+// name, not nested or repeated: what this package encodes and decodes.
+func topLevel(col *schema.Column, name string) bool {
+	return col.MaxRepetitionLevel() == 0 && len(col.ColumnPath()) == 1 && col.Name() == name
 }
 
 // onlyEncoding returns the one value encoding of column c's data pages in

@@ -6,8 +6,9 @@ package parquetio
 // buffers that grow as they go, and keeps page statistics it then drops. A
 // 1000-partition merge spent 40% of its CPU in it, a third of that in
 // snappy. This file writes the simple files itself: flat columns of int32,
-// int64, float, double, string and binary, plain or DELTA_BINARY_PACKED,
-// uncompressed or snappy, without dictionary. Pages are encoded straight
+// int64, float, double, string and binary, required or nullable, plain,
+// DELTA_BINARY_PACKED or dictionary-encoded (flatdict.go), uncompressed or
+// snappy. Pages are encoded straight
 // from the Arrow buffers; the footer, the column chunks' metadata and their
 // statistics are built by Arrow's metadata package, so they are what Arrow's
 // writer would have written. Every other file is Arrow's to write.
@@ -75,10 +76,9 @@ func flatColumns(arrSchema *arrow.Schema, sch *schema.Schema, plans map[string]c
 			maxDef = 1
 		}
 		switch {
-		case !ok, descr.Name() != f.Name, descr.ColumnPath().String() != f.Name,
-			descr.MaxRepetitionLevel() != 0, descr.MaxDefinitionLevel() != maxDef,
+		case !ok, !topLevel(descr, f.Name), descr.MaxDefinitionLevel() != maxDef,
 			codec != Snappy && codec != Uncompressed,
-			p.delta && width == 0 || p.delta && f.Type.ID() != arrow.INT32 && f.Type.ID() != arrow.INT64:
+			p.delta && f.Type.ID() != arrow.INT32 && f.Type.ID() != arrow.INT64:
 			return nil, false
 		}
 		cols[i] = flatCol{id: f.Type.ID(), width: width, delta: p.delta, snappy: codec == Snappy, optional: f.Nullable,

@@ -223,19 +223,12 @@ func TestFlatWriterMatchesArrow(t *testing.T) {
 				writeFlatCase(t, theirs, c, recs, false)
 			}
 
-			byArrow := arrowOnly(t, ours, 1<<20)
-			got := concatAll(t, memory.DefaultAllocator, flatSchema(), byArrow)
-			releaseRecs(byArrow)
+			got := readArrows(t, ours, flatSchema())
 			if !sameRows(got, want) || !sameFields(got.Schema(), want.Schema()) {
 				t.Fatalf("Arrow's reader reads other rows than were written")
 			}
 			got.Release()
-			byUs, err := ReadFile(context.Background(), ours, memory.DefaultAllocator, 777)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = concatAll(t, memory.DefaultAllocator, flatSchema(), byUs)
-			releaseRecs(byUs)
+			got = readOurs(t, ours, flatSchema(), 777)
 			if !sameRows(got, want) {
 				t.Fatalf("this package's reader reads other rows than were written")
 			}
@@ -249,6 +242,27 @@ func TestFlatWriterMatchesArrow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readOurs reads the file at path whole, in batches of batch rows, into
+// one record of schema.
+func readOurs(t *testing.T, path string, schema *arrow.Schema, batch int64) arrow.Record {
+	t.Helper()
+	recs, err := ReadFile(context.Background(), path, memory.DefaultAllocator, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseRecs(recs)
+	return concatAll(t, memory.DefaultAllocator, schema, recs)
+}
+
+// readArrows reads the file at path whole with Arrow's reader alone into
+// one record of schema.
+func readArrows(t *testing.T, path string, schema *arrow.Schema) arrow.Record {
+	t.Helper()
+	recs := arrowOnly(t, path, 1<<20)
+	defer releaseRecs(recs)
+	return concatAll(t, memory.DefaultAllocator, schema, recs)
 }
 
 // sameRows reports whether two records hold the same rows, floats compared
@@ -569,19 +583,12 @@ func FuzzFlatWriter(f *testing.F) {
 		if err := w.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		byArrow := arrowOnly(t, path, 1<<20)
-		defer releaseRecs(byArrow)
-		got := concatAll(t, memory.DefaultAllocator, schema, byArrow)
+		got := readArrows(t, path, schema)
 		defer got.Release()
 		if !array.RecordEqual(got, rec) {
 			t.Fatalf("Arrow's reader reads other rows than were written")
 		}
-		byUs, err := ReadFile(context.Background(), path, memory.DefaultAllocator, 17)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer releaseRecs(byUs)
-		ours := concatAll(t, memory.DefaultAllocator, schema, byUs)
+		ours := readOurs(t, path, schema, 17)
 		defer ours.Release()
 		if !array.RecordEqual(ours, rec) {
 			t.Fatalf("this package's reader reads other rows than were written")
@@ -619,12 +626,7 @@ func TestArrowWriterNoNullableDelta(t *testing.T) {
 			t.Errorf("column %s is delta-encoded", cc.PathInSchema())
 		}
 	})
-	got, err := ReadFile(context.Background(), path, memory.DefaultAllocator, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer releaseRecs(got)
-	all := concatAll(t, memory.DefaultAllocator, schema, got)
+	all := readOurs(t, path, schema, 1000)
 	defer all.Release()
 	if !array.RecordEqual(all, rec) {
 		t.Fatal("the rows read back differ")

@@ -33,7 +33,7 @@ func SyncFiles(ctx context.Context, paths []string, parallel int) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	dirs := make([]string, 0, 1)
+	dirs := make([]string, 0, len(paths))
 	for _, path := range paths {
 		dirs = append(dirs, filepath.Dir(path))
 	}

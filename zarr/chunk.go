@@ -40,9 +40,9 @@ func (a *Array) ReadChunk(idx []int) (rechunk.Chunk, error) {
 // WriteChunk stores chunk idx: c must have the array's dtype and the
 // trimmed shape ChunkShape(idx). It pads c to the full chunk shape with the
 // fill value, compresses it and writes it atomically (a temporary file,
-// synced unless DeferSyncs, renamed over the chunk's file). WriteChunk does not keep c. The
-// error names the store and chunk and wraps ErrIndex, ErrChunk, ErrClosed
-// or an I/O error.
+// synced unless DeferSyncs, renamed over the chunk's file). WriteChunk does
+// not keep c. The error names the store and chunk and wraps ErrIndex,
+// ErrChunk, ErrClosed or an I/O error.
 func (a *Array) WriteChunk(idx []int, c rechunk.Chunk) error {
 	shape, err := a.ChunkShape(idx)
 	if err != nil {

@@ -102,7 +102,9 @@ func (s *Server) newSink(stream flight.FlightService_DoGetServer, op flightproto
 // newFileSink returns the sink that writes op's result to the file at path
 // (op.Write's, checked by writePath).
 func (s *Server) newFileSink(stream flight.FlightService_DoGetServer, op flightproto.OpTicket, path string, schema *arrow.Schema, st flightproto.OpStats) (*fileSink, error) {
-	pw, err := parquetio.Create(path, schema, writeConfig(op.Write))
+	cfg := writeConfig(op.Write)
+	cfg.PlanKey = planKey(op, path)
+	pw, err := parquetio.Create(path, schema, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +115,13 @@ func (s *Server) newFileSink(stream flight.FlightService_DoGetServer, op flightp
 // DecodeOpTicket).
 func writeConfig(w *flightproto.WriteSpec) parquetio.WriteConfig {
 	return parquetio.WriteConfig{Compression: parquetio.Compression(w.Compression), NoDictionary: w.NoDictionary, DeferSync: w.DeferSync}
+}
+
+// planKey is the key under which the files of one op's output share their
+// Parquet writers' choices (parquetio.WriteConfig.PlanKey): the op, its
+// shuffles (a job's own) and the directory written to.
+func planKey(op flightproto.OpTicket, path string) string {
+	return op.Op + "\x00" + strings.Join(op.Shuffles, ",") + "\x00" + filepath.Dir(path)
 }
 
 // fileSink writes an op's result to a Parquet file.

@@ -78,7 +78,7 @@ func (w *Writer) putBuf() {
 // when there is none): this package's own for a file of simple columns
 // (see flatColumns) with rows, else Arrow's.
 func (w *Writer) start(rec arrow.Record) error {
-	return w.startPlans(planColumns(w.schema, w.cfg.Compression, w.cfg.NoDictionary, rec), rec != nil)
+	return w.startPlans(w.planFor(rec), rec != nil)
 }
 
 // startPlans creates the Parquet writer with the plans of the columns; a

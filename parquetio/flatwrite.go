@@ -267,7 +267,11 @@ func (f *flatWriter) writeColumn(ccb *metadata.ColumnChunkMetaDataBuilder, i int
 		}
 		vals, nulls := f.encodePage(c, page, idx, width)
 		used += vals - nulls
-		cs.add(c, page, vals, nulls)
+		if dict != nil {
+			cs.count(vals, nulls) // the least and greatest: fromDict
+		} else {
+			cs.add(c, page, vals, nulls)
+		}
 		hdr, data, err := f.finishPage(c, vals, encoding)
 		if err != nil {
 			return 0, err
@@ -277,6 +281,9 @@ func (f *flatWriter) writeColumn(ccb *metadata.ColumnChunkMetaDataBuilder, i int
 		}
 		info.NumValues += int64(vals)
 		pages++
+	}
+	if dict != nil {
+		cs.fromDict(c, dict)
 	}
 	if err := cs.set(ccb, f.props, c, f.rows); err != nil {
 		return 0, err
@@ -339,6 +346,49 @@ func (cs *chunkStats) add(c flatCol, page []segment, vals, nulls int) {
 	cs.min, cs.max = bytesMinMax(page, cs.min, cs.max)
 	cs.st.IncNulls(int64(nulls))
 	cs.st.IncNumValues(int64(vals - nulls))
+}
+
+// count counts a page's values and nulls alone.
+func (cs *chunkStats) count(vals, nulls int) {
+	cs.st.IncNulls(int64(nulls))
+	cs.st.IncNumValues(int64(vals - nulls))
+}
+
+// fromDict takes a dictionary chunk's least and greatest values from its
+// dictionary, which holds each of its values once: a few thousand entries
+// to compare instead of every row (a float or string column's statistics
+// cost a 1000-partition merge 2% of its CPU). The order of the values does
+// not change the statistics: Arrow's float statistics leave NaNs out and
+// give a zero minimum as -0 and a zero maximum as +0.
+func (cs *chunkStats) fromDict(c flatCol, d *dictBuilder) {
+	n := int64(d.entries())
+	if n == 0 {
+		return
+	}
+	if c.width == 0 {
+		lo, hi := d.entry(0), d.entry(0)
+		for k := range int32(n) {
+			v := d.entry(k)
+			if bytes.Compare(v, lo) < 0 {
+				lo = v
+			} else if bytes.Compare(v, hi) > 0 {
+				hi = v
+			}
+		}
+		cs.min, cs.max = lo, hi
+		return
+	}
+	switch st := cs.st.(type) {
+	case *metadata.Int32Statistics:
+		st.Update(arrow.Int32Traits.CastFromBytes(d.page), 0)
+	case *metadata.Int64Statistics:
+		st.Update(arrow.Int64Traits.CastFromBytes(d.page), 0)
+	case *metadata.Float32Statistics:
+		st.Update(arrow.Float32Traits.CastFromBytes(d.page), 0)
+	case *metadata.Float64Statistics:
+		st.Update(arrow.Float64Traits.CastFromBytes(d.page), 0)
+	}
+	cs.st.IncNumValues(-n) // Update counted the entries; count counted the values
 }
 
 // set gives the statistics to the chunk's metadata (copied: the values

@@ -243,7 +243,7 @@ func (p *MergePlan) checkRows(rep *MergeReport) error {
 func (p *MergePlan) joinAll(ctx context.Context, res [2]*client.Result, par int, rep *MergeReport, prog Progress) error {
 	var mu sync.Mutex
 	n := p.cfg.Job.Partitions
-	out, err := newPartWriter(p.cfg.Job, n, p.schema, p.write)
+	out, err := newPartWriter(ctx, p.cfg.Job, n, p.schema, p.write)
 	if err != nil {
 		return err
 	}

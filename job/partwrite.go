@@ -105,14 +105,17 @@ type partWriter struct {
 	nodes atomic.Int64 // partitions written by the nodes
 	local atomic.Int64 // partitions written here
 	swept atomic.Int64 // temporary files of failed attempts removed
-	// written are the files committed without a sync (DeferSync), which
-	// writeAll makes durable at its end.
+	// syncs syncs the files committed without a sync (DeferSync) in the
+	// background, as they are written; writeAll waits for it at its end.
+	syncs    *durable.Syncer
 	mu       sync.Mutex
-	written  []string
-	syncSecs float64 // how long syncAll took
+	written  int     // files committed
+	syncSecs float64 // how long syncAll waited
 }
 
-func newPartWriter(f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquetio.WriteConfig) (*partWriter, error) {
+// newPartWriter returns the writer of a job's parts files; its background
+// syncs stop when ctx ends.
+func newPartWriter(ctx context.Context, f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquetio.WriteConfig) (*partWriter, error) {
 	dir, err := filepath.Abs(f.Output)
 	if err != nil {
 		return nil, err
@@ -122,27 +125,29 @@ func newPartWriter(f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquet
 		mode = WriteAuto
 	}
 	cfg.DeferSync = true
-	return &partWriter{mode: mode, dir: dir, parts: parts, schema: schema, cfg: cfg}, nil
+	return &partWriter{mode: mode, dir: dir, parts: parts, schema: schema, cfg: cfg,
+		syncs: durable.NewSyncer(ctx, durable.Batch, durable.Parallel)}, nil
 }
 
 // committed notes that the file at path was committed, to be synced.
 func (w *partWriter) committed(path string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.written = append(w.written, path)
+	w.written++
+	w.mu.Unlock()
+	w.syncs.Add(path)
 }
 
 // syncAll makes every committed file durable, and their renames.
 func (w *partWriter) syncAll(ctx context.Context) error {
-	w.mu.Lock()
-	paths := w.written
-	w.mu.Unlock()
 	t := time.Now()
-	err := parquetio.SyncFiles(ctx, paths, durable.Parallel)
+	err := w.syncs.Wait(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.syncSecs = time.Since(t).Seconds()
-	return err
+	if err != nil {
+		return fmt.Errorf("%w: %w", parquetio.ErrWrite, err)
+	}
+	return nil
 }
 
 // partResult is what writing one partition did.
@@ -230,7 +235,7 @@ func (w *partWriter) where() string {
 func (w *partWriter) synced() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return fmt.Sprintf("%d files to disk at the end in %.2f s", len(w.written), w.syncSecs)
+	return fmt.Sprintf("%d files to disk, in the background as they were written and the last at the end in %.2f s", w.written, w.syncSecs)
 }
 
 // writeAll runs work on every partition, par at a time, reporting each

@@ -16,11 +16,12 @@ import (
 	"github.com/shufflenode/shufflenode/parquetio"
 )
 
-// TestPartWriterSyncsAtTheEnd: the nodes are asked to defer their syncs,
-// and writeAll syncs every file written, by the nodes (here a stand-in
-// that writes with the spec's config) or by this process, at its end: a
-// file gone by then fails the job, naming it.
-func TestPartWriterSyncsAtTheEnd(t *testing.T) {
+// TestPartWriterSyncs: the nodes are asked to defer their syncs, and
+// writeAll has synced every file written, by the nodes (here a stand-in
+// that writes with the spec's config) or by this process, when it returns
+// (these few files at its end): a file gone by then fails the job, naming
+// it.
+func TestPartWriterSyncs(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	bld := array.NewInt64Builder(memory.DefaultAllocator)
 	bld.AppendValues([]int64{1, 2, 3}, nil)
@@ -32,7 +33,7 @@ func TestPartWriterSyncsAtTheEnd(t *testing.T) {
 	fill := func(write func(arrow.Record) error) error { return write(rec) }
 	for _, lose := range []bool{false, true} {
 		dir := t.TempDir()
-		w, err := newPartWriter(ShuffleConfig{Output: dir, WriteOn: WriteAuto}, 4, schema, parquetio.WriteConfig{})
+		w, err := newPartWriter(context.Background(), ShuffleConfig{Output: dir, WriteOn: WriteAuto}, 4, schema, parquetio.WriteConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,8 +66,8 @@ func TestPartWriterSyncsAtTheEnd(t *testing.T) {
 			t.Errorf("a file gone before the sync: %v, want an error naming %s", err, gone)
 		case !lose && err != nil:
 			t.Fatal(err)
-		case !lose && (len(w.written) != 4 || w.nodes.Load() != 2 || w.local.Load() != 2):
-			t.Errorf("synced %d files (%d by the nodes, %d here), want 4 (2, 2)", len(w.written), w.nodes.Load(), w.local.Load())
+		case !lose && (w.written != 4 || w.nodes.Load() != 2 || w.local.Load() != 2):
+			t.Errorf("synced %d files (%d by the nodes, %d here), want 4 (2, 2)", w.written, w.nodes.Load(), w.local.Load())
 		case !lose && !strings.HasPrefix(w.synced(), "4 files to disk"):
 			t.Errorf("report %q does not say the 4 files were synced", w.synced())
 		}

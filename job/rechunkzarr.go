@@ -45,12 +45,12 @@ type RechunkReport struct {
 	seconds              float64
 	putSecs              float64 // reading the old chunks, putting them, and the barrier
 	writeSecs            float64 // reading the new chunks and writing them
-	syncSecs             float64 // of the final sync of every new chunk
+	syncSecs             float64 // waiting at the end for the new chunks' syncs
 }
 
 // Print writes the report as the rechunk command prints it.
 func (r RechunkReport) Print(w io.Writer) {
-	fmt.Fprintf(w, "rechunked %s -> %s: %d -> %d chunks, %s in %.2f s (%.1f MB/s; read + put + barrier %.2f s, read + write %.2f s, synced to disk at the end in %.2f s), peak RSS %s\n",
+	fmt.Fprintf(w, "rechunked %s -> %s: %d -> %d chunks, %s in %.2f s (%.1f MB/s; read + put + barrier %.2f s, read + write %.2f s, the last chunks synced to disk at the end in %.2f s), peak RSS %s\n",
 		r.cfg.Input, r.cfg.Output, r.oldChunks, r.newChunks, FormatBytes(r.bytes), r.seconds, float64(r.bytes)/1e6/r.seconds,
 		r.putSecs, r.writeSecs, r.syncSecs, FormatBytes(PeakRSS()))
 }
@@ -109,7 +109,7 @@ func (p *RechunkPlan) run(ctx context.Context, prog Progress, rep *RechunkReport
 		return err
 	}
 	defer out.Close()
-	out.DeferSyncs() // every chunk synced at once, after the last (writeChunks)
+	out.DeferSyncs(ctx) // chunks synced in the background as they are written (writeChunks), the last at the end
 	oldGrid := in.Grid()
 	t := time.Now()
 	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth, Progress: progress(prog, "put"),

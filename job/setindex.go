@@ -216,7 +216,7 @@ func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
 func (p *SetIndexPlan) sortAll(ctx context.Context, res *client.Result, par int, rep *SetIndexReport, prog Progress) error {
 	var mu sync.Mutex
 	n := p.in.spec.Partitions
-	out, err := newPartWriter(p.cfg.Job, n, p.in.schema, p.write)
+	out, err := newPartWriter(ctx, p.cfg.Job, n, p.in.schema, p.write)
 	if err != nil {
 		return err
 	}

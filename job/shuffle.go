@@ -278,7 +278,7 @@ func shuffleRelease(recs []arrow.Record) {
 // parallelism, where --write-on says, and counts the rows and file bytes
 // written in rep.
 func (p *ShufflePlan) writeAll(ctx context.Context, res *client.Result, rep *ShuffleReport, prog Progress) error {
-	out, err := newPartWriter(p.cfg, p.spec.Partitions, p.schema, p.write)
+	out, err := newPartWriter(ctx, p.cfg, p.spec.Partitions, p.schema, p.write)
 	if err != nil {
 		return err
 	}

@@ -66,8 +66,9 @@ func (a *Array) WriteChunk(idx []int, c rechunk.Chunk) error {
 	}
 	if deferred {
 		a.mu.Lock()
-		a.unsynced = append(a.unsynced, path)
+		s := a.syncs
 		a.mu.Unlock()
+		s.Add(path)
 	}
 	return nil
 }

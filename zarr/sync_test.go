@@ -25,7 +25,7 @@ func TestDeferSyncs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a.DeferSyncs()
+		a.DeferSyncs(context.Background())
 		n, _ := rechunk.NumBytes(m.DType, m.Shape)
 		whole := rechunk.Chunk{DType: m.DType, Shape: m.Shape, Data: randomBytes(rand.New(rand.NewPCG(5, 1)), n)}
 		writeAll(t, a, whole)

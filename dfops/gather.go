@@ -50,9 +50,18 @@ func (p picker) allValid() bool {
 }
 
 // gather builds the array of len(p.a) rows that p describes, allocated from
-// mem; the caller must Release it.
+// mem; the caller must Release it. Rows that are a run of one source's
+// consecutive rows are that source's slice, sharing its buffers: the lead
+// side of a join whose lead rows match one build row each (a merge on a
+// key of the build side), or rows already in order.
 func gather(mem memory.Allocator, p picker) (arrow.Array, error) {
 	dt := p.srcs[0].DataType()
+	if err := canGather(dt); err != nil {
+		return nil, err
+	}
+	if lo, ok := p.run(); ok {
+		return array.NewSlice(p.srcs[0], int64(lo), int64(lo+len(p.a))), nil
+	}
 	n := len(p.a)
 	valid, nulls := gatherValidity(mem, p)
 	if valid != nil {
@@ -79,6 +88,36 @@ func gather(mem memory.Allocator, p picker) (arrow.Array, error) {
 	data := array.NewData(dt, n, append([]*memory.Buffer{valid}, bufs...), nil, nulls, 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
+}
+
+// canGather reports an error for a type gather cannot build.
+func canGather(dt arrow.DataType) error {
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY, arrow.BOOL:
+		return nil
+	}
+	if fw, ok := dt.(arrow.FixedWidthDataType); ok {
+		switch fw.BitWidth() {
+		case 8, 16, 32, 64:
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: cannot gather %s", ErrUnsupportedType, dt)
+}
+
+// run returns lo when the rows p describes are rows lo, lo+1, ... of its
+// one source, in order (and there is at least one).
+func (p picker) run() (lo int, ok bool) {
+	if p.srcs[1] != nil || len(p.a) == 0 || p.a[0] < 0 {
+		return 0, false
+	}
+	first := p.a[0]
+	for r, i := range p.a {
+		if i != first+int32(r) {
+			return 0, false
+		}
+	}
+	return int(first), true
 }
 
 // gatherValidity returns the output's validity bitmap and null count; no

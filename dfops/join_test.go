@@ -100,6 +100,15 @@ var joinCases = []joinCase{
 		spec:      JoinSpec{LeftOn: []string{"b", "f"}, RightOn: []string{"b", "f"}},
 		wantNames: []string{"b", "f"},
 	},
+	{
+		// Most lead rows match one build row, as in a merge on the build
+		// side's key: the lead side's columns are runs (slices, see gather).
+		name:      "a key unique on the right",
+		left:      []testCol{{"k", arrow.PrimitiveTypes.Int64, intKey(30)}, {"v", arrow.PrimitiveTypes.Float64, rowFloat}, {"name", arrow.BinaryTypes.String, rowName}},
+		right:     []testCol{{"k", arrow.PrimitiveTypes.Int64, rowID}, {"w", arrow.BinaryTypes.String, rowName}},
+		spec:      JoinSpec{LeftOn: []string{"k"}, RightOn: []string{"k"}},
+		wantNames: []string{"k", "v", "name", "w"},
+	},
 }
 
 // refJoin is the brute-force reference: a nested loop in the order the

@@ -2,6 +2,7 @@ package dfops
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
@@ -149,5 +151,50 @@ func TestSortStableErrors(t *testing.T) {
 	}
 	if _, err := TakeRows(mem, rec, []int32{0, 3}); !errors.Is(err, ErrSpec) {
 		t.Errorf("TakeRows past the end: %v", err)
+	}
+}
+
+// TestGatherRunIsSlice: rows that are a run of one source's consecutive rows
+// are a slice sharing its buffers; any other rows are copied; a type gather
+// cannot build is refused either way; nothing leaks.
+func TestGatherRunIsSlice(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewInt64Builder(mem)
+	for i := range 10 {
+		b.Append(int64(i * 10))
+	}
+	src := b.NewArray()
+	b.Release()
+	defer src.Release()
+	cases := []struct {
+		rows  []int32
+		share bool
+		want  string
+	}{
+		{[]int32{3, 4, 5}, true, "[30 40 50]"},
+		{[]int32{0}, true, "[0]"},
+		{[]int32{3, 5}, false, "[30 50]"},
+		{[]int32{4, 3}, false, "[40 30]"},
+		{[]int32{3, 4, -1}, false, "[30 40 (null)]"},
+	}
+	for _, c := range cases {
+		out, err := gather(mem, picker{srcs: [2]arrow.Array{src}, a: c.rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shares := out.Data().Buffers()[1] == src.Data().Buffers()[1]
+		if got := fmt.Sprint(out); got != c.want || shares != c.share {
+			t.Errorf("rows %v: %s sharing the source's values %v, want %s sharing %v", c.rows, got, shares, c.want, c.share)
+		}
+		out.Release()
+	}
+	db := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 10, Scale: 2})
+	db.AppendEmptyValues(3)
+	dec := db.NewArray()
+	db.Release()
+	defer dec.Release()
+	if _, err := gather(mem, picker{srcs: [2]arrow.Array{dec}, a: []int32{0, 1}}); !errors.Is(err, ErrUnsupportedType) {
+		t.Errorf("gathering a run of decimals: %v, want ErrUnsupportedType", err)
 	}
 }

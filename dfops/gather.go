@@ -184,9 +184,17 @@ func gatherWords[T uint8 | uint16 | uint32 | uint64](mem memory.Allocator, p pic
 	buf := newBuffer(mem, n*int(unsafe.Sizeof(zero)))
 	out := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), n)
 	src := [2][]T{values[T](p.srcs[0])}
-	if p.srcs[1] != nil {
-		src[1] = values[T](p.srcs[1])
+	if p.srcs[1] == nil { // one source (a sort, a join's side): no picking
+		for r, i := range p.a {
+			if i >= 0 {
+				out[r] = src[0][i]
+			} else {
+				out[r] = 0
+			}
+		}
+		return buf
 	}
+	src[1] = values[T](p.srcs[1])
 	for r := range out {
 		if s, i := p.at(r); s >= 0 {
 			out[r] = src[s][i]
@@ -228,10 +236,20 @@ func gatherVar[O int32 | int64](mem memory.Allocator, p picker) ([]*memory.Buffe
 	obuf := newBuffer(mem, (n+1)*int(unsafe.Sizeof(O(0))))
 	out := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(obuf.Bytes()))), n+1)
 	total := int64(0)
-	for r := range n {
-		out[r] = O(total)
-		if s, i := p.at(r); s >= 0 {
-			total += int64(offs[s][i+1] - offs[s][i])
+	if p.srcs[1] == nil { // one source: no picking
+		o := offs[0]
+		for r, i := range p.a {
+			out[r] = O(total)
+			if i >= 0 {
+				total += int64(o[i+1] - o[i])
+			}
+		}
+	} else {
+		for r := range n {
+			out[r] = O(total)
+			if s, i := p.at(r); s >= 0 {
+				total += int64(offs[s][i+1] - offs[s][i])
+			}
 		}
 	}
 	if unsafe.Sizeof(O(0)) == 4 && total > math.MaxInt32 {
@@ -241,6 +259,15 @@ func gatherVar[O int32 | int64](mem memory.Allocator, p picker) ([]*memory.Buffe
 	out[n] = O(total)
 	dbuf := newBuffer(mem, int(total))
 	dst := dbuf.Bytes()
+	if p.srcs[1] == nil {
+		o, d := offs[0], data[0]
+		for r, i := range p.a {
+			if i >= 0 {
+				copy(dst[out[r]:out[r+1]], d[o[i]:o[i+1]])
+			}
+		}
+		return []*memory.Buffer{obuf, dbuf}, nil
+	}
 	for r := range n {
 		if s, i := p.at(r); s >= 0 {
 			copy(dst[out[r]:out[r+1]], data[s][offs[s][i]:offs[s][i+1]])

@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -150,6 +151,27 @@ func TestDecodeIndicesRefuses(t *testing.T) {
 		if _, err := decodeIndices(nil, tc.data, tc.n, tc.size); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
+	}
+	if got, err := decodeIndices(nil, nil, 0, 4); err != nil || len(got) != 0 {
+		t.Errorf("no indices, no data (a page of nulls as other writers may leave it): %v, %v", got, err)
+	}
+}
+
+// TestNullPageGivesWidth: a dictionary column's page of nulls alone (its
+// chunk all null: an empty dictionary) still holds the indices' bit width
+// after its levels, as Arrow's writer writes it.
+func TestNullPageGivesWidth(t *testing.T) {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendNulls(5)
+	a := b.NewArray()
+	b.Release()
+	defer a.Release()
+	f := &flatWriter{}
+	c := flatCol{id: arrow.INT64, width: 8, optional: true}
+	vals, nulls := f.encodePage(c, []segment{{a: a, hi: 5}}, true, nil, 0)
+	levels := appendDefLevels(nil, []segment{{a: a, hi: 5}}, 5, 5)
+	if vals != 5 || nulls != 5 || !bytes.Equal(f.page, append(levels, 0)) {
+		t.Errorf("page of 5 nulls: %d values, %d nulls, %x, want 5, 5, the levels %x then width 0", vals, nulls, f.page, levels)
 	}
 }
 

@@ -706,8 +706,13 @@ func gather[T int32 | uint32 | uint64](dst, dict []T, idx []int32) {
 // decodeIndices appends the n dictionary indices of a page's data: a byte
 // giving their bit width, then the RLE / bit-packed hybrid. Every index
 // must be below size. A run may hold more values than the page has left
-// (a last bit-packed group's padding); those are not read.
+// (a last bit-packed group's padding); those are not read. A page of no
+// values (all null) may leave out even the bit width, as Arrow's reader
+// allows.
 func decodeIndices(dst []int32, data []byte, n, size int) ([]int32, error) {
+	if len(data) == 0 && n == 0 {
+		return dst, nil
+	}
 	if len(data) == 0 {
 		return dst, fmt.Errorf("%w: no bit width for dictionary indices", errPage)
 	}

@@ -265,7 +265,7 @@ func (f *flatWriter) writeColumn(ccb *metadata.ColumnChunkMetaDataBuilder, i int
 		if dict != nil {
 			idx = dict.idx[used:]
 		}
-		vals, nulls := f.encodePage(c, page, idx, width)
+		vals, nulls := f.encodePage(c, page, dict != nil, idx, width)
 		used += vals - nulls
 		if dict != nil {
 			cs.count(vals, nulls) // the least and greatest: fromDict
@@ -476,9 +476,9 @@ func byteValues(a arrow.Array) []byte {
 // how many values (nulls included) it holds and how many are null. A page
 // of one segment of a required fixed-width column written plain is its
 // values' bytes in the array; other pages are encoded into f.body. A
-// dictionary column's values are the first of idx, its indices, of width
-// w (idx is nil for a column written without a dictionary).
-func (f *flatWriter) encodePage(c flatCol, page []segment, idx []uint32, w int) (vals, nulls int) {
+// dictionary column's (dict) values are the first of idx, its indices, of
+// width w; a page of nulls alone still gives the width.
+func (f *flatWriter) encodePage(c flatCol, page []segment, dict bool, idx []uint32, w int) (vals, nulls int) {
 	body := f.body[:0]
 	for _, s := range page {
 		vals += s.hi - s.lo
@@ -488,7 +488,7 @@ func (f *flatWriter) encodePage(c flatCol, page []segment, idx []uint32, w int) 
 		body = appendDefLevels(body, page, vals, nulls)
 	}
 	switch {
-	case idx != nil:
+	case dict:
 		body = appendIndices(body, idx[:vals-nulls], w)
 	case c.delta:
 		body = appendDelta(body, c.id, f.pageInts(c.id, page, nulls))

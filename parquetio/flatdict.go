@@ -21,15 +21,18 @@ import (
 
 // dictBuilder builds the dictionary of one column chunk.
 type dictBuilder struct {
-	width int      // bytes a value, 0 for strings and binaries
-	slots []int32  // open-addressed table: 1 + an entry's index, 0 empty
+	width int // bytes a value, 0 for strings and binaries
+	// slots is the open-addressed table: 0 empty, else the high 32 bits of
+	// an entry's hash over 1 + its index (see slot), so that a probe
+	// looks past other entries without reading them.
+	slots []uint64
 	keys  []uint64 // a fixed-width entry's bits; a string entry's hash
-	// page is the dictionary page's body: the entries, PLAIN; starts[k] is
-	// where the bytes of string entry k begin in it.
-	page   []byte
-	starts []int32
-	idx    []uint32 // the entry of each non-null value of the chunk, in order
-	limit  int      // most bytes of page
+	// page is the dictionary page's body: the entries, PLAIN; spans[k] is
+	// where the bytes of string entry k begin and end in it.
+	page  []byte
+	spans [][2]int32
+	idx   []uint32 // the entry of each non-null value of the chunk, in order
+	limit int      // most bytes of page
 }
 
 // dictBuilders pools builders, whose tables and buffers are reused from
@@ -49,14 +52,14 @@ const minSlots = 1024
 func (b *dictBuilder) reset(width, limit int) {
 	b.width, b.limit = width, limit
 	b.slots = tableOf(b.slots, minSlots)
-	b.keys, b.page, b.starts, b.idx = b.keys[:0], b.page[:0], b.starts[:0], b.idx[:0]
+	b.keys, b.page, b.spans, b.idx = b.keys[:0], b.page[:0], b.spans[:0], b.idx[:0]
 }
 
 // tableOf returns an empty table of n slots, in slots' memory if it has
 // room.
-func tableOf(slots []int32, n int) []int32 {
+func tableOf(slots []uint64, n int) []uint64 {
 	if cap(slots) < n {
-		return make([]int32, n)
+		return make([]uint64, n)
 	}
 	slots = slots[:n]
 	clear(slots)
@@ -125,16 +128,23 @@ func (b *dictBuilder) addStrings(a arrow.Array) bool {
 	return true
 }
 
+// slot is the table's value for entry k of hash h.
+func slot(h uint64, k int) uint64 { return h>>32<<32 | uint64(k+1) }
+
+// slotEntry returns the entry of a slot's value.
+func slotEntry(s uint64) int { return int(uint32(s)) - 1 }
+
 // addFixed looks up a fixed-width value by its bits, adding it if new.
 func (b *dictBuilder) addFixed(v uint64) bool {
+	hash := mix(v)
 	mask := uint64(len(b.slots) - 1)
-	for h := mix(v) & mask; ; h = (h + 1) & mask {
+	for h := hash & mask; ; h = (h + 1) & mask {
 		s := b.slots[h]
 		if s == 0 {
 			if len(b.page)+b.width >= b.limit {
 				return false
 			}
-			b.slots[h] = int32(len(b.keys)) + 1
+			b.slots[h] = slot(hash, len(b.keys))
 			b.idx = append(b.idx, uint32(len(b.keys)))
 			b.keys = append(b.keys, v)
 			n := len(b.page)
@@ -142,9 +152,11 @@ func (b *dictBuilder) addFixed(v uint64) bool {
 			b.maybeGrow()
 			return true
 		}
-		if b.keys[s-1] == v {
-			b.idx = append(b.idx, uint32(s-1))
-			return true
+		if s>>32 == hash>>32 {
+			if k := slotEntry(s); b.keys[k] == v {
+				b.idx = append(b.idx, uint32(k))
+				return true
+			}
 		}
 	}
 }
@@ -170,27 +182,28 @@ func (b *dictBuilder) addBytes(v []byte) bool {
 			if len(b.page)+4+len(v) >= b.limit {
 				return false
 			}
-			b.slots[h] = int32(len(b.keys)) + 1
+			b.slots[h] = slot(hash, len(b.keys))
 			b.idx = append(b.idx, uint32(len(b.keys)))
 			b.keys = append(b.keys, hash)
 			b.page = binary.LittleEndian.AppendUint32(b.page, uint32(len(v)))
-			b.starts = append(b.starts, int32(len(b.page)))
+			b.spans = append(b.spans, [2]int32{int32(len(b.page)), int32(len(b.page) + len(v))})
 			b.page = append(b.page, v...)
 			b.maybeGrow()
 			return true
 		}
-		if b.keys[s-1] == hash && bytes.Equal(b.entry(s-1), v) {
-			b.idx = append(b.idx, uint32(s-1))
-			return true
+		if s>>32 == hash>>32 {
+			if k := slotEntry(s); bytes.Equal(b.entry(k), v) {
+				b.idx = append(b.idx, uint32(k))
+				return true
+			}
 		}
 	}
 }
 
 // entry returns the bytes of string entry k.
-func (b *dictBuilder) entry(k int32) []byte {
-	start := b.starts[k]
-	n := int32(binary.LittleEndian.Uint32(b.page[start-4:]))
-	return b.page[start : start+n]
+func (b *dictBuilder) entry(k int) []byte {
+	sp := b.spans[k]
+	return b.page[sp[0]:sp[1]]
 }
 
 // maybeGrow doubles the table once it is half full.
@@ -201,14 +214,15 @@ func (b *dictBuilder) maybeGrow() {
 	b.slots = tableOf(b.slots, 2*len(b.slots))
 	mask := uint64(len(b.slots) - 1)
 	for k, key := range b.keys {
-		h := key & mask
+		hash := key
 		if b.width > 0 {
-			h = mix(key) & mask
+			hash = mix(key)
 		}
+		h := hash & mask
 		for b.slots[h] != 0 {
 			h = (h + 1) & mask
 		}
-		b.slots[h] = int32(k) + 1
+		b.slots[h] = slot(hash, k)
 	}
 }
 

@@ -367,7 +367,7 @@ func (cs *chunkStats) fromDict(c flatCol, d *dictBuilder) {
 	}
 	if c.width == 0 {
 		lo, hi := d.entry(0), d.entry(0)
-		for k := range int32(n) {
+		for k := range int(n) {
 			v := d.entry(k)
 			if bytes.Compare(v, lo) < 0 {
 				lo = v
@@ -659,8 +659,11 @@ func appendPlainBytes(dst []byte, page []segment, nulls int) []byte {
 
 // bytesMinMax returns the least and greatest of min, max (nil: none yet)
 // and the non-null values of a page, in byte order (Parquet's order for
-// strings and binaries). The results are slices of the values.
+// strings and binaries). The results are slices of the values. Most
+// comparisons are decided by the values' first 8 bytes as numbers (see
+// prefix8).
 func bytesMinMax(page []segment, lo, hi []byte) ([]byte, []byte) {
+	plo, phi := prefix8(lo), prefix8(hi)
 	for _, s := range page {
 		offs, data, nulls := byteOffsets(s.a), byteValues(s.a), s.a.NullN() > 0
 		for r := s.lo; r < s.hi; r++ {
@@ -671,17 +674,31 @@ func bytesMinMax(page []segment, lo, hi []byte) ([]byte, []byte) {
 			if v == nil {
 				v = []byte{} // nil means none yet
 			}
+			pv := prefix8(v)
 			switch {
 			case lo == nil:
-				lo, hi = v, v
-			case bytes.Compare(v, lo) < 0:
-				lo = v
-			case bytes.Compare(v, hi) > 0:
-				hi = v
+				lo, hi, plo, phi = v, v, pv, pv
+			case pv < plo || pv == plo && bytes.Compare(v, lo) < 0:
+				lo, plo = v, pv
+			case pv > phi || pv == phi && bytes.Compare(v, hi) > 0:
+				hi, phi = v, pv
 			}
 		}
 	}
 	return lo, hi
+}
+
+// prefix8 returns the first 8 bytes of v as a big-endian number, zero
+// padded: values whose prefixes differ are in the order of their prefixes
+// (a shorter value's padding sorts before any byte; equal prefixes say
+// nothing).
+func prefix8(v []byte) uint64 {
+	if len(v) >= 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	var b [8]byte
+	copy(b[:], v)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // pageInts returns the non-null values of a page of an integer column,

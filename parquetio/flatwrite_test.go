@@ -632,3 +632,69 @@ func TestArrowWriterNoNullableDelta(t *testing.T) {
 		t.Fatal("the rows read back differ")
 	}
 }
+
+// TestBytesMinMax: the least and greatest values of pages of binaries
+// drawn from a few bytes (zeros and 0xff among them, lengths 0 to 12, so
+// that many share their first 8 bytes or are prefixes of others) are those
+// bytes.Compare finds, across pages and with nulls skipped.
+func TestBytesMinMax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	alphabet := []byte{0, 1, 'a', 'b', 0xff}
+	for trial := range 300 {
+		b := array.NewBinaryBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
+		n := 1 + rng.IntN(40)
+		var lo, hi []byte
+		for range n {
+			if rng.IntN(8) == 0 {
+				b.AppendNull()
+				continue
+			}
+			v := make([]byte, rng.IntN(13))
+			for i := range v {
+				v[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			b.Append(v)
+			if lo == nil || bytes.Compare(v, lo) < 0 {
+				lo = v
+			}
+			if hi == nil || bytes.Compare(v, hi) > 0 {
+				hi = v
+			}
+		}
+		a := b.NewArray()
+		b.Release()
+		cut := rng.IntN(n + 1)
+		gotLo, gotHi := bytesMinMax([]segment{{a: a, hi: cut}}, nil, nil)
+		gotLo, gotHi = bytesMinMax([]segment{{a: a, lo: cut, hi: n}}, gotLo, gotHi)
+		if !bytes.Equal(gotLo, lo) || !bytes.Equal(gotHi, hi) || (gotLo == nil) != (lo == nil) {
+			t.Fatalf("trial %d: min %x max %x, want %x %x", trial, gotLo, gotHi, lo, hi)
+		}
+		a.Release()
+	}
+}
+
+// BenchmarkDictStrings builds the dictionary of a chunk of 1M short
+// strings of 4000 distinct values (as a merge's tag column in one
+// partition's file, scaled up).
+func BenchmarkDictStrings(b *testing.B) {
+	const n = 1 << 20
+	bld := array.NewStringBuilder(memory.DefaultAllocator)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range n {
+		bld.Append(fmt.Sprintf("tag-%06d", rng.IntN(4000)))
+	}
+	col := bld.NewArray()
+	bld.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col}, n)
+	col.Release()
+	defer rec.Release()
+	d := new(dictBuilder)
+	b.SetBytes(int64(len(byteValues(rec.Column(0)))))
+	for b.Loop() {
+		d.reset(0, 1<<20)
+		if !d.build([]arrow.Record{rec}, 0) || d.entries() != 4000 {
+			b.Fatalf("a dictionary of %d entries, want 4000", d.entries())
+		}
+	}
+}

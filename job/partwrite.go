@@ -113,7 +113,7 @@ type partWriter struct {
 	syncSecs float64 // how long syncAll waited
 }
 
-// newPartWriter returns the writer of a job's parts files; its background
+// newPartWriter returns the writer of a job's part files; its background
 // syncs stop when ctx ends.
 func newPartWriter(ctx context.Context, f ShuffleConfig, parts int, schema *arrow.Schema, cfg parquetio.WriteConfig) (*partWriter, error) {
 	dir, err := filepath.Abs(f.Output)

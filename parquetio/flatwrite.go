@@ -333,8 +333,8 @@ func (f *flatWriter) writeDictPage(c flatCol, dict *dictBuilder, info *metadata.
 
 // chunkStats gathers a column chunk's statistics.
 type chunkStats struct {
-	st       metadata.TypedStatistics
-	min, max []byte // of a string or binary column, slices of its values
+	st    metadata.TypedStatistics
+	bytes byteRange // of a string or binary column
 }
 
 // add adds a page's values.
@@ -343,9 +343,8 @@ func (cs *chunkStats) add(c flatCol, page []segment, vals, nulls int) {
 		updateStats(cs.st, page, nulls)
 		return
 	}
-	cs.min, cs.max = bytesMinMax(page, cs.min, cs.max)
-	cs.st.IncNulls(int64(nulls))
-	cs.st.IncNumValues(int64(vals - nulls))
+	cs.bytes.addPage(page)
+	cs.count(vals, nulls)
 }
 
 // count counts a page's values and nulls alone.
@@ -366,16 +365,9 @@ func (cs *chunkStats) fromDict(c flatCol, d *dictBuilder) {
 		return
 	}
 	if c.width == 0 {
-		lo, hi := d.entry(0), d.entry(0)
 		for k := range int(n) {
-			v := d.entry(k)
-			if bytes.Compare(v, lo) < 0 {
-				lo = v
-			} else if bytes.Compare(v, hi) > 0 {
-				hi = v
-			}
+			cs.bytes.add(d.entry(k))
 		}
-		cs.min, cs.max = lo, hi
 		return
 	}
 	switch st := cs.st.(type) {
@@ -395,8 +387,8 @@ func (cs *chunkStats) fromDict(c flatCol, d *dictBuilder) {
 // they were taken from are released after the row group), limited in size
 // as Arrow's writer limits them.
 func (cs *chunkStats) set(ccb *metadata.ColumnChunkMetaDataBuilder, props *parquet.WriterProperties, c flatCol, rows int64) error {
-	if cs.min != nil {
-		cs.st.(*metadata.ByteArrayStatistics).SetMinMax(cs.min, cs.max)
+	if r := cs.bytes; r.lo != nil {
+		cs.st.(*metadata.ByteArrayStatistics).SetMinMax(r.lo, r.hi)
 	}
 	enc, err := cs.st.Encode()
 	if err != nil {
@@ -657,35 +649,41 @@ func appendPlainBytes(dst []byte, page []segment, nulls int) []byte {
 	return dst
 }
 
-// bytesMinMax returns the least and greatest of min, max (nil: none yet)
-// and the non-null values of a page, in byte order (Parquet's order for
-// strings and binaries). The results are slices of the values. Most
-// comparisons are decided by the values' first 8 bytes as numbers (see
-// prefix8).
-func bytesMinMax(page []segment, lo, hi []byte) ([]byte, []byte) {
-	plo, phi := prefix8(lo), prefix8(hi)
+// byteRange is the least and greatest of some values, in byte order
+// (Parquet's order for strings and binaries): slices of the values, nil
+// before the first. Most comparisons are decided by the values' first 8
+// bytes as numbers (prefix8, kept for lo and hi).
+type byteRange struct {
+	lo, hi   []byte
+	plo, phi uint64
+}
+
+// addPage adds the non-null values of a page.
+func (r *byteRange) addPage(page []segment) {
 	for _, s := range page {
 		offs, data, nulls := byteOffsets(s.a), byteValues(s.a), s.a.NullN() > 0
-		for r := s.lo; r < s.hi; r++ {
-			if nulls && s.a.IsNull(r) {
-				continue
-			}
-			v := data[offs[r]:offs[r+1]:offs[r+1]]
-			if v == nil {
-				v = []byte{} // nil means none yet
-			}
-			pv := prefix8(v)
-			switch {
-			case lo == nil:
-				lo, hi, plo, phi = v, v, pv, pv
-			case pv < plo || pv == plo && bytes.Compare(v, lo) < 0:
-				lo, plo = v, pv
-			case pv > phi || pv == phi && bytes.Compare(v, hi) > 0:
-				hi, phi = v, pv
+		for i := s.lo; i < s.hi; i++ {
+			if !nulls || s.a.IsValid(i) {
+				r.add(data[offs[i]:offs[i+1]:offs[i+1]])
 			}
 		}
 	}
-	return lo, hi
+}
+
+// add adds one value.
+func (r *byteRange) add(v []byte) {
+	if v == nil {
+		v = []byte{} // nil means none yet
+	}
+	pv := prefix8(v)
+	switch {
+	case r.lo == nil:
+		r.lo, r.hi, r.plo, r.phi = v, v, pv, pv
+	case pv < r.plo || pv == r.plo && bytes.Compare(v, r.lo) < 0:
+		r.lo, r.plo = v, pv
+	case pv > r.phi || pv == r.phi && bytes.Compare(v, r.hi) > 0:
+		r.hi, r.phi = v, pv
+	}
 }
 
 // prefix8 returns the first 8 bytes of v as a big-endian number, zero

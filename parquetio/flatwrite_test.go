@@ -633,7 +633,7 @@ func TestArrowWriterNoNullableDelta(t *testing.T) {
 	}
 }
 
-// TestBytesMinMax: the least and greatest values of pages of binaries
+// TestBytesMinMax: the least and greatest values (byteRange) of pages of binaries
 // drawn from a few bytes (zeros and 0xff among them, lengths 0 to 12, so
 // that many share their first 8 bytes or are prefixes of others) are those
 // bytes.Compare finds, across pages and with nulls skipped.
@@ -664,8 +664,10 @@ func TestBytesMinMax(t *testing.T) {
 		a := b.NewArray()
 		b.Release()
 		cut := rng.IntN(n + 1)
-		gotLo, gotHi := bytesMinMax([]segment{{a: a, hi: cut}}, nil, nil)
-		gotLo, gotHi = bytesMinMax([]segment{{a: a, lo: cut, hi: n}}, gotLo, gotHi)
+		var r byteRange
+		r.addPage([]segment{{a: a, hi: cut}})
+		r.addPage([]segment{{a: a, lo: cut, hi: n}})
+		gotLo, gotHi := r.lo, r.hi
 		if !bytes.Equal(gotLo, lo) || !bytes.Equal(gotHi, hi) || (gotLo == nil) != (lo == nil) {
 			t.Fatalf("trial %d: min %x max %x, want %x %x", trial, gotLo, gotHi, lo, hi)
 		}

@@ -77,7 +77,7 @@ func gather(mem memory.Allocator, p picker) (arrow.Array, error) {
 	case arrow.BOOL:
 		bufs = []*memory.Buffer{gatherBits(mem, p)}
 	default:
-		bufs, err = gatherFixedWidth(mem, dt, p)
+		bufs = []*memory.Buffer{gatherFixedWidth(mem, dt, p)}
 	}
 	if err != nil {
 		return nil, err
@@ -159,23 +159,18 @@ func values[T any](arr arrow.Array) []T {
 	return all[arr.Data().Offset():]
 }
 
-// gatherFixedWidth gathers the values of a fixed-width type.
-func gatherFixedWidth(mem memory.Allocator, dt arrow.DataType, p picker) ([]*memory.Buffer, error) {
-	fw, ok := dt.(arrow.FixedWidthDataType)
-	if !ok {
-		return nil, fmt.Errorf("%w: cannot gather %s", ErrUnsupportedType, dt)
-	}
-	switch fw.BitWidth() {
+// gatherFixedWidth gathers the values of a fixed-width type of 8, 16, 32
+// or 64 bits (the widths canGather takes).
+func gatherFixedWidth(mem memory.Allocator, dt arrow.DataType, p picker) *memory.Buffer {
+	switch dt.(arrow.FixedWidthDataType).BitWidth() {
 	case 8:
-		return []*memory.Buffer{gatherWords[uint8](mem, p)}, nil
+		return gatherWords[uint8](mem, p)
 	case 16:
-		return []*memory.Buffer{gatherWords[uint16](mem, p)}, nil
+		return gatherWords[uint16](mem, p)
 	case 32:
-		return []*memory.Buffer{gatherWords[uint32](mem, p)}, nil
-	case 64:
-		return []*memory.Buffer{gatherWords[uint64](mem, p)}, nil
+		return gatherWords[uint32](mem, p)
 	}
-	return nil, fmt.Errorf("%w: cannot gather %s", ErrUnsupportedType, dt)
+	return gatherWords[uint64](mem, p)
 }
 
 func gatherWords[T uint8 | uint16 | uint32 | uint64](mem memory.Allocator, p picker) *memory.Buffer {

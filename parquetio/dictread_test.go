@@ -166,7 +166,7 @@ func TestNullPageGivesWidth(t *testing.T) {
 	a := b.NewArray()
 	b.Release()
 	defer a.Release()
-	f := &flatWriter{}
+	f := &flatWriter{pageBufs: new(pageBufs)}
 	c := flatCol{id: arrow.INT64, width: 8, optional: true}
 	vals, nulls := f.encodePage(c, []segment{{a: a, hi: 5}}, true, nil, 0)
 	levels := appendDefLevels(nil, []segment{{a: a, hi: 5}}, 5, 5)

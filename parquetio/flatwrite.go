@@ -22,6 +22,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -101,11 +102,22 @@ type flatWriter struct {
 	ordinal   int16
 	// page is a page's bytes before compression: body, or the values
 	// themselves when they need no encoding (see encodePage)
-	page      []byte
-	body, zip []byte  // a page's encoded and compressed bytes, reused
-	head      []byte  // a page header, reused
-	ints      []int64 // a page's integers gathered, reused
+	page []byte
+	*pageBufs
 }
+
+// pageBufs are a flatWriter's page buffers, kept from file to file
+// (pageBufPool) until abort returns them: a job writes a thousand output
+// files of a page or so per column, and each file's writer would otherwise
+// grow its buffers afresh, in pages the kernel must clear and map (a
+// quarter of the page faults of set-index's sort and write phase).
+type pageBufs struct {
+	body, zip []byte  // a page's encoded and compressed bytes
+	head      []byte  // a page header
+	ints      []int64 // a page's integers gathered
+}
+
+var pageBufPool = sync.Pool{New: func() any { return new(pageBufs) }}
 
 // posWriter counts the bytes written through it.
 type posWriter struct {
@@ -137,7 +149,7 @@ func newFlatWriter(w *bufio.Writer, arrSchema *arrow.Schema, props *parquet.Writ
 	}
 	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(arrSchema, memory.DefaultAllocator)))
 	f := &flatWriter{out: &posWriter{w: w}, props: props, cols: cols, groupRows: cfg.RowGroupRows,
-		fmb: metadata.NewFileMetadataBuilder(sch, props, meta)}
+		fmb: metadata.NewFileMetadataBuilder(sch, props, meta), pageBufs: pageBufPool.Get().(*pageBufs)}
 	if _, err := f.out.Write([]byte("PAR1")); err != nil {
 		return nil, err
 	}
@@ -222,8 +234,17 @@ func (f *flatWriter) close() error {
 	return err
 }
 
-// abort drops the pending records.
-func (f *flatWriter) abort() { f.release() }
+// abort drops the pending records and returns the page buffers to their
+// pool; it is the writer's last call (Writer calls it after close too), and
+// may be repeated.
+func (f *flatWriter) abort() {
+	f.release()
+	if f.pageBufs != nil {
+		f.page = nil
+		pageBufPool.Put(f.pageBufs)
+		f.pageBufs = nil
+	}
+}
 
 // segment is rows [lo, hi) of one array.
 type segment struct {

@@ -700,3 +700,90 @@ func BenchmarkDictStrings(b *testing.B) {
 		}
 	}
 }
+
+// TestPageBufsShared: flat writers running at once, file after file, take
+// page buffers from one pool; every file reads back as written (a buffer
+// lent to two writers at once, or still in use when returned, would mix
+// their pages), and a writer returns its buffers once, however often it is
+// aborted.
+func TestPageBufsShared(t *testing.T) {
+	prev, prevDelta := flatWrites, arrowNullableDelta
+	flatWrites, arrowNullableDelta = true, true
+	defer func() { flatWrites, arrowNullableDelta = prev, prevDelta }()
+	cases := flatCases()
+	dir := t.TempDir()
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := g; i < len(cases); i += 4 {
+				c := cases[i]
+				recs := flatRecords(c)
+				err := writeFlatFile(filepath.Join(dir, c.name+".parquet"), c, recs)
+				releaseRecs(recs)
+				if err != nil {
+					errs <- fmt.Errorf("%s: %w", c.name, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cases {
+		recs := flatRecords(c)
+		want := concatAll(t, memory.DefaultAllocator, flatSchema(), recs)
+		releaseRecs(recs)
+		got := readOurs(t, filepath.Join(dir, c.name+".parquet"), flatSchema(), 1000)
+		if !sameRows(got, want) {
+			t.Errorf("%s: the file reads back other rows than were written", c.name)
+		}
+		got.Release()
+		want.Release()
+	}
+
+	w, err := Create(filepath.Join(dir, "aborted.parquet"), flatSchema(), WriteConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.startPlans(flatPlans(cases[0]), true); err != nil {
+		t.Fatal(err)
+	}
+	flat := w.flat
+	bufs := flat.pageBufs
+	flat.abort()
+	flat.abort()
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if flat.pageBufs != nil {
+		t.Fatal("an aborted writer still holds its page buffers")
+	}
+	a, b := pageBufPool.Get().(*pageBufs), pageBufPool.Get().(*pageBufs)
+	if a == bufs && b == bufs {
+		t.Fatal("one writer's page buffers were returned twice")
+	}
+}
+
+// writeFlatFile writes recs to path with the flat writer and c's plans.
+func writeFlatFile(path string, c flatCase, recs []arrow.Record) error {
+	w, err := Create(path, flatSchema(), WriteConfig{RowGroupRows: c.groupRows})
+	if err != nil {
+		return err
+	}
+	if err := w.startPlans(flatPlans(c), true); err != nil {
+		return errors.Join(err, w.Abort())
+	}
+	if w.flat == nil {
+		return errors.Join(errors.New("not written by the flat writer"), w.Abort())
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			return errors.Join(err, w.Abort())
+		}
+	}
+	return w.Commit()
+}

@@ -46,16 +46,16 @@ func NewAssembler(plan *splitaxes.Plan, newIndex []int, dt DType, cfg Config) (*
 }
 
 // axisPieces returns, per axis, the lengths and offsets of the pieces of the
-// new chunk and its shape (Unknown where unknown; 0 along an axis without
-// pieces, which only a zero-length axis has).
+// new chunk (the axis's shared Extents: not to be modified) and its shape
+// (Unknown where unknown; 0 along an axis without pieces, which only a
+// zero-length axis has).
 func axisPieces(plan *splitaxes.Plan, index []int) (lens, offs [][]int64, shape []int64) {
 	n := plan.NDim()
 	lens, offs, shape = make([][]int64, n), make([][]int64, n), make([]int64, n)
 	for d := range n {
-		for s := range plan.Axis(d).Pieces(index[d]) {
-			lens[d] = append(lens[d], s.Len())
-			offs[d] = append(offs[d], s.Offset)
-			if l := s.Len(); l == Unknown || shape[d] == Unknown {
+		lens[d], offs[d] = plan.Axis(d).Extents(index[d])
+		for _, l := range lens[d] {
+			if l == Unknown || shape[d] == Unknown {
 				shape[d] = Unknown
 			} else {
 				shape[d] += l

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // Unknown marks a chunk size that is not known until the data exists (NaN in
@@ -83,6 +84,19 @@ type Axis struct {
 	pairs []pair
 	segs  []Seg
 	byNew []int32
+
+	extents extents // built on first use (Extents)
+}
+
+// extents are the lengths and offsets of every new chunk's pieces, in
+// split-index order, in two flat arrays that every caller shares: the
+// assemblers of a rechunk's new chunks along one axis read one table
+// instead of a copy each (a piece's placement then looks its size up in
+// memory the previous placements already brought into the cache).
+type extents struct {
+	once       sync.Once
+	start      []int // new chunk j's pieces: [start[j], start[j+1])
+	lens, offs []int64
 }
 
 // NewAxis plans one axis, given the old and the new chunk sizes (Unknown
@@ -224,6 +238,29 @@ func (a *Axis) Pieces(new int) iter.Seq[Split] {
 			}
 		}
 	}
+}
+
+// Extents returns the lengths (Unknown for an open-ended piece) and the
+// offsets inside new chunk new of its pieces, in split-index order: what
+// Pieces yields, as slices shared by every caller, which must not modify
+// them (nil if new is out of range). The first call builds them for every
+// new chunk, in O(pieces of the axis).
+func (a *Axis) Extents(new int) (lens, offs []int64) {
+	e := &a.extents
+	e.once.Do(func() {
+		e.start = make([]int, a.numNew+1)
+		for j := range a.numNew {
+			for s := range a.Pieces(j) {
+				e.lens, e.offs = append(e.lens, s.Len()), append(e.offs, s.Offset)
+			}
+			e.start[j+1] = len(e.lens)
+		}
+	})
+	if new < 0 || new >= a.numNew {
+		return nil, nil
+	}
+	lo, hi := e.start[new], e.start[new+1]
+	return e.lens[lo:hi:hi], e.offs[lo:hi:hi]
 }
 
 // SplitIndex returns the split index of the piece of old chunk old inside

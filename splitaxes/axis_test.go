@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -231,6 +232,15 @@ func checkInverse(t *testing.T, a *Axis) {
 			t.Fatalf("new chunk %d: pieces %v, want %v", j, got, byNew[j])
 		}
 		checkTiling(t, a, got)
+		lens, offs := a.Extents(j)
+		if len(lens) != len(got) || len(offs) != len(got) {
+			t.Fatalf("new chunk %d: extents of %d and %d pieces, want %d", j, len(lens), len(offs), len(got))
+		}
+		for k, s := range got {
+			if lens[k] != s.Len() || offs[k] != s.Offset {
+				t.Fatalf("new chunk %d piece %d: extent %d at %d, want %d at %d", j, k, lens[k], offs[k], s.Len(), s.Offset)
+			}
+		}
 	}
 }
 
@@ -261,6 +271,11 @@ func TestAxisOutOfRange(t *testing.T) {
 	if a.NumPieces(1) != 0 || len(slices.Collect(a.Pieces(-1))) != 0 {
 		t.Errorf("pieces out of range")
 	}
+	for _, j := range []int{-1, 1} {
+		if lens, offs := a.Extents(j); lens != nil || offs != nil {
+			t.Errorf("new chunk %d: extents %v %v out of range", j, lens, offs)
+		}
+	}
 	if _, ok := a.SplitIndex(5, 0); ok {
 		t.Errorf("SplitIndex(5, 0) ok")
 	}
@@ -282,5 +297,25 @@ func TestSplitsEarlyStop(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("iterated %d", n)
+	}
+}
+
+// TestExtentsShared: Extents is built once, by whichever caller is first
+// among many at once, and every caller gets the same memory.
+func TestExtentsShared(t *testing.T) {
+	a, err := NewAxis(slices.Repeat([]int64{10}, 100), slices.Repeat([]int64{100}, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]int64, 8)
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Go(func() { got[g], _ = a.Extents(3) })
+	}
+	wg.Wait()
+	for g, lens := range got {
+		if len(lens) != 10 || &lens[0] != &got[0][0] {
+			t.Fatalf("caller %d: %d lengths at %p, want 10 at %p", g, len(lens), lens, got[0])
+		}
 	}
 }

@@ -17,8 +17,10 @@ import (
 const autoSampleBytes = 16 << 10
 
 // colPlan is how one column is written: its codec, whether its values are
-// DELTA_BINARY_PACKED (instead of plain), and whether dictionary encoding
-// is off for it (besides WriteConfig.NoDictionary).
+// delta-encoded (instead of plain: DELTA_BINARY_PACKED integers,
+// DELTA_LENGTH_BYTE_ARRAY strings and binaries; see deltaEncoding), and
+// whether dictionary encoding is off for it (besides
+// WriteConfig.NoDictionary).
 type colPlan struct {
 	codec  Compression
 	delta  bool
@@ -40,8 +42,14 @@ type colPlan struct {
 //     (deltaBeatsDict): keys, ids and counters of small range or order
 //     encode to a few bits each, faster than snappy shrinks them or a
 //     dictionary looks them up;
+//   - a string or binary column that gets no dictionary (none for the file,
+//     or none for it as above) is DELTA_LENGTH_BYTE_ARRAY: the values'
+//     lengths delta-encoded (a few bits each, against PLAIN's 4 bytes),
+//     then the values one after another, written and read a page at a time
+//     instead of a value at a time;
 //   - every other column gets Snappy if it pays on the sample (see
-//     sampler.pays), else Uncompressed.
+//     sampler.pays), else Uncompressed; a DELTA_LENGTH_BYTE_ARRAY column's
+//     sample is its values without their lengths.
 func planColumns(schema *arrow.Schema, comp Compression, noDict bool, rec arrow.Record) map[string]colPlan {
 	plans := make(map[string]colPlan, schema.NumFields())
 	s := samplers.Get().(*sampler)
@@ -66,7 +74,8 @@ func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
 		dc = s.countDistinct(a, autoSampleValues)
 	}
 	p := colPlan{noDict: !noDict && dc.mostly()}
-	sample := s.sample(a, autoSampleBytes)
+	lengths := deltaBytes(a) && (noDict || p.noDict)
+	sample := s.sample(a, autoSampleBytes, !lengths)
 	snappy, ok := s.snappyLen(sample)
 	delta, isInt := deltaSize(a, sample, nullable)
 	switch {
@@ -80,7 +89,15 @@ func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
 	default:
 		p.codec = Uncompressed
 	}
+	p.delta = p.delta || lengths
 	return p
+}
+
+// deltaBytes reports whether a is a string or binary column, which Auto
+// writes DELTA_LENGTH_BYTE_ARRAY when it has no dictionary.
+func deltaBytes(a arrow.Array) bool {
+	id := a.DataType().ID()
+	return id == arrow.STRING || id == arrow.BINARY
 }
 
 // deltaSize returns the estimated DELTA_BINARY_PACKED size of sample, the
@@ -330,19 +347,22 @@ type varWidth interface {
 // sample returns about the first limit bytes of the values of a as a
 // Parquet page holds them without dictionary: the values buffer of a
 // fixed-width array (bits for booleans), and for strings and binaries each
-// value after its 4-byte length (nulls left out). It is nil for a type
-// without a values buffer. The result is valid until the next call.
-func (s *sampler) sample(a arrow.Array, limit int) []byte {
+// value after its 4-byte length if withLengths (PLAIN), else the values
+// alone (DELTA_LENGTH_BYTE_ARRAY's, whose lengths take a few bits each);
+// nulls left out. It is nil for a type without a values buffer. The result
+// is valid until the next call.
+func (s *sampler) sample(a arrow.Array, limit int, withLengths bool) []byte {
 	if v, ok := a.(varWidth); ok {
-		s.plain = plainSample(s.plain[:0], v, limit)
+		s.plain = plainSample(s.plain[:0], v, limit, withLengths)
 		return s.plain
 	}
 	return fixedSample(a, limit)
 }
 
-// plainSample appends to dst the length-prefixed values of the first rows
-// of v, until dst holds at least limit bytes or the rows end.
-func plainSample(dst []byte, v varWidth, limit int) []byte {
+// plainSample appends to dst the values of the first rows of v, each after
+// its 4-byte length if withLengths, until dst holds at least limit bytes
+// or the rows end.
+func plainSample(dst []byte, v varWidth, limit int, withLengths bool) []byte {
 	if v.Len() == 0 {
 		return dst
 	}
@@ -352,7 +372,9 @@ func plainSample(dst []byte, v varWidth, limit int) []byte {
 			continue
 		}
 		off, n := v.ValueOffset64(i)-base, v.ValueLen(i)
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+		if withLengths {
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+		}
 		dst = append(dst, data[off:off+int64(n)]...)
 	}
 	return dst

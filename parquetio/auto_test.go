@@ -15,13 +15,14 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
 
-// autoSchema has compressible columns (small ints, repeated strings, short
-// random tags, which snappy shrinks by their 4-byte lengths in the page) and
-// incompressible ones (random float64 bits, wide random ids).
+// autoSchema has compressible columns (small ints, repeated strings) and
+// incompressible ones (random float64 bits, wide random ids, short random
+// tags: snappy would shrink their PLAIN pages by their 4-byte lengths, but
+// without a dictionary they are DELTA_LENGTH_BYTE_ARRAY, whose lengths take
+// no bits here).
 func autoSchema() *arrow.Schema {
 	return arrow.NewSchema([]arrow.Field{
 		{Name: "small", Type: arrow.PrimitiveTypes.Int64},
@@ -70,13 +71,15 @@ func TestAutoCompression(t *testing.T) {
 	var (
 		snappy, none = colPlan{codec: Snappy}, colPlan{codec: Uncompressed}
 		// mostly distinct: no dictionary (random floats, random ids, random tags)
-		snappyND, noneND = colPlan{codec: Snappy, noDict: true}, colPlan{codec: Uncompressed, noDict: true}
-		delta            = colPlan{codec: Uncompressed, delta: true}
+		noneND = colPlan{codec: Uncompressed, noDict: true}
+		delta  = colPlan{codec: Uncompressed, delta: true}
+		// strings without a dictionary: DELTA_LENGTH_BYTE_ARRAY
+		tagND = colPlan{codec: Uncompressed, delta: true, noDict: true}
 	)
 	// small (100 values) keeps its dictionary, or without one is delta
 	// encoded; word (4 values) keeps its dictionary
-	chosen := map[string]colPlan{"small": snappy, "val": noneND, "word": snappy, "id": noneND, "tag": snappyND}
-	noDict := map[string]colPlan{"small": delta, "val": none, "word": snappy, "id": none, "tag": snappy}
+	chosen := map[string]colPlan{"small": snappy, "val": noneND, "word": snappy, "id": noneND, "tag": tagND}
+	noDict := map[string]colPlan{"small": delta, "val": none, "word": {codec: Snappy, delta: true}, "id": none, "tag": delta}
 	cases := []struct {
 		name    string
 		cfg     WriteConfig
@@ -92,7 +95,7 @@ func TestAutoCompression(t *testing.T) {
 		{"auto small record", WriteConfig{Compression: Auto}, []int{300}, false, withSmall(chosen, delta)},
 		{"auto after an empty record", WriteConfig{Compression: Auto}, []int{0, 20000}, false, chosen},
 		{"auto decides on the first record", WriteConfig{Compression: Auto, RowGroupRows: 5000}, []int{3000, 20000}, true,
-			map[string]colPlan{"small": delta, "val": snappy, "word": snappy, "id": noneND, "tag": snappyND}},
+			map[string]colPlan{"small": delta, "val": snappy, "word": snappy, "id": noneND, "tag": tagND}},
 		{"auto empty file", WriteConfig{Compression: Auto}, nil, false, all(Snappy)},
 		{"auto only empty records", WriteConfig{Compression: Auto}, []int{0, 0}, false, all(Snappy)},
 		{"snappy", WriteConfig{Compression: Snappy}, []int{20000}, false, all(Snappy)},
@@ -145,7 +148,8 @@ func checkChunks(t *testing.T, path string, want map[string]colPlan, dict bool) 
 		if wc, _ := p.codec.codec(); cc.Compression() != wc {
 			t.Errorf("row group %d column %s: codec %v, want %v", g, name, cc.Compression(), wc)
 		}
-		if d := slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked); d != p.delta {
+		f, _ := autoSchema().FieldsByName(name)
+		if d := slices.Contains(cc.Encodings(), deltaEncoding(f[0].Type.ID())); d != p.delta {
 			t.Errorf("row group %d column %s: encodings %v, want delta %v", g, name, cc.Encodings(), p.delta)
 		}
 		if has, want := cc.HasDictionaryPage(), dict && !p.noDict && !p.delta; has != want {
@@ -237,13 +241,13 @@ func TestSample(t *testing.T) {
 	for i, f := range slice.Schema().Fields() {
 		t.Run(f.Name, func(t *testing.T) {
 			col := slice.Column(i)
-			if got, want := len(s.sample(col, 1<<20)), plainSize(col); got != want {
+			if got, want := len(s.sample(col, 1<<20, true)), plainSize(col); got != want {
 				t.Errorf("whole sample %d bytes, want %d", got, want)
 			}
-			if got := len(s.sample(col, 256)); got > 256+maxRowBytes(col) {
+			if got := len(s.sample(col, 256, true)); got > 256+maxRowBytes(col) {
 				t.Errorf("256-byte sample %d bytes, want <= 256 + one row", got)
 			}
-			if !startsAtRow0(col, s.sample(col, 256)) {
+			if !startsAtRow0(col, s.sample(col, 256, true)) {
 				t.Error("sample does not start at row 0")
 			}
 		})

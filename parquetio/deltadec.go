@@ -55,19 +55,27 @@ func readDeltaHeader(src []byte) (deltaHeader, int, error) {
 // caller keeps the low 32 bits of each, which are those of 32-bit
 // arithmetic. scratch is a buffer reused between calls.
 func decodeDelta(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64, error) {
+	dst, _, err := decodeDeltaEnd(dst, src, want, scratch)
+	return dst, err
+}
+
+// decodeDeltaEnd is decodeDelta that also returns where the stream ends in
+// src: what follows it (a DELTA_LENGTH_BYTE_ARRAY page's values) starts
+// there. A last block's miniblocks past the last value take no bytes.
+func decodeDeltaEnd(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64, int, error) {
 	h, off, err := readDeltaHeader(src)
 	if err != nil {
-		return dst, err
+		return dst, 0, err
 	}
 	if h.total != uint64(want) {
-		return dst, fmt.Errorf("%w: %d values, the page says %d", errDelta, h.total, want)
+		return dst, 0, fmt.Errorf("%w: %d values, the page says %d", errDelta, h.total, want)
 	}
 	if cap(dst) < want {
 		dst = make([]uint64, want)
 	}
 	dst = dst[:want]
 	if want == 0 {
-		return dst, nil
+		return dst, off, nil
 	}
 	dst[0] = uint64(h.first)
 	last, done := uint64(h.first), 1
@@ -75,11 +83,11 @@ func decodeDelta(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64,
 	for done < want {
 		minDelta, n := binary.Varint(src[off:])
 		if n <= 0 {
-			return dst, fmt.Errorf("%w: truncated block header after %d values", errDelta, done)
+			return dst, 0, fmt.Errorf("%w: truncated block header after %d values", errDelta, done)
 		}
 		off += n
 		if off+int(h.miniBlocks) > len(src) {
-			return dst, fmt.Errorf("%w: truncated bit widths after %d values", errDelta, done)
+			return dst, 0, fmt.Errorf("%w: truncated bit widths after %d values", errDelta, done)
 		}
 		widths := src[off : off+int(h.miniBlocks)]
 		off += int(h.miniBlocks)
@@ -88,11 +96,11 @@ func decodeDelta(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64,
 				break // the rest of the block's miniblocks hold no data
 			}
 			if w > 64 {
-				return dst, fmt.Errorf("%w: bit width %d", errDelta, w)
+				return dst, 0, fmt.Errorf("%w: bit width %d", errDelta, w)
 			}
 			size := perMini * int(w) / 8
 			if off+size > len(src) {
-				return dst, fmt.Errorf("%w: truncated miniblock after %d values", errDelta, done)
+				return dst, 0, fmt.Errorf("%w: truncated miniblock after %d values", errDelta, done)
 			}
 			k := min(perMini, want-done)
 			last = unpackDeltas(dst[done:done+k], padded(src[off:off+size], src[off:], scratch), uint(w), last, uint64(minDelta))
@@ -100,7 +108,7 @@ func decodeDelta(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64,
 			done += k
 		}
 	}
-	return dst, nil
+	return dst, off, nil
 }
 
 // padded returns mini, a miniblock's bytes, readable 8 bytes past any

@@ -43,7 +43,15 @@ const (
 	kindDelta                     // DELTA_BINARY_PACKED INT32 or INT64
 	kindPlainFixed                // PLAIN INT32, INT64, FLOAT or DOUBLE
 	kindPlainBytes                // PLAIN BYTE_ARRAY, as string or binary
+	kindDeltaBytes                // DELTA_LENGTH_BYTE_ARRAY, as string or binary
 )
+
+// byteArrays reports whether the column is a string or binary one.
+func (k colKind) byteArrays() bool { return k == kindPlainBytes || k == kindDeltaBytes }
+
+// delta reports whether the column is delta-encoded: its chunks have no
+// dictionary (writers choose a delta encoding instead of one).
+func (k colKind) delta() bool { return k == kindDelta || k == kindDeltaBytes }
 
 // fastKinds maps a physical type and the Arrow type pqarrow reads it as to
 // the kinds of its pages decoded here, by encoding. Other pairs (dates,
@@ -53,8 +61,8 @@ var fastKinds = map[[2]int]map[parquet.Encoding]colKind{
 	{int(parquet.Types.Int64), int(arrow.INT64)}:      {parquet.Encodings.DeltaBinaryPacked: kindDelta, parquet.Encodings.Plain: kindPlainFixed},
 	{int(parquet.Types.Float), int(arrow.FLOAT32)}:    {parquet.Encodings.Plain: kindPlainFixed},
 	{int(parquet.Types.Double), int(arrow.FLOAT64)}:   {parquet.Encodings.Plain: kindPlainFixed},
-	{int(parquet.Types.ByteArray), int(arrow.STRING)}: {parquet.Encodings.Plain: kindPlainBytes},
-	{int(parquet.Types.ByteArray), int(arrow.BINARY)}: {parquet.Encodings.Plain: kindPlainBytes},
+	{int(parquet.Types.ByteArray), int(arrow.STRING)}: {parquet.Encodings.Plain: kindPlainBytes, parquet.Encodings.DeltaLengthByteArray: kindDeltaBytes},
+	{int(parquet.Types.ByteArray), int(arrow.BINARY)}: {parquet.Encodings.Plain: kindPlainBytes, parquet.Encodings.DeltaLengthByteArray: kindDeltaBytes},
 }
 
 // fastColumns returns the kind of each column of rdr (read as schema):
@@ -312,7 +320,7 @@ func (f *fastColumn) width() int {
 // allocated from mem.
 func (f *fastColumn) read(mem memory.Allocator, n int) (arrow.Array, error) {
 	v := newValidity(mem, f.nullable, n)
-	if f.kind == kindPlainBytes {
+	if f.kind.byteArrays() {
 		return f.readBytes(mem, n, v)
 	}
 	w := f.width()
@@ -397,8 +405,13 @@ func (f *fastColumn) readBytes(mem memory.Allocator, n int, v *validity) (arrow.
 			}
 		}
 		var bytes int64
-		for j := f.vat; j < f.vat+vals; j++ {
-			bytes += int64(f.ends[j] - f.starts[j])
+		run := f.kind == kindDeltaBytes && vals == k // k values one after another
+		if run {
+			bytes = int64(f.ends[f.vat+k-1] - f.starts[f.vat])
+		} else {
+			for j := f.vat; j < f.vat+vals; j++ {
+				bytes += int64(f.ends[j] - f.starts[j])
+			}
 		}
 		if size+bytes > math.MaxInt32 {
 			return fail(fmt.Errorf("%w: more than 2 GiB of values in %d rows", errPage, n))
@@ -406,6 +419,10 @@ func (f *fastColumn) readBytes(mem memory.Allocator, n int, v *validity) (arrow.
 		data.Reserve(int(size + bytes))
 		data.ResizeNoShrink(int(size + bytes))
 		dst := data.Bytes()
+		if run {
+			i, size = f.copyRun(off[i:i+k], dst, size, v, i, k), size+bytes
+			continue
+		}
 		for j := range k {
 			off[i] = int32(size)
 			i++
@@ -421,6 +438,21 @@ func (f *fastColumn) readBytes(mem memory.Allocator, n int, v *validity) (arrow.
 	}
 	off[n] = int32(size)
 	return makeArray(f.field.Type, n, v, offs, data), nil
+}
+
+// copyRun copies the next k values, which lie one after another in the
+// page (DELTA_LENGTH_BYTE_ARRAY, no nulls among them), to dst at size in one
+// copy, sets their offsets in off (rows i to i+k) and marks them valid; it
+// returns the row after them.
+func (f *fastColumn) copyRun(off []int32, dst []byte, size int64, v *validity, i, k int) int {
+	base := f.starts[f.vat]
+	for j, s := range f.starts[f.vat : f.vat+k] {
+		off[j] = int32(size) + s - base
+	}
+	copy(dst[size:], f.raw[base:f.ends[f.vat+k-1]])
+	v.setValid(i, k)
+	f.vat, f.at = f.vat+k, f.at+k
+	return i + k
 }
 
 // validity builds the validity bitmap of a nullable column's rows (nil:
@@ -588,8 +620,11 @@ func (f *fastColumn) takeLevels(p file.DataPage, n int) (values []byte, nonNull 
 // decode takes the n values of a page's data, encoded as enc.
 func (f *fastColumn) decode(enc parquet.Encoding, data []byte, n int) error {
 	want := parquet.Encodings.Plain
-	if f.kind == kindDelta {
+	switch f.kind {
+	case kindDelta:
 		want = parquet.Encodings.DeltaBinaryPacked
+	case kindDeltaBytes:
+		want = parquet.Encodings.DeltaLengthByteArray
 	}
 	if enc == parquet.Encodings.RLEDict || enc == parquet.Encodings.PlainDict {
 		return f.lookUp(data, n)
@@ -609,8 +644,39 @@ func (f *fastColumn) decode(enc parquet.Encoding, data []byte, n int) error {
 	case kindPlainBytes:
 		f.raw = data
 		f.starts, f.ends, err = plainBytes(f.starts[:0], f.ends[:0], data, n)
+	case kindDeltaBytes:
+		err = f.deltaLengthBytes(data, n)
 	}
 	return err
+}
+
+// deltaLengthBytes takes the n values of a DELTA_LENGTH_BYTE_ARRAY page:
+// their lengths (DELTA_BINARY_PACKED, 32-bit), then their bytes one after
+// another, which become f.raw, with f.starts and f.ends where each value
+// begins and ends in it.
+func (f *fastColumn) deltaLengthBytes(data []byte, n int) error {
+	if len(data) > math.MaxInt32 {
+		return fmt.Errorf("%w: a page of %d bytes", errPage, len(data))
+	}
+	lens, end, err := decodeDeltaEnd(f.vals, data, n, &f.scratch)
+	f.vals = lens
+	if err != nil {
+		return fmt.Errorf("value lengths: %w", err)
+	}
+	f.raw = data[end:]
+	starts, ends := slices.Grow(f.starts[:0], n)[:n], slices.Grow(f.ends[:0], n)[:n]
+	at := int64(0)
+	for i, l := range lens {
+		size := int64(int32(l))
+		if size < 0 || size > int64(len(f.raw))-at {
+			f.starts, f.ends = starts[:0], ends[:0]
+			return fmt.Errorf("%w: value %d of %d: %d bytes past the page", errPage, i, n, size)
+		}
+		starts[i], at = int32(at), at+size
+		ends[i] = int32(at)
+	}
+	f.starts, f.ends = starts, ends
+	return nil
 }
 
 // plainBytes appends to starts and ends where each of the n PLAIN
@@ -640,7 +706,7 @@ func plainBytes(starts, ends []int32, data []byte, n int) ([]int32, []int32, err
 func (f *fastColumn) takeDict(p *file.DictionaryPage) error {
 	enc := parquet.Encoding(p.Encoding())
 	switch {
-	case f.kind == kindDelta:
+	case f.kind.delta():
 		return fmt.Errorf("%w: a dictionary in a delta-encoded column", errPage)
 	case f.dictN >= 0 || f.groupLeft != f.rdr.RowGroup(f.group-1).NumRows():
 		return fmt.Errorf("%w: a dictionary page after the first page of row group %d", errPage, f.group-1)
@@ -668,7 +734,7 @@ func (f *fastColumn) takeDict(p *file.DictionaryPage) error {
 // binary column's as slices of the dictionary, a fixed-width column's
 // copied out of it.
 func (f *fastColumn) lookUp(data []byte, n int) error {
-	if f.kind == kindDelta || f.dictN < 0 {
+	if f.kind.delta() || f.dictN < 0 {
 		return fmt.Errorf("%w: dictionary indices in a column without a dictionary", errPage)
 	}
 	var err error

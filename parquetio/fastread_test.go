@@ -37,18 +37,19 @@ func deltaFileCases() []deltaFileCase {
 	i64 := arrow.PrimitiveTypes.Int64
 	i32 := arrow.PrimitiveTypes.Int32
 	onlyInts := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "b", Type: i32}}, nil)
-	// mixed: d (a date) is Arrow's; the others are decoded here, s, n and
-	// m nullable (with nulls), p-named integers and n plain, the other
-	// integers delta.
+	// mixed: d (a date) is Arrow's; the others are decoded here, s, n, m
+	// and ls nullable (with nulls), p-named integers and n plain, the other
+	// integers delta, l-named strings and binaries DELTA_LENGTH_BYTE_ARRAY.
 	mixed := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "a", Type: i64}, {Name: "f", Type: arrow.PrimitiveTypes.Float64},
 		{Name: "n", Type: i64, Nullable: true}, {Name: "b", Type: i32},
 		{Name: "m", Type: i32, Nullable: true}, {Name: "d", Type: arrow.FixedWidthTypes.Date32},
 		{Name: "rs", Type: arrow.BinaryTypes.String}, {Name: "rb", Type: arrow.BinaryTypes.Binary},
-		{Name: "f4", Type: arrow.PrimitiveTypes.Float32}, {Name: "pi", Type: i64}, {Name: "pj", Type: i32}}, nil)
+		{Name: "f4", Type: arrow.PrimitiveTypes.Float32}, {Name: "pi", Type: i64}, {Name: "pj", Type: i32},
+		{Name: "ls", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "lb", Type: arrow.BinaryTypes.Binary}}, nil)
 	// ours: every column decoded here (no Arrow reader behind the records).
 	ours := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "rs", Type: arrow.BinaryTypes.String},
-		{Name: "f", Type: arrow.PrimitiveTypes.Float64}}, nil)
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64}, {Name: "ls", Type: arrow.BinaryTypes.String}}, nil)
 	batches := []int64{1, 7, 128, 1000, 5000}
 	var cases []deltaFileCase
 	for _, v := range []string{"sorted", "random", "extremes"} {
@@ -57,8 +58,8 @@ func deltaFileCases() []deltaFileCase {
 				deltaFileCase{"ints/" + v, onlyInts, 3001, 1 << 20, 1 << 20, v2, v, 2, batches},
 				deltaFileCase{"ints/small-pages/" + v, onlyInts, 3001, 1 << 20, 512, v2, v, 2, batches},
 				deltaFileCase{"ints/row-groups/" + v, onlyInts, 3001, 700, 1024, v2, v, 2, batches},
-				deltaFileCase{"mixed/" + v, mixed, 2500, 900, 700, v2, v, 11, batches},
-				deltaFileCase{"ours/" + v, ours, 2500, 900, 700, v2, v, 3, batches},
+				deltaFileCase{"mixed/" + v, mixed, 2500, 900, 700, v2, v, 13, batches},
+				deltaFileCase{"ours/" + v, ours, 2500, 900, 700, v2, v, 4, batches},
 			)
 		}
 	}
@@ -82,7 +83,8 @@ func deltaValue(c deltaFileCase, rng *rand.Rand, i int) int64 {
 }
 
 // writeDeltaFile writes c's rows with every integer column that can be
-// DELTA_BINARY_PACKED so, without dictionaries.
+// DELTA_BINARY_PACKED so, and every l-named string or binary column
+// DELTA_LENGTH_BYTE_ARRAY, without dictionaries.
 func writeDeltaFile(t *testing.T, c deltaFileCase, path string) arrow.Record {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(uint64(len(c.name)), 3))
@@ -129,6 +131,9 @@ func writeDeltaFile(t *testing.T, c deltaFileCase, path string) arrow.Record {
 	for _, f := range c.schema.Fields() {
 		if t := f.Type.ID(); ((t == arrow.INT64 && !f.Nullable) || t == arrow.INT32) && !strings.HasPrefix(f.Name, "p") {
 			opts = append(opts, parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaBinaryPacked))
+		}
+		if strings.HasPrefix(f.Name, "l") {
+			opts = append(opts, parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaLengthByteArray))
 		}
 	}
 	writeArrow(t, path, c.schema, []arrow.Record{rec}, parquet.NewWriterProperties(opts...))
@@ -224,20 +229,21 @@ func countFast(kinds []colKind) int {
 func TestFastColumnsChoice(t *testing.T) {
 	dir := t.TempDir()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
 	for _, tc := range []struct {
 		name string
 		cfg  WriteConfig
 		want []colKind
 	}{
-		{"auto, sorted keys", WriteConfig{NoDictionary: true}, []colKind{kindDelta, kindDelta}},
-		{"snappy", WriteConfig{Compression: Snappy, NoDictionary: true}, []colKind{kindPlainFixed, kindPlainFixed}},
-		{"dictionary", WriteConfig{Compression: Snappy}, []colKind{kindPlainFixed, kindPlainFixed}},
+		{"auto, sorted keys", WriteConfig{NoDictionary: true}, []colKind{kindDelta, kindDelta, kindDeltaBytes}},
+		{"snappy", WriteConfig{Compression: Snappy, NoDictionary: true}, []colKind{kindPlainFixed, kindPlainFixed, kindPlainBytes}},
+		{"dictionary", WriteConfig{Compression: Snappy}, []colKind{kindPlainFixed, kindPlainFixed, kindPlainBytes}},
 	} {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 		for i := range 5000 {
 			b.Field(0).(*array.Int64Builder).Append(int64(i))
 			b.Field(1).(*array.Int32Builder).Append(int32(i))
+			b.Field(2).(*array.StringBuilder).Append(fmt.Sprint(i % 7))
 		}
 		rec := b.NewRecord()
 		b.Release()
@@ -408,6 +414,33 @@ func FuzzPlainBytes(f *testing.F) {
 			if starts[i] > ends[i] || int(ends[i]) > len(data) {
 				t.Fatalf("value %d at [%d, %d) of %d bytes", i, starts[i], ends[i], len(data))
 			}
+		}
+	})
+}
+
+// FuzzDeltaLengthBytes: any page data gives n values lying inside the
+// page's value bytes, one after another, or an error; never a panic.
+func FuzzDeltaLengthBytes(f *testing.F) {
+	f.Add(appendValueBytes(appendDelta(nil, arrow.INT32, []int64{2, 0, 3}), nil, 0), 3)
+	f.Add(append(appendDelta(nil, arrow.INT32, []int64{2, 0, 3}), "abxyz"...), 3)
+	f.Add(append(appendDelta(nil, arrow.INT32, []int64{-1}), "ab"...), 1)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
+		if n < 0 || n > 1<<16 {
+			return
+		}
+		c := &fastColumn{kind: kindDeltaBytes}
+		if err := c.deltaLengthBytes(data, n); err != nil {
+			return
+		}
+		if len(c.starts) != n || len(c.ends) != n {
+			t.Fatalf("%d values, want %d", len(c.starts), n)
+		}
+		at := int32(0)
+		for i := range c.starts {
+			if c.starts[i] != at || c.ends[i] < at || int(c.ends[i]) > len(c.raw) {
+				t.Fatalf("value %d at [%d, %d) of %d bytes, want it to start at %d", i, c.starts[i], c.ends[i], len(c.raw), at)
+			}
+			at = c.ends[i]
 		}
 	})
 }

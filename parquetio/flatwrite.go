@@ -44,7 +44,7 @@ const pageTarget = 1 << 20
 type flatCol struct {
 	id       arrow.Type // INT32, INT64, FLOAT32, FLOAT64, STRING or BINARY
 	width    int        // bytes a value, 0 for strings and binaries
-	delta    bool       // DELTA_BINARY_PACKED, else PLAIN
+	delta    bool       // DELTA_BINARY_PACKED integers or DELTA_LENGTH_BYTE_ARRAY strings and binaries, else PLAIN
 	snappy   bool       // pages compressed with snappy, else not at all
 	optional bool       // definition levels precede the values
 	dict     bool       // dictionary-encoded if the dictionary fits its page
@@ -54,6 +54,21 @@ type flatCol struct {
 // flatWidths are the Arrow types a flatWriter writes, with their value
 // width (0: variable).
 var flatWidths = map[arrow.Type]int{arrow.INT32: 4, arrow.INT64: 8, arrow.FLOAT32: 4, arrow.FLOAT64: 8, arrow.STRING: 0, arrow.BINARY: 0}
+
+// deltaTypes are the Arrow types a flatWriter can delta-encode (see
+// deltaEncoding).
+var deltaTypes = map[arrow.Type]bool{arrow.INT32: true, arrow.INT64: true, arrow.STRING: true, arrow.BINARY: true}
+
+// deltaEncoding is the delta encoding of a column of Arrow type id:
+// DELTA_BINARY_PACKED for integers, DELTA_LENGTH_BYTE_ARRAY (the values'
+// lengths DELTA_BINARY_PACKED, then the values one after another) for
+// strings and binaries.
+func deltaEncoding(id arrow.Type) parquet.Encoding {
+	if id == arrow.STRING || id == arrow.BINARY {
+		return parquet.Encodings.DeltaLengthByteArray
+	}
+	return parquet.Encodings.DeltaBinaryPacked
+}
 
 // flatColumns returns how a flatWriter writes each column of arrSchema
 // (sch is its Parquet schema), or false if some column is not simple: not
@@ -79,7 +94,7 @@ func flatColumns(arrSchema *arrow.Schema, sch *schema.Schema, plans map[string]c
 		switch {
 		case !ok, !topLevel(descr, f.Name), descr.MaxDefinitionLevel() != maxDef,
 			codec != Snappy && codec != Uncompressed,
-			p.delta && f.Type.ID() != arrow.INT32 && f.Type.ID() != arrow.INT64:
+			p.delta && !deltaTypes[f.Type.ID()]:
 			return nil, false
 		}
 		cols[i] = flatCol{id: f.Type.ID(), width: width, delta: p.delta, snappy: codec == Snappy, optional: f.Nullable,
@@ -325,7 +340,7 @@ func (f *flatWriter) encoding(c flatCol, dict bool) parquet.Encoding {
 	case dict:
 		return f.props.DictionaryIndexEncoding()
 	case c.delta:
-		return parquet.Encodings.DeltaBinaryPacked
+		return deltaEncoding(c.id)
 	}
 	return parquet.Encodings.Plain
 }
@@ -503,6 +518,9 @@ func (f *flatWriter) encodePage(c flatCol, page []segment, dict bool, idx []uint
 	switch {
 	case dict:
 		body = appendIndices(body, idx[:vals-nulls], w)
+	case c.delta && c.width == 0:
+		body = appendDelta(body, arrow.INT32, f.pageLens(page, nulls))
+		body = appendValueBytes(body, page, nulls)
 	case c.delta:
 		body = appendDelta(body, c.id, f.pageInts(c.id, page, nulls))
 	case c.width > 0 && !c.optional && len(page) == 1:
@@ -670,6 +688,26 @@ func appendPlainBytes(dst []byte, page []segment, nulls int) []byte {
 	return dst
 }
 
+// appendValueBytes appends the bytes of the non-null values of a page of a
+// string or binary column one after another (DELTA_LENGTH_BYTE_ARRAY's
+// values): each segment's values whole, as they lie in its array, when it
+// has no nulls.
+func appendValueBytes(dst []byte, page []segment, nulls int) []byte {
+	for _, s := range page {
+		offs, data := byteOffsets(s.a), byteValues(s.a)
+		if nulls == 0 || s.a.NullN() == 0 {
+			dst = append(dst, data[offs[s.lo]:offs[s.hi]]...)
+			continue
+		}
+		for r := s.lo; r < s.hi; r++ {
+			if s.a.IsValid(r) {
+				dst = append(dst, data[offs[r]:offs[r+1]]...)
+			}
+		}
+	}
+	return dst
+}
+
 // byteRange is the least and greatest of some values, in byte order
 // (Parquet's order for strings and binaries): slices of the values, nil
 // before the first. Most comparisons are decided by the values' first 8
@@ -740,6 +778,23 @@ func (f *flatWriter) pageInts(id arrow.Type, page []segment, nulls int) []int64 
 			case *array.Int32:
 				out = append(out, int64(a.Value(r)))
 			}
+		}
+	}
+	f.ints = out
+	return out
+}
+
+// pageLens returns the lengths of the non-null values of a page of a
+// string or binary column, gathered into f.ints.
+func (f *flatWriter) pageLens(page []segment, nulls int) []int64 {
+	out := f.ints[:0]
+	for _, s := range page {
+		offs := byteOffsets(s.a)
+		for r := s.lo; r < s.hi; r++ {
+			if nulls > 0 && s.a.IsNull(r) {
+				continue
+			}
+			out = append(out, int64(offs[r+1]-offs[r]))
 		}
 	}
 	f.ints = out

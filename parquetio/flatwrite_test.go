@@ -168,6 +168,10 @@ func flatPlans(c flatCase) map[string]colPlan {
 		if c.delta && (f.Type.ID() == arrow.INT32 || f.Type.ID() == arrow.INT64 && !f.Nullable) {
 			p.codec, p.delta, p.noDict = Uncompressed, true, true
 		}
+		// as Auto: strings and binaries without a dictionary
+		if c.delta && !c.dict && (f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY) {
+			p.delta = true
+		}
 		plans[f.Name] = p
 	}
 	return plans

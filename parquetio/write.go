@@ -143,8 +143,8 @@ func (w *Writer) props(plans map[string]colPlan) *parquet.WriterProperties {
 	for name, p := range plans {
 		codec, _ := p.codec.codec()
 		opts = append(opts, parquet.WithCompressionFor(name, codec))
-		if p.delta {
-			opts = append(opts, parquet.WithEncodingFor(name, parquet.Encodings.DeltaBinaryPacked))
+		if f, ok := w.schema.FieldsByName(name); p.delta && ok {
+			opts = append(opts, parquet.WithEncodingFor(name, deltaEncoding(f[0].Type.ID())))
 		}
 		if p.delta || p.noDict {
 			opts = append(opts, parquet.WithDictionaryFor(name, false))

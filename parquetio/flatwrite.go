@@ -124,8 +124,8 @@ type flatWriter struct {
 // pageBufs are a flatWriter's page buffers, kept from file to file
 // (pageBufPool) until abort returns them: a job writes a thousand output
 // files of a page or so per column, and each file's writer would otherwise
-// grow its buffers afresh, in pages the kernel must clear and map (a
-// quarter of the page faults of set-index's sort and write phase).
+// grow its buffers afresh (BenchmarkWriteFlat: 7.8 MB allocated a file
+// without the pool, 0.6 MB with it).
 type pageBufs struct {
 	body, zip []byte  // a page's encoded and compressed bytes
 	head      []byte  // a page header

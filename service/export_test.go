@@ -18,3 +18,11 @@ func (s *Service) RouteOf(id string) (uint64, []string) {
 	rt := sh.Route()
 	return rt.Epoch, rt.Live
 }
+
+// SetAfterTakeoverPings has f called with the node and the shuffle each
+// time a successor's pings found a majority up, before it checks its route
+// and takes over; the returned func removes it.
+func SetAfterTakeoverPings(f func(node, id string)) (restore func()) {
+	afterTakeoverPings.Store(&f)
+	return func() { afterTakeoverPings.Store(nil) }
+}

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/shufflenode/shufflenode/member"
 )
@@ -74,6 +76,38 @@ func (s *Service) held() []*entry {
 	return out
 }
 
+// takeoverRecheck is how long a successor waits before deciding again on
+// a takeover it dropped (failoverLater).
+const takeoverRecheck = time.Second
+
+// afterTakeoverPings, when set (by tests), is called when a successor's
+// pings found a majority up, before it checks its route and takes over.
+var afterTakeoverPings atomic.Pointer[func(node, id string)]
+
+// failoverLater runs failover on sh again after takeoverRecheck. A
+// successor drops a takeover when sh's route moved while it pinged the
+// members (up to probeTimeout): only a coordinator moves an epoch, so the
+// one seen down was alive then, and this node's view of who is down comes
+// from membership events handled one at a time on the goroutine that was
+// pinging, so the event saying the coordinator is back may still be
+// queued behind it. Taking over on the old route would make a second
+// coordinator in an epoch of its own (seen in TestNetnsSplitBarrier: two
+// coordinators of epoch 2, each refusing the other's members, for good).
+// By the time this runs, the queued events are handled: if the
+// coordinator is still down, this node decides on the route as it is now.
+func (s *Service) failoverLater(sh *entry) {
+	s.background(func(ctx context.Context) {
+		select {
+		case <-time.After(takeoverRecheck):
+		case <-ctx.Done():
+			return
+		}
+		if ph, _ := sh.Status(); ph != Failed {
+			s.failover(ctx, sh)
+		}
+	})
+}
+
 // failoverAll runs failover on every shuffle not failed.
 func (s *Service) failoverAll(ctx context.Context) {
 	for _, sh := range s.held() {
@@ -90,7 +124,8 @@ func (s *Service) failoverAll(ctx context.Context) {
 func (s *Service) failover(ctx context.Context, sh *entry) {
 	sh.failover.Lock()
 	defer sh.failover.Unlock()
-	before := sh.Route().Epoch
+	rt := sh.Route()
+	before := rt.Epoch
 	defer func() {
 		if sh.coordPart() != nil && sh.Route().Epoch != before {
 			s.publish(sh)
@@ -98,6 +133,15 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 	}()
 	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
 		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() && s.mayTakeOver(ctx, sh) {
+			if hook := afterTakeoverPings.Load(); hook != nil {
+				(*hook)(s.Name(), sh.ID())
+			}
+			if now := sh.Route(); now.Epoch != rt.Epoch || now.Term != rt.Term {
+				s.log.Warn("coordinator lost, but the shuffle moved on while this node asked the members: deciding again",
+					"shuffle", sh.ID(), "epoch", now.Epoch, "term", now.Term)
+				s.failoverLater(sh)
+				return
+			}
 			s.takeOver(ctx, sh, lost)
 		}
 	}

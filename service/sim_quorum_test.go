@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,6 +129,52 @@ func TestSimSplitTwoTwo(t *testing.T) {
 	c.awaitOwnersLive(t, f.id)
 	if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// TestSimEpochMoveDuringTakeoverPings: the coordinator is cut off; its
+// successor sees it fail and pings the members, and while it pings, the
+// coordinator comes back and an epoch move of its reaches the successor
+// (its membership event saying so still queued behind the pings). The
+// successor must not take over on the route it started from: that made a
+// second coordinator beside the first (TestNetnsSplitBarrier once ended
+// with two coordinators of epoch 2, each refusing the other's members for
+// good). It decides again later, when it sees the coordinator back, so the
+// members keep following node-0.
+func TestSimEpochMoveDuringTakeoverPings(t *testing.T) {
+	f := newFrame("moved", 8, 7, 4_000, 9)
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	members := []string{"node-0", "node-1", "node-2", "node-3"}
+	next, _, _ := shuffle.CoordinatorOf(f.id, "node-0", members, []string{"node-0"})
+	others := slices.DeleteFunc(slices.Clone(members), func(n string) bool { return n == "node-0" || n == next })
+	move := control.Msg{Op: control.OpEpoch, Shuffle: f.id, Node: "node-0", Term: 0, Epoch: 1, Lost: []string{others[0]}}
+	var moved atomic.Bool
+	defer service.SetAfterTakeoverPings(func(node, id string) {
+		if node != next || id != f.id || !moved.CompareAndSwap(false, true) {
+			return
+		}
+		c.mend(0)
+		body, _ := json.Marshal(move)
+		if typ, reply := c.svcs[c.index[next]].Handle(context.Background(), member.Member{Name: "node-0"},
+			wire.Frame{Type: wire.TypeControl, Payload: body}); typ == wire.TypeRefused {
+			t.Errorf("the coordinator's epoch move refused: %s", reply)
+		}
+	})()
+	c.cutOff(0)
+	for deadline := time.Now().Add(10 * time.Second); !moved.Load(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the successor never pinged the members")
+		}
+	}
+	time.Sleep(3 * time.Second) // past the successor's second look (takeoverRecheck)
+	for _, n := range append([]string{next}, others...) {
+		if in, err := c.svcs[c.index[n]].Info(f.id); err != nil || in.Coordinator != "node-0" {
+			t.Errorf("%s: coordinator %s, %v; want node-0, back before the successor took over", n, in.Coordinator, err)
+		}
 	}
 }
 

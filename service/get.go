@@ -13,7 +13,12 @@ type Location struct {
 	APIAddr   string
 }
 
-// Locations returns the owner of every output partition of shuffle id.
+// Locations returns the owner of every output partition of shuffle id. An
+// owner that is gone but not yet declared lost (the coordinator has not
+// moved the epoch, or cannot: no quorum) is given at the API address it
+// last had: a read there fails as unavailable, which tells a client to
+// recover and ask again, where an empty address was an error no client
+// could act on (the Node conformance client failed on one).
 func (s *Service) Locations(id string) ([]Location, error) {
 	sh, err := s.lookup(id)
 	if err != nil {
@@ -27,9 +32,21 @@ func (s *Service) Locations(id string) ([]Location, error) {
 	locs := make([]Location, sh.Spec.Partitions)
 	for p := range locs {
 		n := sh.Members[r.GroupOf[p]]
-		locs[p] = Location{Partition: p, Node: n, APIAddr: addrs[n]}
+		addr := addrs[n]
+		if addr == "" {
+			addr = s.lastAPIAddr(n)
+		}
+		locs[p] = Location{Partition: p, Node: n, APIAddr: addr}
 	}
 	return locs, nil
+}
+
+// lastAPIAddr returns the API address node last had among the members, as
+// membership events told it ("" if none did).
+func (s *Service) lastAPIAddr(node string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.apiAddrs[node]
 }
 
 // Get reads output partition p of shuffle id from this node, which must own

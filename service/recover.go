@@ -37,6 +37,12 @@ func (s *Service) memberEvent(ctx context.Context, e member.Event) {
 	lost := e.Kind == member.Failed || e.Kind == member.Left
 	back := !lost && s.down[e.Member.Name]
 	s.down[e.Member.Name] = lost
+	if e.Member.APIAddr != "" {
+		if s.apiAddrs == nil {
+			s.apiAddrs = map[string]string{}
+		}
+		s.apiAddrs[e.Member.Name] = e.Member.APIAddr
+	}
 	s.mu.Unlock()
 	switch {
 	case lost:

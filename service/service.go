@@ -62,8 +62,9 @@ type Service struct {
 
 	mu       sync.RWMutex
 	shuffles map[string]*entry
-	gone     tombstones      // why recently dropped shuffles are gone
-	down     map[string]bool // members seen failed or gone, and not back
+	gone     tombstones        // why recently dropped shuffles are gone
+	down     map[string]bool   // members seen failed or gone, and not back
+	apiAddrs map[string]string // each member's API address as membership events last gave it
 	closed   bool
 
 	takeovers takeoverStats

@@ -41,6 +41,39 @@ func TestSimTwoOfFourNoTakeover(t *testing.T) {
 	checkNoQuorum(t, c.svcs[3], f.id, "node-3", "up 2 of 4 members")
 }
 
+// TestSimLocationsOfGoneOwners: with the coordinator and another member
+// gone and no quorum to move the epoch, the partitions they own are still
+// theirs; their locations give the API address each last had, never an
+// empty one (a read there fails as unavailable, and the client recovers).
+func TestSimLocationsOfGoneOwners(t *testing.T) {
+	f := newFrame("gone-owners", 8, 7, 4_000, 9)
+	api := func(name string) string { return name + ":7947" } // never dialed
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond, APIAddr: api})
+	ctx := testCtx(t)
+	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	c.kill(0)
+	c.kill(2)
+	time.Sleep(500 * time.Millisecond)
+	locs, err := c.svcs[1].Locations(f.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := 0
+	for _, l := range locs {
+		if l.APIAddr != l.Node+":7947" {
+			t.Errorf("partition %d on %s: address %q, want %q", l.Partition, l.Node, l.APIAddr, l.Node+":7947")
+		}
+		if l.Node == "node-0" || l.Node == "node-2" {
+			gone++
+		}
+	}
+	if gone == 0 {
+		t.Fatal("no partition on a gone node: nothing checked")
+	}
+}
+
 // checkNoQuorum asks svc (node) the barrier of id and wants, within 5 s, an
 // error wrapping ErrNoQuorum and ErrUnavailable that names the shuffle, the
 // node, the coordinator node-0 and the count want.

@@ -34,6 +34,9 @@ type Config struct {
 	// dht.RecordRule's Rank): values it rejects are refused, and of two
 	// values of one key the higher rank stays (ties: the later put).
 	RecordRank func(key string, value []byte) (uint64, error)
+	// APIAddr, if set, gives each node's member its API address (none by
+	// default: nothing serves one).
+	APIAddr func(name string) string
 }
 
 // DefaultConfig returns the configuration with every default filled in.

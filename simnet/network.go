@@ -56,9 +56,13 @@ func New(cfg Config) (*Network, error) {
 
 // Add joins a node named name whose requests h serves, and emits
 // member.Joined to the nodes already there. A name whose node was lost may
-// be added again (a restart).
+// be added again (a restart). Its member's API address is Config.APIAddr's
+// (none without one).
 func (nw *Network) Add(name string, h Handler) (*Node, error) {
 	nd := &Node{net: nw, self: member.Member{Name: name}, h: h, subs: map[*member.Queue]struct{}{}}
+	if nw.cfg.APIAddr != nil {
+		nd.self.APIAddr = nw.cfg.APIAddr(name)
+	}
 	nd.ctx, nd.stop = context.WithCancel(context.Background())
 	nw.mu.Lock()
 	defer nw.mu.Unlock()

@@ -25,20 +25,28 @@ import (
 // one of them says at once why nothing goes on, as a retryable error.
 func TestSimTwoOfFourNoTakeover(t *testing.T) {
 	f := newFrame("two-of-four", 8, 7, 4_000, 9)
-	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
-	ctx := testCtx(t)
-	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
-		t.Fatal(err)
-	}
-	c.kill(0)
-	c.kill(2)
-	time.Sleep(500 * time.Millisecond)
+	c := twoOfFourGone(t, f, simnet.Config{MaxDelay: time.Millisecond})
 	for _, i := range []int{1, 3} {
 		if in, err := c.svcs[i].Info(f.id); err != nil || in.Coordinator != "node-0" {
 			t.Errorf("node-%d: %+v, %v; want it to keep node-0 as coordinator", i, in, err)
 		}
 	}
 	checkNoQuorum(t, c.svcs[3], f.id, "node-3", "up 2 of 4 members")
+}
+
+// twoOfFourGone starts 4 nodes on a network configured by net, creates
+// f's shuffle on node-0 (its coordinator) and kills node-0 and node-2 at
+// once: the 2 survivors are half, not a strict majority. It returns once
+// the survivors have seen both fail.
+func twoOfFourGone(t *testing.T, f frame, net simnet.Config) *simCluster {
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, net)
+	if err := c.svcs[0].Create(testCtx(t), f.spec()); err != nil {
+		t.Fatal(err)
+	}
+	c.kill(0)
+	c.kill(2)
+	time.Sleep(500 * time.Millisecond)
+	return c
 }
 
 // TestSimLocationsOfGoneOwners: with the coordinator and another member
@@ -48,14 +56,7 @@ func TestSimTwoOfFourNoTakeover(t *testing.T) {
 func TestSimLocationsOfGoneOwners(t *testing.T) {
 	f := newFrame("gone-owners", 8, 7, 4_000, 9)
 	api := func(name string) string { return name + ":7947" } // never dialed
-	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond, APIAddr: api})
-	ctx := testCtx(t)
-	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
-		t.Fatal(err)
-	}
-	c.kill(0)
-	c.kill(2)
-	time.Sleep(500 * time.Millisecond)
+	c := twoOfFourGone(t, f, simnet.Config{MaxDelay: time.Millisecond, APIAddr: api})
 	locs, err := c.svcs[1].Locations(f.id)
 	if err != nil {
 		t.Fatal(err)

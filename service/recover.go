@@ -108,6 +108,9 @@ func (s *Service) failoverLater(sh *entry) {
 		case <-ctx.Done():
 			return
 		}
+		if cur, err := s.lookup(sh.ID()); err != nil || cur != sh {
+			return // dropped, or freed and created again, since
+		}
 		if ph, _ := sh.Status(); ph != Failed {
 			s.failover(ctx, sh)
 		}

@@ -74,7 +74,7 @@ func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
 		dc = s.countDistinct(a, autoSampleValues)
 	}
 	p := colPlan{noDict: !noDict && dc.mostly()}
-	lengths := deltaBytes(a) && (noDict || p.noDict)
+	lengths := byteArray(a.DataType().ID()) && (noDict || p.noDict) // DELTA_LENGTH_BYTE_ARRAY
 	sample := s.sample(a, autoSampleBytes, !lengths)
 	snappy, ok := s.snappyLen(sample)
 	delta, isInt := deltaSize(a, sample, nullable)
@@ -91,13 +91,6 @@ func (s *sampler) plan(a arrow.Array, noDict, nullable bool) colPlan {
 	}
 	p.delta = p.delta || lengths
 	return p
-}
-
-// deltaBytes reports whether a is a string or binary column, which Auto
-// writes DELTA_LENGTH_BYTE_ARRAY when it has no dictionary.
-func deltaBytes(a arrow.Array) bool {
-	id := a.DataType().ID()
-	return id == arrow.STRING || id == arrow.BINARY
 }
 
 // deltaSize returns the estimated DELTA_BINARY_PACKED size of sample, the

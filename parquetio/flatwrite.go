@@ -64,11 +64,15 @@ var deltaTypes = map[arrow.Type]bool{arrow.INT32: true, arrow.INT64: true, arrow
 // lengths DELTA_BINARY_PACKED, then the values one after another) for
 // strings and binaries.
 func deltaEncoding(id arrow.Type) parquet.Encoding {
-	if id == arrow.STRING || id == arrow.BINARY {
+	if byteArray(id) {
 		return parquet.Encodings.DeltaLengthByteArray
 	}
 	return parquet.Encodings.DeltaBinaryPacked
 }
+
+// byteArray reports whether Arrow type id is one a flatWriter writes as
+// BYTE_ARRAY: string or binary.
+func byteArray(id arrow.Type) bool { return id == arrow.STRING || id == arrow.BINARY }
 
 // flatColumns returns how a flatWriter writes each column of arrSchema
 // (sch is its Parquet schema), or false if some column is not simple: not

@@ -92,10 +92,25 @@ func (a *partAcc) chunkFor(cols []table.ColumnView, off, rows int64, presize fun
 	return app, len(a.chunks) - 1
 }
 
-// acc returns partition p's accumulator, starting it.
-func (sh *Shuffle) acc(p uint32) (*partAcc, error) {
+// accsOf returns the accumulators of partitions parts, starting those not
+// started yet.
+func (sh *Shuffle) accsOf(parts []uint32) ([]*partAcc, error) {
 	sh.accs.mu.Lock()
 	defer sh.accs.mu.Unlock()
+	accs := make([]*partAcc, len(parts))
+	for i, p := range parts {
+		a, err := sh.accLocked(p)
+		if err != nil {
+			return nil, err
+		}
+		accs[i] = a
+	}
+	return accs, nil
+}
+
+// accLocked returns partition p's accumulator, starting it (sh.accs.mu
+// held).
+func (sh *Shuffle) accLocked(p uint32) (*partAcc, error) {
 	if a := sh.accs.byPart[p]; a != nil {
 		return a, nil
 	}
@@ -130,51 +145,61 @@ func (rc *Receiver) accumulate(sh *Shuffle, e *shard.Entry, rec arrow.Record, co
 	if !rc.cfg.Store.Reserve(sh.ID(), want) {
 		return false, nil
 	}
-	accs, err := sh.lockAccs(e.Runs)
+	accs, locked, err := sh.lockAccs(e.Runs)
 	if err != nil || !fitsAll(accs, e.Runs, cols) {
-		unlockAll(accs)
+		unlockAll(locked)
 		rc.cfg.Store.Unreserve(sh.ID(), want)
 		return false, err
 	}
 	grown := appendRuns(accs, e, cols, rc.presizer(sh, e, rec))
-	unlockAll(accs)
+	unlockAll(locked)
 	rc.settle(sh, want, grown)
 	return true, nil
 }
 
 // lockAccs locks the accumulators of the runs' partitions, in partition
-// order (every receiving goroutine locks in that order: no deadlock), and
-// returns them by partition.
-func (sh *Shuffle) lockAccs(runs []shard.Run) (map[uint32]*partAcc, error) {
+// order (every receiving goroutine locks in that order: no deadlock). It
+// returns run i's accumulator as accs[i], and the locked ones, each once.
+// (A map by partition cost a hash and a cache miss three times per run.)
+func (sh *Shuffle) lockAccs(runs []shard.Run) (accs, locked []*partAcc, err error) {
 	parts := make([]uint32, len(runs))
 	for i, r := range runs {
 		parts[i] = r.Partition
 	}
-	slices.Sort(parts)
-	accs := make(map[uint32]*partAcc, len(parts))
-	for _, p := range slices.Compact(parts) {
-		a, err := sh.acc(p)
-		if err != nil {
-			unlockAll(accs)
-			return nil, err
-		}
-		a.mu.Lock()
-		accs[p] = a
+	sorted := slices.IsSorted(parts)
+	if !sorted {
+		slices.Sort(parts)
 	}
-	return accs, nil
+	parts = slices.Compact(parts)
+	if locked, err = sh.accsOf(parts); err != nil {
+		return nil, nil, err
+	}
+	for _, a := range locked {
+		a.mu.Lock()
+	}
+	if sorted && len(parts) == len(runs) { // runs in partition order, one per partition: the usual entry
+		return locked, locked, nil
+	}
+	accs = make([]*partAcc, len(runs))
+	for i, r := range runs {
+		k, _ := slices.BinarySearch(parts, r.Partition)
+		accs[i] = locked[k]
+	}
+	return accs, locked, nil
 }
 
-func unlockAll(accs map[uint32]*partAcc) {
+func unlockAll(accs []*partAcc) {
 	for _, a := range accs {
 		a.mu.Unlock()
 	}
 }
 
-// fitsAll reports whether every run fits its accumulator's offsets.
-func fitsAll(accs map[uint32]*partAcc, runs []shard.Run, cols []table.ColumnView) bool {
+// fitsAll reports whether every run fits its accumulator's offsets (run i
+// goes to accs[i]).
+func fitsAll(accs []*partAcc, runs []shard.Run, cols []table.ColumnView) bool {
 	var off int64
-	for _, r := range runs {
-		if !accs[r.Partition].last().Fits(cols, off, int64(r.Count)) {
+	for i, r := range runs {
+		if !accs[i].last().Fits(cols, off, int64(r.Count)) {
 			return false
 		}
 		off += int64(r.Count)
@@ -182,13 +207,14 @@ func fitsAll(accs map[uint32]*partAcc, runs []shard.Run, cols []table.ColumnView
 	return true
 }
 
-// appendRuns appends every run and its segment; it returns how many bytes
+// appendRuns appends every run (run i to accs[i]) and its segment; it
+// returns how many bytes
 // the accumulators grew by. A partition's first chunk is sized for
 // presize(rows) rows (see partAcc.chunkFor).
-func appendRuns(accs map[uint32]*partAcc, e *shard.Entry, cols []table.ColumnView, presize func(int64) int64) int64 {
+func appendRuns(accs []*partAcc, e *shard.Entry, cols []table.ColumnView, presize func(int64) int64) int64 {
 	var off, grown int64
-	for _, r := range e.Runs {
-		a, rows := accs[r.Partition], int64(r.Count)
+	for i, r := range e.Runs {
+		a, rows := accs[i], int64(r.Count)
 		chunks, before := len(a.chunks), a.last().Bytes()
 		app, chunk := a.chunkFor(cols, off, rows, presize)
 		if len(a.chunks) > chunks {
@@ -248,8 +274,45 @@ func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []a
 		recs[i] = app.Record()
 		cols[i] = table.ViewOf(recs[i])
 	}
-	segs := slices.Clone(a.segs)
+	segs := sortedSegs(a.segs, sh.Spec.Tasks)
 	a.mu.Unlock()
-	slices.SortFunc(segs, func(x, y accSeg) int { return x.key.Compare(y.key) })
 	return recs, cols, segs
 }
+
+// sortedSegs returns a copy of one partition's segments sorted by key.
+// They arrive in no order of task, about one per task for a partition of a
+// hash shuffle: a counting sort by task, then each task's few by attempt
+// and seq, is linear, where sorting a thousand segments per partition by
+// comparison took 1.7% of the demo's CPU. Few segments from many tasks
+// (or a task out of range) are sorted by comparison.
+func sortedSegs(segs []accSeg, tasks int) []accSeg {
+	out := slices.Clone(segs)
+	if len(out) < 64 || tasks > 4*len(out) || slices.ContainsFunc(out, func(s accSeg) bool { return s.key.Task >= uint64(tasks) }) {
+		slices.SortFunc(out, compareSegs)
+		return out
+	}
+	at := make([]int, tasks+1) // where each task's segments start
+	for _, s := range segs {
+		at[s.key.Task+1]++
+	}
+	for t := range tasks {
+		at[t+1] += at[t]
+	}
+	for _, s := range segs {
+		out[at[s.key.Task]] = s
+		at[s.key.Task]++
+	}
+	for lo := 0; lo < len(out); {
+		hi := lo + 1
+		for hi < len(out) && out[hi].key.Task == out[lo].key.Task {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortStableFunc(out[lo:hi], compareSegs)
+		}
+		lo = hi
+	}
+	return out
+}
+
+func compareSegs(x, y accSeg) int { return x.key.Compare(y.key) }

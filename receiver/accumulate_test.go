@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -9,6 +10,9 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -27,13 +31,13 @@ func TestAccumulateInChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := &Shuffle{}
+	sh := &Shuffle{State: &shuffle.State{Spec: &spec.Spec{Tasks: tasks}}}
 	a := &partAcc{chunks: []*table.Appender{first}}
 	sh.accs.byPart = map[uint32]*partAcc{0: a}
 	presize := func(n int64) int64 { return n } // a guess of one run
 	for _, task := range rand.New(rand.NewPCG(1, 2)).Perm(tasks) {
 		e := &shard.Entry{Task: uint64(task), Runs: []shard.Run{{Partition: 0, Count: rows}}}
-		appendRuns(map[uint32]*partAcc{0: a}, e, table.ViewOf(recs[task]), presize)
+		appendRuns([]*partAcc{a}, e, table.ViewOf(recs[task]), presize)
 	}
 	if n := len(a.chunks); n < 2 || n > 8 {
 		t.Errorf("%d chunks for %d runs of one run's guess, want 2-8 (capacity doubling)", n, tasks)
@@ -61,5 +65,43 @@ func TestAccumulateInChunks(t *testing.T) {
 	defer want.Release()
 	if !array.RecordEqual(got, want) {
 		t.Fatalf("the chunks read in key order hold %d rows that differ from the %d appended in task order", got.NumRows(), want.NumRows())
+	}
+}
+
+// TestSortedSegs checks sortedSegs against a comparison sort: segments of
+// one partition from many tasks (the counting sort), from few tasks of
+// many (comparison), with retries and several seqs per task, and with a
+// task out of range. Each segment is told apart by its offset, so the
+// result must be the same segments, each once, in key order.
+func TestSortedSegs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for iter := range 400 {
+		tasks, n := 1+rng.IntN(300), rng.IntN(700)
+		segs := make([]accSeg, n)
+		for i := range segs {
+			task := uint64(rng.IntN(tasks))
+			if iter%50 == 0 && i == n/2 {
+				task = uint64(tasks + rng.IntN(3)) // out of range
+			}
+			segs[i] = accSeg{key: spill.Key{Partition: 7, Task: task, Attempt: uint32(rng.IntN(3)), Seq: uint32(rng.IntN(4))}, off: int64(i)}
+		}
+		in := slices.Clone(segs)
+		got := sortedSegs(segs, tasks)
+		if !slices.Equal(segs, in) {
+			t.Fatalf("iter %d: the segments given were changed", iter)
+		}
+		if !slices.IsSortedFunc(got, compareSegs) {
+			t.Fatalf("iter %d (%d tasks, %d segments): not in key order", iter, tasks, n)
+		}
+		seen := make([]bool, n)
+		for _, s := range got {
+			if seen[s.off] {
+				t.Fatalf("iter %d: segment %d twice", iter, s.off)
+			}
+			seen[s.off] = true
+		}
+		if len(got) != n {
+			t.Fatalf("iter %d: %d segments, want %d", iter, len(got), n)
+		}
 	}
 }

@@ -101,28 +101,43 @@ func (s *Sample) Len() int { return len(s.weights) }
 // the generator seeded by seed. col must have the Sample's type. It returns
 // the number of values taken.
 func (s *Sample) Add(col arrow.Array, k int, seed uint64) (int, error) {
-	if !arrow.TypeEqual(col.DataType(), s.dt) {
-		return 0, fmt.Errorf("%w: sample of %s given %s", ErrUnsupportedType, s.dt, col.DataType())
+	return s.AddChunks([]arrow.Array{col}, k, seed)
+}
+
+// AddChunks is Add of the column whose rows are those of chunks, in order
+// (a file's column read batch by batch), without joining them first.
+func (s *Sample) AddChunks(chunks []arrow.Array, k int, seed uint64) (int, error) {
+	n := 0
+	for _, c := range chunks {
+		if !arrow.TypeEqual(c.DataType(), s.dt) {
+			return 0, fmt.Errorf("%w: sample of %s given %s", ErrUnsupportedType, s.dt, c.DataType())
+		}
+		n += c.Len()
 	}
-	n := col.Len()
 	if k <= 0 || n == 0 {
 		return 0, nil
 	}
-	take := s.taker(col)
 	if n <= k {
-		return s.addRows(col, take, 1, func(j int) int { return j }, n), nil
+		return s.addRows(chunks, 1, func(j int) int { return j }, n), nil
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	pick := func(j int) int { lo := j * n / k; return lo + rng.IntN((j+1)*n/k-lo) }
-	return s.addRows(col, take, float64(n)/float64(k), pick, k), nil
+	return s.addRows(chunks, float64(n)/float64(k), pick, k), nil
 }
 
-// addRows takes rows pick(0..count-1) of col that are not missing, each
-// of weight w.
-func (s *Sample) addRows(col arrow.Array, take func(int) bool, w float64, pick func(int) int, count int) int {
-	taken := 0
+// addRows takes rows pick(0..count-1), ascending, of the column chunks
+// make up that are not missing, each of weight w.
+func (s *Sample) addRows(chunks []arrow.Array, w float64, pick func(int) int, count int) int {
+	taken, c, off := 0, 0, 0 // chunks[c] holds rows from off
+	take := s.taker(chunks[0])
 	for j := range count {
-		if i := pick(j); !col.IsNull(i) && take(i) {
+		i := pick(j)
+		for i >= off+chunks[c].Len() {
+			off += chunks[c].Len()
+			c++
+			take = s.taker(chunks[c])
+		}
+		if col := chunks[c]; !col.IsNull(i-off) && take(i-off) {
 			s.weights = append(s.weights, w)
 			taken++
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -234,5 +235,45 @@ func TestSampleDeterministic(t *testing.T) {
 	}
 	if _, err := NewSample(&arrow.Decimal128Type{Precision: 3}); !errors.Is(err, ErrUnsupportedType) {
 		t.Errorf("decimal sample: %v", err)
+	}
+}
+
+// TestSampleChunks checks that sampling a column in chunks (empty ones
+// too) takes the values and weights that sampling it whole does, for
+// numbers and for strings with nulls, whether k is below or above the
+// rows.
+func TestSampleChunks(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(6, 6))
+	for iter := range 60 {
+		n := 1 + rng.IntN(3000)
+		rec := buildRecord(t, mem, rng, n, []testCol{
+			{"i", arrow.PrimitiveTypes.Int64, func(rng *rand.Rand, _ int) any { return rng.IntN(1 << 20) }},
+			{"s", arrow.BinaryTypes.String, withNulls(rowName)}})
+		var cuts []int64
+		for c := int64(0); c < int64(n); c += int64(rng.IntN(n/3 + 2)) {
+			cuts = append(cuts, c) // a repeated cut makes an empty chunk
+		}
+		cuts = append(cuts, int64(n))
+		k := []int{1, 50, n, 2 * n}[iter%4]
+		for ci := range 2 {
+			col := rec.Column(ci)
+			var chunks []arrow.Array
+			for i := range len(cuts) - 1 {
+				chunks = append(chunks, array.NewSlice(col, cuts[i], cuts[i+1]))
+			}
+			whole, _ := NewSample(col.DataType())
+			parts, _ := NewSample(col.DataType())
+			nw, err1 := whole.Add(col, k, uint64(iter))
+			np, err2 := parts.AddChunks(chunks, k, uint64(iter))
+			releaseAll(chunks)
+			if err1 != nil || err2 != nil || nw != np || !slices.Equal(whole.ints, parts.ints) ||
+				!slices.Equal(whole.strs, parts.strs) || !slices.Equal(whole.weights, parts.weights) {
+				t.Fatalf("iter %d column %d (%d rows, %d chunks, k %d): whole took %d, chunks %d (%v, %v)",
+					iter, ci, n, len(chunks), k, nw, np, err1, err2)
+			}
+		}
+		rec.Release()
 	}
 }

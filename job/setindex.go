@@ -157,14 +157,18 @@ func sampleDivisions(ctx context.Context, files []string, field arrow.Field, par
 	g.SetLimit(runtime.GOMAXPROCS(0)) // reading a column is CPU work: decoding pages
 	for t, path := range files {
 		g.Go(func() error {
-			col, err := parquetio.ReadColumn(gctx, path, field.Name, memory.DefaultAllocator)
+			chunks, _, err := parquetio.ReadColumnChunks(gctx, path, field.Name, memory.DefaultAllocator) // not joined: a copy of the column
 			if err != nil {
 				return err
 			}
-			defer col.Release()
+			defer func() {
+				for _, c := range chunks {
+					c.Release()
+				}
+			}()
 			mu.Lock()
 			defer mu.Unlock()
-			if _, err := s.Add(col, k, uint64(t)); err != nil { // the divisions do not depend on the order of Adds
+			if _, err := s.AddChunks(chunks, k, uint64(t)); err != nil { // the divisions do not depend on the order of Adds
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			return nil

@@ -164,33 +164,45 @@ func ReadColumn(ctx context.Context, path, name string, mem memory.Allocator) (a
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	chunks, dt, err := ReadColumnChunks(ctx, path, name, mem)
+	defer func() { releaseArrays(chunks) }()
+	switch {
+	case err != nil:
+		return nil, err
+	case len(chunks) == 0:
+		return array.MakeArrayOfNull(mem, dt, 0), nil
+	case len(chunks) == 1:
+		chunks[0].Retain()
+		return chunks[0], nil
+	}
+	return array.Concatenate(chunks, mem)
+}
+
+// ReadColumnChunks is ReadColumn without joining the column's batches: it
+// returns them in order (none for a file without rows), and the column's
+// type. The caller releases them.
+func ReadColumnChunks(ctx context.Context, path, name string, mem memory.Allocator) (chunks []arrow.Array, dt arrow.DataType, err error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
 	r, err := open(ctx, path, mem, DefaultBatchRows, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
-	var chunks []arrow.Array
-	defer func() { releaseArrays(chunks) }()
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			break
+			return chunks, r.Schema().Field(0).Type, nil
 		}
 		if err != nil {
-			return nil, err
+			releaseArrays(chunks)
+			return nil, nil, err
 		}
 		c := rec.Column(0)
 		c.Retain()
 		chunks = append(chunks, c)
 	}
-	switch len(chunks) {
-	case 0:
-		return array.MakeArrayOfNull(mem, r.Schema().Field(0).Type, 0), nil
-	case 1:
-		chunks[0].Retain()
-		return chunks[0], nil
-	}
-	return array.Concatenate(chunks, mem)
 }
 
 // ReadFile reads every row of a Parquet file as records of at most

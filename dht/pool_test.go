@@ -139,7 +139,7 @@ func TestServeWaitsForNextRequest(t *testing.T) {
 		if i > 0 {
 			time.Sleep(timeout * 3 / 2)
 		}
-		if f, err := exchange(s, wire.TypeControl, [][]byte{[]byte("x")}, 1<<20); err != nil || string(f.Payload) != "x" {
+		if f, err := exchange(s, wire.TypeControl, wire.Payload{Parts: [][]byte{[]byte("x")}}, 1<<20); err != nil || string(f.Payload) != "x" {
 			t.Fatalf("exchange %d: reply %q, %v", i, f.Payload, err)
 		}
 	}

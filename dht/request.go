@@ -46,11 +46,17 @@ func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []by
 // caller must not use the parts after the call. The parts must not change
 // during the call.
 func (n *Node) RequestParts(ctx context.Context, to string, t wire.Type, parts [][]byte) (wire.Frame, error) {
+	return n.RequestPayload(ctx, to, t, wire.Payload{Parts: parts})
+}
+
+// RequestPayload is RequestParts of p's parts, the frame's CRC combined
+// from the CRCs p knows (wire.WriteFramePayload).
+func (n *Node) RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error) {
 	if n.isClosed() {
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s", ErrClosed, t, to)
 	}
 	if to == n.cfg.Name {
-		return n.requestSelf(ctx, t, selfPayload(parts))
+		return n.requestSelf(ctx, t, selfPayload(p.Parts))
 	}
 	e, ok := n.lookup(to)
 	if !ok {
@@ -61,7 +67,7 @@ func (n *Node) RequestParts(ctx context.Context, to string, t wire.Type, parts [
 		ctx, cancel = context.WithTimeout(ctx, n.cfg.RequestTimeout)
 		defer cancel()
 	}
-	f, err := n.roundTrip(ctx, e, t, parts)
+	f, err := n.roundTrip(ctx, e, t, p)
 	if err != nil {
 		n.stats.add(to, func(c *peerCounters) { c.requestsFailed.Add(1) })
 		return wire.Frame{}, fmt.Errorf("%w: request %s to node %s: %w", ErrTransport, t, to, err)
@@ -102,20 +108,17 @@ func (n *Node) replyError(f wire.Frame, t wire.Type, to string) error {
 
 // roundTrip writes one frame on a pooled or new stream to e and reads one
 // reply.
-func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, parts [][]byte) (wire.Frame, error) {
+func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, payload wire.Payload) (wire.Frame, error) {
 	p := n.poolFor(e)
 	s, err := n.takeStream(ctx, e, p)
 	if err != nil {
 		return wire.Frame{}, err
 	}
-	f, reusable, err := n.exchangeCtx(ctx, s, t, parts)
+	f, reusable, err := n.exchangeCtx(ctx, s, t, payload)
 	if err != nil {
 		return wire.Frame{}, err
 	}
-	size := 0
-	for _, p := range parts {
-		size += len(p)
-	}
+	size := payload.Len()
 	n.stats.add(e.member.Name, func(c *peerCounters) {
 		c.requestsSent.Add(1)
 		c.bytesSent.Add(uint64(size))
@@ -129,11 +132,11 @@ func (n *Node) roundTrip(ctx context.Context, e memberEntry, t wire.Type, parts 
 // exchangeCtx runs exchange on s, resetting s if ctx ends first or the
 // exchange fails. It reports whether s is still usable: not reset, and
 // its reply read to the end.
-func (n *Node) exchangeCtx(ctx context.Context, s network.Stream, t wire.Type, parts [][]byte) (f wire.Frame, reusable bool, err error) {
+func (n *Node) exchangeCtx(ctx context.Context, s network.Stream, t wire.Type, payload wire.Payload) (f wire.Frame, reusable bool, err error) {
 	// ctx's end resets the stream, which fails the pending read or write;
 	// by then ctx.Err() is set and joins the error.
 	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
-	f, err = exchange(s, t, parts, n.cfg.MaxPayload)
+	f, err = exchange(s, t, payload, n.cfg.MaxPayload)
 	stopped := stop() // false: the reset ran or is running
 	if err != nil {
 		_ = s.Reset()
@@ -143,8 +146,8 @@ func (n *Node) exchangeCtx(ctx context.Context, s network.Stream, t wire.Type, p
 }
 
 // exchange writes the request and reads the reply.
-func exchange(s network.Stream, t wire.Type, parts [][]byte, maxPayload int) (wire.Frame, error) {
-	if err := writeFrame(s, t, parts); err != nil {
+func exchange(s network.Stream, t wire.Type, payload wire.Payload, maxPayload int) (wire.Frame, error) {
+	if err := writeFrame(s, t, payload); err != nil {
 		return wire.Frame{}, err
 	}
 	f, err := wire.ReadFrame(s, maxPayload)
@@ -154,12 +157,12 @@ func exchange(s network.Stream, t wire.Type, parts [][]byte, maxPayload int) (wi
 	return f, err
 }
 
-// writeFrame writes one frame of payload parts.
-func writeFrame(s network.Stream, t wire.Type, parts [][]byte) error {
-	if len(parts) == 1 {
-		return wire.WriteFrame(s, t, parts[0])
+// writeFrame writes one frame of payload.
+func writeFrame(s network.Stream, t wire.Type, payload wire.Payload) error {
+	if len(payload.Parts) == 1 && len(payload.Known) == 0 {
+		return wire.WriteFrame(s, t, payload.Parts[0])
 	}
-	return wire.WriteFrameParts(s, t, parts)
+	return wire.WriteFramePayload(s, t, payload)
 }
 
 // serveStream answers the request frames of one inbound stream, one reply

@@ -157,19 +157,19 @@ func refusalCode(err error) wire.RefusalCode {
 	return wire.RefuseFailed
 }
 
-// partsRequester is a Network that writes a payload in parts without
-// joining it (dht.Node does).
-type partsRequester interface {
-	RequestParts(ctx context.Context, to string, t wire.Type, parts [][]byte) (wire.Frame, error)
+// payloadRequester is a Network that writes a payload in parts without
+// joining it, its CRC combined from those it knows (dht.Node does).
+type payloadRequester interface {
+	RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error)
 }
 
-// requestParts sends a frame whose payload is parts: in place where the network
-// can, else joined.
-func (s *Service) requestParts(ctx context.Context, to string, t wire.Type, parts [][]byte) (wire.Frame, error) {
-	if pr, ok := s.net.(partsRequester); ok {
-		return pr.RequestParts(ctx, to, t, parts)
+// requestPayload sends a frame whose payload is p: in place where the
+// network can, else joined.
+func (s *Service) requestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error) {
+	if pr, ok := s.net.(payloadRequester); ok {
+		return pr.RequestPayload(ctx, to, t, p)
 	}
-	return s.net.Request(ctx, to, t, wire.Join(parts))
+	return s.net.Request(ctx, to, t, wire.Join(p.Parts))
 }
 
 // sender delivers splitter batches as shards frames.
@@ -178,7 +178,7 @@ type sender struct{ s *Service }
 // Send implements splitter.Sender: busy replies and transport errors are
 // retried (receivers drop resent entries by seq); refusals are final.
 func (x sender) Send(ctx context.Context, b *splitter.Batch) error {
-	_, err := x.s.requestParts(ctx, b.Dest, wire.TypeShards, shard.MsgParts(b.Msg()))
+	_, err := x.s.requestPayload(ctx, b.Dest, wire.TypeShards, shard.MsgPayload(b.Msg()))
 	switch {
 	case err == nil:
 		return nil

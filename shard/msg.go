@@ -42,6 +42,10 @@ type Entry struct {
 	// message as its metadata and the record's own buffers), sent without
 	// being joined; Data is then nil. Decoded entries have Data only.
 	Parts [][]byte
+	// Sum, on the sending side when Summed, is Checksum of the data, which
+	// the frame's CRC is then combined from (wire.Payload). It is not sent.
+	Sum    uint32
+	Summed bool
 }
 
 // Len is the entry's data size in bytes.
@@ -101,7 +105,11 @@ func AppendMsg(dst []byte, m *Msg) []byte {
 // MsgParts returns the wire form of m in parts (see wire.Vec): the entries'
 // data is referenced, not copied, so it must not change until the parts
 // are written. Joined, they are AppendMsg's bytes.
-func MsgParts(m *Msg) [][]byte {
+func MsgParts(m *Msg) [][]byte { return MsgPayload(m).Parts }
+
+// MsgPayload is MsgParts with the CRC of each entry's data that has its
+// Sum.
+func MsgPayload(m *Msg) wire.Payload {
 	e := new(wire.Vec)
 	e.String(m.Shuffle)
 	e.Uvarint(m.Epoch)
@@ -113,7 +121,7 @@ func MsgParts(m *Msg) [][]byte {
 	for _, x := range m.Ends {
 		appendEnd(e, x)
 	}
-	return e.Parts()
+	return e.Payload()
 }
 
 func appendEntry(e *wire.Vec, x *Entry) {
@@ -125,7 +133,11 @@ func appendEntry(e *wire.Vec, x *Entry) {
 		e.Uvarint(uint64(r.Partition))
 		e.Uvarint(r.Count)
 	}
-	e.AlignedBlobParts(x.Chunks(), DataAlign)
+	if x.Summed {
+		e.AlignedBlobPartsCRC(x.Chunks(), DataAlign, x.Sum)
+	} else {
+		e.AlignedBlobParts(x.Chunks(), DataAlign)
+	}
 }
 
 func appendEnd(e *wire.Vec, x End) {

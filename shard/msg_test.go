@@ -154,3 +154,41 @@ func TestMsgPartsEntryParts(t *testing.T) {
 		t.Fatal("ChecksumParts differs from the joined bytes' Checksum")
 	}
 }
+
+// TestMsgPayloadKnownCRCs: MsgPayload's parts are MsgParts', and each
+// summed entry's data is a run of them that it knows the CRC of (the
+// entry's Sum, its length), while an entry without a Sum is not known. A
+// frame written from it is the frame of the joined message.
+func TestMsgPayloadKnownCRCs(t *testing.T) {
+	a := [][]byte{[]byte("meta!"), []byte("0123456789abcdef"), {}, []byte("xyz")}
+	b := [][]byte{bytes.Repeat([]byte("b"), 100<<10)}
+	m := &Msg{Shuffle: "s", Entries: []Entry{
+		{Task: 1, Runs: []Run{{Partition: 4, Count: 2}}, Parts: a, Sum: ChecksumParts(a), Summed: true},
+		{Task: 2, Data: []byte("not summed")},
+		{Task: 3, Parts: b, Sum: ChecksumParts(b), Summed: true},
+	}}
+	p := MsgPayload(m)
+	if !bytes.Equal(wire.Join(p.Parts), wire.Join(MsgParts(m))) {
+		t.Fatal("MsgPayload's parts differ from MsgParts'")
+	}
+	if len(p.Known) != 2 {
+		t.Fatalf("%d known runs, want 2 (the summed entries)", len(p.Known))
+	}
+	for i, e := range []Entry{m.Entries[0], m.Entries[2]} {
+		k := p.Known[i]
+		run := wire.Join(p.Parts[k.First : k.First+k.Count])
+		if k.Sum != e.Sum || k.Len != e.Len() || Checksum(run) != e.Sum {
+			t.Fatalf("known run %d: sum %08x len %d, its bytes' sum %08x; the entry's %08x, %d bytes", i, k.Sum, k.Len, Checksum(run), e.Sum, e.Len())
+		}
+	}
+	var got, want bytes.Buffer
+	if err := wire.WriteFramePayload(&got, wire.TypeShards, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := wire.WriteFrame(&want, wire.TypeShards, AppendMsg(nil, m)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("the frame written from MsgPayload differs from the joined message's")
+	}
+}

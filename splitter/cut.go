@@ -199,7 +199,8 @@ func (c *Cut) queue(ctx context.Context, dest int, e shard.Entry, rows uint64) e
 func (c *Cut) queueReleased(ctx context.Context, dest int, e shard.Entry, rows uint64, release func()) error {
 	e.Task, e.Attempt, e.Seq = c.r.Task, c.r.Attempt, c.seq[dest]
 	c.seq[dest]++
-	c.sent[dest].Add(rows, uint64(e.Len()), shard.ChecksumParts(e.Chunks()))
+	e.Sum, e.Summed = shard.ChecksumParts(e.Chunks()), true // while the data is in the cache; the frame's CRC reuses it
+	c.sent[dest].Add(rows, uint64(e.Len()), e.Sum)
 	return c.s.AddReleased(ctx, c.r.Shuffle, c.r.Epoch, c.r.Dests[dest], e, release)
 }
 

@@ -251,7 +251,8 @@ func (d *Decoder) Done() error {
 type Vec struct {
 	Encoder
 	parts [][]byte
-	n     int // bytes in parts
+	n     int        // bytes in parts
+	known []KnownCRC // blobs added with their CRC
 }
 
 // Len returns the number of bytes encoded so far.
@@ -260,19 +261,35 @@ func (v *Vec) Len() int { return v.n + len(v.buf) }
 // AlignedBlobParts appends the blob made of parts (in order) as AlignedBlob
 // would, with the padding computed from the start of the whole message.
 func (v *Vec) AlignedBlobParts(parts [][]byte, align int) {
-	size := 0
+	v.alignedBlob(parts, align)
+}
+
+// AlignedBlobPartsCRC is AlignedBlobParts of a blob whose CRC-32C is sum,
+// which Payload then reports (see Payload).
+func (v *Vec) AlignedBlobPartsCRC(parts [][]byte, align int, sum uint32) {
+	first, size := v.alignedBlob(parts, align)
+	if n := len(v.parts) - first; n > 0 {
+		v.known = append(v.known, KnownCRC{First: first, Count: n, Len: size, Sum: sum})
+	}
+}
+
+// alignedBlob appends a blob as AlignedBlobParts and returns the index of
+// its first part and its size.
+func (v *Vec) alignedBlob(parts [][]byte, align int) (first, size int) {
 	for _, p := range parts {
 		size += len(p)
 	}
 	v.Uvarint(uint64(size))
 	v.buf = append(v.buf, make([]byte, padding(v.Len(), align))...)
 	v.cut()
+	first = len(v.parts)
 	for _, p := range parts {
 		if len(p) > 0 {
 			v.parts = append(v.parts, p)
 			v.n += len(p)
 		}
 	}
+	return first, size
 }
 
 // cut ends the current segment; later fields go after it in the same
@@ -290,6 +307,12 @@ func (v *Vec) cut() {
 func (v *Vec) Parts() [][]byte {
 	v.cut()
 	return v.parts
+}
+
+// Payload returns the encoded message in order, with the CRCs of the blobs
+// added with theirs. The Vec must not be used afterwards.
+func (v *Vec) Payload() Payload {
+	return Payload{Parts: v.Parts(), Known: v.known}
 }
 
 // Join returns the concatenation of parts in one new buffer.

@@ -124,23 +124,65 @@ func WriteFrame(w io.Writer, t Type, payload []byte) error {
 // header into writes of up to 64 KiB, parts of 32 KiB or more are written in
 // place. Errors as WriteFrame's.
 func WriteFrameParts(w io.Writer, t Type, parts [][]byte) error {
+	return WriteFramePayload(w, t, Payload{Parts: parts})
+}
+
+// Payload is a frame's payload in parts, with the CRC-32C of some runs of
+// them already known (a shard entry's data, summed when it was cut): the
+// frame's CRC is combined from those instead of read from their bytes
+// again. A known CRC that is wrong makes a frame the receiver rejects.
+type Payload struct {
+	Parts [][]byte
+	Known []KnownCRC // by First, ascending, not overlapping
+}
+
+// KnownCRC says that parts [First, First+Count) of a Payload, Len bytes
+// together, have the CRC-32C Sum.
+type KnownCRC struct {
+	First, Count, Len int
+	Sum               uint32
+}
+
+// Len returns the payload's size in bytes.
+func (p Payload) Len() int {
 	n := 0
-	for _, p := range parts {
-		n += len(p)
+	for _, b := range p.Parts {
+		n += len(b)
 	}
+	return n
+}
+
+// crc returns the CRC-32C of hdr (the header's first 8 bytes) then the
+// payload.
+func (p Payload) crc(hdr []byte) uint32 {
+	sum := crc32.Update(0, castagnoli, hdr)
+	k := 0
+	for i := 0; i < len(p.Parts); {
+		if k < len(p.Known) && p.Known[k].First == i {
+			sum = CombineCRC(sum, p.Known[k].Sum, p.Known[k].Len)
+			i += p.Known[k].Count
+			k++
+			continue
+		}
+		sum = crc32.Update(sum, castagnoli, p.Parts[i])
+		i++
+	}
+	return sum
+}
+
+// WriteFramePayload is WriteFrameParts of p's parts, its CRC combined from
+// those p knows.
+func WriteFramePayload(w io.Writer, t Type, p Payload) error {
+	n := p.Len()
 	if uint64(n) > math.MaxUint32 {
 		return fmt.Errorf("%w: %d bytes", ErrTooLarge, n)
 	}
 	g := gatherPool.Get().(*gatherWriter)
 	defer gatherPool.Put(g)
 	g.w, g.buf = w, appendHeader(g.buf[:0], t, n)
-	sum := crc32.Update(0, castagnoli, g.buf[:8])
-	for _, p := range parts {
-		sum = crc32.Update(sum, castagnoli, p)
-	}
-	binary.LittleEndian.PutUint32(g.buf[8:], sum)
-	for _, p := range parts {
-		if err := g.write(p); err != nil {
+	binary.LittleEndian.PutUint32(g.buf[8:], p.crc(g.buf[:8]))
+	for _, b := range p.Parts {
+		if err := g.write(b); err != nil {
 			return err
 		}
 	}
@@ -241,11 +283,33 @@ func (h Header) ReadPayload(r io.Reader) (Frame, error) {
 // keep.
 func (h Header) ReadPayloadReserved(r io.Reader) (Frame, error) {
 	payload := newPayload(int(h.Len))
-	if _, err := io.ReadFull(r, payload); err != nil {
+	sum, err := readCRC(r, payload, h.raw[:8])
+	if err != nil {
 		Recycle(payload)
 		return Frame{}, shortErr(noEOF(err))
 	}
-	return finish(h.raw[:], payload)
+	return checked(h.raw[:], payload, sum)
+}
+
+// readCRC fills b from r as io.ReadFull does and returns the CRC-32C of
+// hdr then b, summing each read's bytes as they land, while they are in
+// the cache: a second pass over a payload of megabytes read them back from
+// memory.
+func readCRC(r io.Reader, b, hdr []byte) (uint32, error) {
+	sum := crc32.Update(0, castagnoli, hdr)
+	for off := 0; off < len(b); {
+		n, err := r.Read(b[off:])
+		sum = crc32.Update(sum, castagnoli, b[off:off+n])
+		off += n
+		switch {
+		case off == len(b):
+		case err == io.EOF && off > 0:
+			return 0, io.ErrUnexpectedEOF
+		case err != nil:
+			return 0, err
+		}
+	}
+	return sum, nil
 }
 
 // Payload buffers of at least minPooled bytes come from a pool of
@@ -392,7 +456,11 @@ func checkHeader(hdr []byte, maxPayload int) (int, error) {
 // finish checks the CRC of a validated header and its payload.
 func finish(hdr, payload []byte) (Frame, error) {
 	sum := crc32.Update(0, castagnoli, hdr[:8])
-	sum = crc32.Update(sum, castagnoli, payload)
+	return checked(hdr, payload, crc32.Update(sum, castagnoli, payload))
+}
+
+// checked is finish of a frame whose CRC was taken: sum.
+func checked(hdr, payload []byte, sum uint32) (Frame, error) {
 	if want := binary.LittleEndian.Uint32(hdr[8:12]); sum != want {
 		return Frame{}, fmt.Errorf("%w: got %08x, header says %08x", ErrChecksum, sum, want)
 	}

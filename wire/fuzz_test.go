@@ -3,7 +3,9 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -35,14 +37,15 @@ func FuzzDecodeFrame(f *testing.F) {
 		const limit = 1 << 16
 		fr, rest, err := DecodeFrame(data, limit)
 		rf, rerr := ReadFrame(bytes.NewReader(data), limit)
-		if (err == nil) != (rerr == nil) {
-			t.Fatalf("DecodeFrame err %v, ReadFrame err %v", err, rerr)
+		vf, verr := readReserved(iotest.HalfReader(bytes.NewReader(data)), limit) // its CRC taken read by read
+		if (err == nil) != (rerr == nil) || (err == nil) != (verr == nil) {
+			t.Fatalf("DecodeFrame err %v, ReadFrame err %v, ReadPayloadReserved err %v", err, rerr, verr)
 		}
 		if err != nil {
 			return
 		}
-		if rf.Type != fr.Type || !bytes.Equal(rf.Payload, fr.Payload) {
-			t.Fatal("DecodeFrame and ReadFrame disagree")
+		if rf.Type != fr.Type || !bytes.Equal(rf.Payload, fr.Payload) || vf.Type != fr.Type || !bytes.Equal(vf.Payload, fr.Payload) {
+			t.Fatal("DecodeFrame, ReadFrame and ReadPayloadReserved disagree")
 		}
 		if n := len(data) - len(rest); fr.Flags == 0 && !bytes.Equal(AppendFrame(nil, fr.Type, fr.Payload), data[:n]) {
 			t.Fatal("re-encoding differs")
@@ -54,6 +57,15 @@ func FuzzDecodeFrame(f *testing.F) {
 			t.Fatalf("whole: %d frames (%v); in two pieces: %d frames (%v)", len(whole), werr, len(parts), perr)
 		}
 	})
+}
+
+// readReserved reads one frame from r with ReadPayloadReserved.
+func readReserved(r io.Reader, limit int) (Frame, error) {
+	h, err := ReadHeader(r, limit)
+	if err != nil {
+		return Frame{}, err
+	}
+	return h.ReadPayloadReserved(r)
 }
 
 // class returns the sentinel err matches, or nil.

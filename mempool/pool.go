@@ -50,18 +50,35 @@ func classOf(n int) (idx, size int) {
 
 // Allocate returns size zeroed bytes, aligned to 64.
 func (p *Pool) Allocate(size int) []byte {
+	b, recycled := p.take(size)
+	if recycled {
+		clear(b)
+	}
+	return b
+}
+
+// AllocateDirty is Allocate for a caller that writes every byte: a
+// recycled buffer comes back as its last user left it, not cleared (the
+// splitter's scatters wrote each of their buffers twice, once with zeros).
+// A fresh one is zero.
+func (p *Pool) AllocateDirty(size int) []byte {
+	b, _ := p.take(size)
+	return b
+}
+
+// take returns size bytes aligned to 64, from size's class when it has
+// one, and whether they were recycled (else they are zero).
+func (p *Pool) take(size int) (b []byte, recycled bool) {
 	if size < minPooled || size > 1<<maxShift {
-		return memory.DefaultAllocator.Allocate(size)
+		return memory.DefaultAllocator.Allocate(size), false
 	}
 	idx, c := classOf(size)
 	if v, ok := p.classes[idx].Get().(*[]byte); ok {
-		b := (*v)[:size]
-		clear(b)
-		return b
+		return (*v)[:size], true
 	}
 	raw := make([]byte, c+align)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw)))) & (align - 1)
-	return raw[off : off+size : off+c]
+	return raw[off : off+size : off+c], false
 }
 
 // Reallocate grows or shrinks b to size, keeping its bytes; bytes past

@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -82,5 +83,30 @@ func TestReallocateClearsSlack(t *testing.T) {
 		if x != 0 {
 			t.Fatalf("byte %d of the grown buffer is %#x, want 0", i, x)
 		}
+	}
+}
+
+// TestAllocateDirty: AllocateDirty hands a freed buffer back as its last
+// user left it (Allocate clears it), aligned and of its class, and a fresh
+// or unpooled one zeroed.
+func TestAllocateDirty(t *testing.T) {
+	var p Pool
+	b := p.AllocateDirty(10_000)
+	if len(b) != 10_000 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%align != 0 || slices.ContainsFunc(b, func(x byte) bool { return x != 0 }) {
+		t.Fatalf("a fresh buffer: len %d, address %p, or not zero", len(b), unsafe.SliceData(b))
+	}
+	for i := range b {
+		b[i] = 0xff
+	}
+	p.Free(b)
+	c := p.AllocateDirty(9_000)
+	if unsafe.SliceData(c) != unsafe.SliceData(b) {
+		t.Skip("the pool dropped the buffer (a collection ran in between)")
+	}
+	if len(c) != 9_000 || cap(c) != cap(b) || c[0] != 0xff || c[8_999] != 0xff {
+		t.Fatalf("reused dirty: len %d cap %d (want cap %d), first byte %#x", len(c), cap(c), cap(b), c[0])
+	}
+	if s := p.AllocateDirty(100); len(s) != 100 || s[0] != 0 || s[99] != 0 {
+		t.Fatalf("a small request: len %d", len(s))
 	}
 }

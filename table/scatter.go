@@ -43,6 +43,22 @@ func newBuffer(mem memory.Allocator, size int) *memory.Buffer {
 	return b
 }
 
+// dirtyAllocator is an allocator that can skip zeroing memory the caller
+// writes whole (mempool.Pool, the splitter's).
+type dirtyAllocator interface {
+	memory.Allocator
+	AllocateDirty(size int) []byte
+}
+
+// newFilled is newBuffer for a buffer whose every byte the caller writes:
+// from a dirtyAllocator, its bytes are not zeroed first.
+func newFilled(mem memory.Allocator, size int) *memory.Buffer {
+	if d, ok := mem.(dirtyAllocator); ok {
+		return memory.NewBufferWithAllocator(d.AllocateDirty(size), d)
+	}
+	return newBuffer(mem, size)
+}
+
 // groupBuffers allocates one buffer per non-empty group: of
 // (rows+extra)*width bytes, or a zeroed bitmap of rows bits when width is 0.
 func groupBuffers(mem memory.Allocator, pl *plan, width, extra int) []*memory.Buffer {
@@ -55,7 +71,7 @@ func groupBuffers(mem memory.Allocator, pl *plan, width, extra int) []*memory.Bu
 		if width == 0 {
 			size = int(bitutil.BytesForBits(int64(n)))
 		}
-		out[g] = newBuffer(mem, size)
+		out[g] = newFilled(mem, size) // every value (offset) is written
 		if width == 0 {
 			clear(out[g].Bytes()) // bits are set, never cleared
 		}
@@ -215,7 +231,7 @@ func scatterVar[O offset](mem memory.Allocator, offs []O, data []byte, pl *plan,
 		for j := 1; j < len(o); j++ {
 			o[j] += o[j-1]
 		}
-		dbufs[g] = newBuffer(mem, int(o[len(o)-1]))
+		dbufs[g] = newFilled(mem, int(o[len(o)-1])) // every byte is copied in
 	}
 	dsts := bytesOf(dbufs)
 	for i, p := range pl.pos {

@@ -108,8 +108,22 @@ func TestSplitMatchesBruteForce(t *testing.T) {
 				groupOf[p] = rng.IntN(c.ngroups)
 			}
 			checkSplit(t, mem, rec, pids, groupOf, c.ngroups)
+			checkSplit(t, garbageAlloc{mem}, rec, pids, groupOf, c.ngroups) // buffers not zeroed first
 		})
 	}
+}
+
+// garbageAlloc is an allocator whose AllocateDirty hands out bytes of
+// 0xa5, as a recycled buffer's last user may have left it: Split must
+// write every byte of such a buffer.
+type garbageAlloc struct{ memory.Allocator }
+
+func (g garbageAlloc) AllocateDirty(n int) []byte {
+	b := g.Allocate(n)
+	for i := range b {
+		b[i] = 0xa5
+	}
+	return b
 }
 
 func TestSplitSlicedChildBuffers(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -12,7 +13,6 @@ import (
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
-	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -51,7 +51,7 @@ func TestAccumulateInChunks(t *testing.T) {
 	defer releaseAll(chunks)
 	ranges := make([]table.RowRange, len(segs))
 	for i, s := range segs {
-		ranges[i] = table.RowRange{Rec: chunks[s.chunk], Off: s.off, Rows: s.rows, Cols: cols[s.chunk]}
+		ranges[i] = table.RowRange{Rec: chunks[s.chunk], Off: s.off, Rows: int64(s.rows), Cols: cols[s.chunk]}
 	}
 	got, err := table.ConcatRanges(nil, recs[0].Schema(), ranges)
 	if err != nil {
@@ -83,7 +83,7 @@ func TestSortedSegs(t *testing.T) {
 			if iter%50 == 0 && i == n/2 {
 				task = uint64(tasks + rng.IntN(3)) // out of range
 			}
-			segs[i] = accSeg{key: spill.Key{Partition: 7, Task: task, Attempt: uint32(rng.IntN(3)), Seq: uint32(rng.IntN(4))}, off: int64(i)}
+			segs[i] = accSeg{task: task, attempt: uint32(rng.IntN(3)), seq: uint32(rng.IntN(4)), off: int64(i)}
 		}
 		in := slices.Clone(segs)
 		got := sortedSegs(segs, tasks)
@@ -103,5 +103,12 @@ func TestSortedSegs(t *testing.T) {
 		if len(got) != n {
 			t.Fatalf("iter %d: %d segments, want %d", iter, len(got), n)
 		}
+	}
+}
+
+// TestAccSegSize: a segment is 32 bytes, two to a cache line.
+func TestAccSegSize(t *testing.T) {
+	if n := unsafe.Sizeof(accSeg{}); n != 32 {
+		t.Fatalf("accSeg is %d bytes, want 32", n)
 	}
 }

@@ -59,6 +59,7 @@ func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow
 // the store's pieces as the store's Scan yields them in key order.
 type accMerge struct {
 	sh   *Shuffle
+	p    uint32
 	b    *outBatch
 	recs []arrow.Record // the accumulator's rows, per chunk
 	cols [][]table.ColumnView
@@ -67,7 +68,7 @@ type accMerge struct {
 }
 
 func newAccMerge(sh *Shuffle, p uint32, b *outBatch) *accMerge {
-	m := &accMerge{sh: sh, b: b}
+	m := &accMerge{sh: sh, p: p, b: b}
 	m.recs, m.cols, m.segs = sh.snapshot(p)
 	return m
 }
@@ -77,13 +78,13 @@ func newAccMerge(sh *Shuffle, p uint32, b *outBatch) *accMerge {
 func (m *accMerge) emitBefore(k *spill.Key) error {
 	for ; m.next < len(m.segs); m.next++ {
 		s := m.segs[m.next]
-		if k != nil && s.key.Compare(*k) >= 0 {
+		if k != nil && s.key(m.p).Compare(*k) >= 0 {
 			return nil
 		}
-		if !m.sh.ledger.Visible(s.key.Task, s.key.Attempt, s.key.Partition) {
+		if !m.sh.ledger.Visible(s.task, s.attempt, m.p) {
 			continue
 		}
-		if err := m.b.addRange(table.RowRange{Rec: m.recs[s.chunk], Off: s.off, Rows: s.rows, Cols: m.cols[s.chunk]}); err != nil {
+		if err := m.b.addRange(table.RowRange{Rec: m.recs[s.chunk], Off: s.off, Rows: int64(s.rows), Cols: m.cols[s.chunk]}); err != nil {
 			return err
 		}
 	}

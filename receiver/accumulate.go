@@ -1,7 +1,6 @@
 package receiver
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -325,12 +324,4 @@ func sortedSegs(segs []accSeg, tasks int) []accSeg {
 }
 
 // compareSegs orders one partition's segments by key.
-func compareSegs(x, y accSeg) int {
-	if c := cmp.Compare(x.task, y.task); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(x.attempt, y.attempt); c != 0 {
-		return c
-	}
-	return cmp.Compare(x.seq, y.seq)
-}
+func compareSegs(x, y accSeg) int { return x.key(0).Compare(y.key(0)) }

@@ -217,9 +217,8 @@ func fitsAll(accs []*partAcc, runs []shard.Run, cols []table.ColumnView) bool {
 }
 
 // appendRuns appends every run (run i to accs[i]) and its segment; it
-// returns how many bytes
-// the accumulators grew by. A partition's first chunk is sized for
-// presize(rows) rows (see partAcc.chunkFor).
+// returns how many bytes the accumulators grew by. A partition's first
+// chunk is sized for presize(rows) rows (see partAcc.chunkFor).
 func appendRuns(accs []*partAcc, e *shard.Entry, cols []table.ColumnView, presize func(int64) int64) int64 {
 	var off, grown int64
 	for i, r := range e.Runs {
@@ -294,12 +293,13 @@ func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []a
 // comparison took 1.7% of the demo's CPU. Few segments from many tasks
 // (or a task out of range) are sorted by comparison.
 func sortedSegs(segs []accSeg, tasks int) []accSeg {
-	out := slices.Clone(segs)
-	if len(out) < 64 || tasks > 4*len(out) || slices.ContainsFunc(out, func(s accSeg) bool { return s.task >= uint64(tasks) }) {
+	if len(segs) < 64 || tasks > 4*len(segs) || slices.ContainsFunc(segs, func(s accSeg) bool { return s.task >= uint64(tasks) }) {
+		out := slices.Clone(segs)
 		slices.SortFunc(out, compareSegs)
 		return out
 	}
-	at := make([]int, tasks+1) // where each task's segments start
+	out := make([]accSeg, len(segs)) // every slot is filled by the counting below
+	at := make([]int, tasks+1)       // where each task's segments start
 	for _, s := range segs {
 		at[s.task+1]++
 	}

@@ -145,3 +145,26 @@ func TestStartNodesJoiningRunningCluster(t *testing.T) {
 		t.Fatalf("joined node sees %d members, want 3", n)
 	}
 }
+
+// TestLeaveAllAtOnce stops every node of a cluster at once, as a cluster
+// shutdown does: each Leave must return, though the last ones have nobody
+// left to gossip their broadcasts to. Memberlist alone waits out the
+// timeout then, so the timeout here is longer than the test's bound.
+func TestLeaveAllAtOnce(t *testing.T) {
+	nodes := dhttest.StartCluster(t, 4, nil, ackHandler)
+	errs := make(chan error, len(nodes))
+	for _, nd := range nodes {
+		go func() { errs <- nd.Leave(2 * time.Minute) }()
+	}
+	deadline := time.After(time.Minute)
+	for range nodes {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatal("a Leave still waits for its broadcast after every other node left")
+		}
+	}
+}

@@ -213,13 +213,52 @@ func (n *Node) Leave(timeout time.Duration) error {
 		return fmt.Errorf("%w: node %s", ErrClosed, n.cfg.Name)
 	}
 	n.leaving.Store(true)
-	if err := n.ml.UpdateNode(timeout); err != nil {
+	if err := n.awaitBroadcast(timeout, n.ml.UpdateNode); err != nil {
 		n.log.Warn("leaving flag not broadcast", "err", err)
 	}
-	if err := n.ml.Leave(timeout); err != nil {
+	if err := n.awaitBroadcast(timeout, n.ml.Leave); err != nil {
 		return fmt.Errorf("dht: node %s: leave: %w", n.cfg.Name, err)
 	}
 	return nil
+}
+
+// broadcastPoll is how often awaitBroadcast looks for a member left to
+// hear the broadcast.
+const broadcastPoll = 50 * time.Millisecond
+
+// awaitBroadcast runs send, a memberlist call that blocks until its
+// broadcast has gone out or timeout passes, and returns its error; or nil
+// as soon as no other member is alive. A broadcast with nobody to gossip
+// to never goes out, and memberlist checks for a live member only once,
+// before it waits: when every node of a cluster stops at once, the last
+// ones to leave would wait out the whole timeout (5 s for serve) with
+// nobody left to tell. send's goroutine then returns by timeout.
+func (n *Node) awaitBroadcast(timeout time.Duration, send func(time.Duration) error) error {
+	done := make(chan error, 1)
+	go func() { done <- send(timeout) }()
+	tick := time.NewTicker(broadcastPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if !n.othersAlive() {
+				return nil
+			}
+		}
+	}
+}
+
+// othersAlive reports whether memberlist knows a member other than this
+// node that is neither dead nor left.
+func (n *Node) othersAlive() bool {
+	for _, m := range n.ml.Members() {
+		if m.Name != n.cfg.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // Close stops the node abruptly (memberlist shuts down without a leave

@@ -165,7 +165,7 @@ func (b *bench) close() {
 
 // ceilingBytes is the most bytes a ceiling moves: enough for a steady
 // rate. Scaled past it (--quick 16 for merge and set-index), the ceilings
-// took ~20 s of the bench, moving 8 GiB each for the same rates.
+// took ~15 s of the bench, moving 8 GiB each for the same rates.
 const ceilingBytes = 500 << 20
 
 // ceilings measures and prints the ceilings over the demo's bytes (at most

@@ -63,27 +63,41 @@ func (n *Node) takeStream(ctx context.Context, e memberEntry, p *peerPool) (netw
 // memberStream opens a stream of protocol proto to a member's peer, past
 // libp2p's dial backoff. A forced dial is not always enough: libp2p merges
 // dials of one peer, and one that joins a dial started without force (the
-// DHT's own) inherits that dial's backoff; and two hosts that dial each
-// other at once from their listening ports (TCP port reuse) can meet in
-// one connection where both speak first, which TLS refuses. A member
-// memberlist lists is alive, so a stream whose dial failed clears the
-// peer's backoff and is tried once more.
+// DHT's own) inherits that dial's backoff; two hosts that dial each other
+// at once from their listening ports (TCP port reuse) can meet in one
+// connection where both speak first, which TLS refuses; and under load the
+// connection a dial made can close before the stream opens on it (libp2p's
+// "connection failed"). A member memberlist lists is alive, so a stream
+// that failed to open clears the peer's backoff and is tried again, up to
+// memberStreamTries times, a little later each time.
 func (n *Node) memberStream(ctx context.Context, p peer.ID, proto protocol.ID) (network.Stream, error) {
 	ctx, done, ok := n.beginDial(network.WithForceDirectDial(ctx, "cluster member"))
 	defer done()
 	if !ok {
 		return nil, fmt.Errorf("%w: stream to %s", ErrClosed, p)
 	}
-	s, err := n.host.NewStream(ctx, p, proto)
-	var dial *swarm.DialError
-	if err == nil || !errors.As(err, &dial) || ctx.Err() != nil {
-		return s, err
+	for try := 1; ; try++ {
+		s, err := n.host.NewStream(ctx, p, proto)
+		if err == nil || ctx.Err() != nil || try == memberStreamTries {
+			return s, err
+		}
+		if sw, ok := n.host.Network().(*swarm.Swarm); ok {
+			sw.Backoff().Clear(p)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(time.Duration(try) * memberStreamPause):
+		}
 	}
-	if sw, ok := n.host.Network().(*swarm.Swarm); ok {
-		sw.Backoff().Clear(p)
-	}
-	return n.host.NewStream(ctx, p, proto)
 }
+
+// memberStreamTries and memberStreamPause bound memberStream's tries: the
+// k-th retry waits k pauses (15 ms in all for four tries).
+const (
+	memberStreamTries = 4
+	memberStreamPause = 2500 * time.Microsecond
+)
 
 // releaseStream puts a stream whose exchange went cleanly back in p, or
 // closes it if there is no room (or no pool).

@@ -317,11 +317,7 @@ func (v *Vec) Payload() Payload {
 
 // Join returns the concatenation of parts in one new buffer.
 func Join(parts [][]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]byte, 0, n)
+	out := make([]byte, 0, Payload{Parts: parts}.Len())
 	for _, p := range parts {
 		out = append(out, p...)
 	}

@@ -87,7 +87,7 @@ func (c DemoConfig) Spec() (*spec.Spec, error) {
 	} else if c.Rule != "hash" {
 		return nil, fmt.Errorf("job: rule %q: want hash or range", c.Rule)
 	}
-	return &spec.Spec{ID: c.ID, Kind: spec.Dataframe, Tasks: c.Tasks, Partitions: c.Partitions,
+	return &spec.Spec{ID: c.ID, Kind: spec.Dataframe, Tasks: c.Tasks, Partitions: c.Partitions, Rows: c.Rows,
 		Schema: codec.SchemaBytes(), Rule: rule, Replication: c.Replication}, nil
 }
 

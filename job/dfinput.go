@@ -61,7 +61,7 @@ func (in *dfInput) makeSpec(id, seed, coPartition string, partitions int, rule t
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
-	in.spec = &spec.Spec{ID: id, Kind: spec.Dataframe, Tasks: len(in.inputs.Files), Partitions: partitions,
+	in.spec = &spec.Spec{ID: id, Kind: spec.Dataframe, Tasks: len(in.inputs.Files), Partitions: partitions, Rows: in.inputs.Rows,
 		Schema: codec.SchemaBytes(), Rule: rule, OwnershipSeed: seed, CoPartition: coPartition}
 	if _, err := in.spec.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)

@@ -110,7 +110,7 @@ func shuffleSpec(f ShuffleConfig, in parquetio.Inputs) (*spec.Spec, error) {
 	if id == "" {
 		id = fmt.Sprintf("shuffle-%d", time.Now().UnixNano())
 	}
-	return &spec.Spec{ID: id, Kind: spec.Dataframe, Tasks: len(in.Files), Partitions: parts,
+	return &spec.Spec{ID: id, Kind: spec.Dataframe, Tasks: len(in.Files), Partitions: parts, Rows: in.Rows,
 		Schema: codec.SchemaBytes(), Rule: rule}, nil
 }
 

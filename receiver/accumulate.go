@@ -236,19 +236,25 @@ func appendRuns(accs []*partAcc, e *shard.Entry, cols []table.ColumnView, presiz
 	return grown
 }
 
-// presizer guesses how many rows a partition will hold: the mean rows per
-// partition of this entry (one task's rows for this node) times the tasks,
+// presizer guesses how many rows a partition will hold: the spec's Rows
+// over its partitions when the client gave them, else the mean rows per
+// partition of this entry (one task's rows for this node) times the tasks;
 // with room for three standard deviations of a hash partition's count,
 // within a share of the budget (half of it, which is what reservations may
 // take, over the partitions this node holds), so that appends seldom move
 // buffers and buffers are seldom much larger than their rows. The mean of a
 // whole entry is a far steadier guess than a partition's first piece of a
-// few rows.
+// few rows, but it assumes one entry per task: a task put in 16 batches
+// (set-index's files of 1M rows) made every partition a chain of 5
+// chunks, mostly on the Go heap (see partAcc.chunkFor).
 func (rc *Receiver) presizer(sh *Shuffle, e *shard.Entry, rec arrow.Record) func(int64) int64 {
 	held := max(1, int64(sh.Spec.Partitions/max(1, len(sh.Route().Live))))
 	share := rc.cfg.Store.MemoryLimit() / 2 / held
 	perRow := max(1, int64(len(e.Data))/max(1, rec.NumRows()))
 	mean := float64(rec.NumRows()) / float64(max(1, len(e.Runs))) * float64(sh.Spec.Tasks)
+	if sh.Spec.Rows > 0 {
+		mean = float64(sh.Spec.Rows) / float64(sh.Spec.Partitions)
+	}
 	guess := int64(mean + mean/32 + 3*math.Sqrt(mean))
 	return func(rows int64) int64 {
 		return max(rows, min(guess, share/perRow))

@@ -13,6 +13,7 @@ import (
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -110,5 +111,50 @@ func TestSortedSegs(t *testing.T) {
 func TestAccSegSize(t *testing.T) {
 	if n := unsafe.Sizeof(accSeg{}); n != 32 {
 		t.Fatalf("accSeg is %d bytes, want 32", n)
+	}
+}
+
+// TestPresizerTakesTheRowsHint: a task put in many batches sends each
+// receiver many small entries, and the guess from one entry (its rows per
+// run times the tasks) is a fraction of a partition; the spec's Rows, when
+// given, is the guess instead (its share per partition and a margin), still
+// within the node's budget.
+func TestPresizerTakesTheRowsHint(t *testing.T) {
+	const tasks, parts, batches, runRows = 16, 8, 16, 100
+	store, err := spill.Open(spill.Config{MemoryLimit: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	rc := New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator})
+	codec, err := table.NewCodec(table.GenSchema(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One entry: batch 1 of 16 of one task, runRows rows for each partition.
+	rec := table.GenTask(memory.DefaultAllocator, table.GenConfig{Rows: parts * runRows, PayloadBytes: 8, Seed: 1}, 0, 1)
+	defer rec.Release()
+	e := &shard.Entry{Data: make([]byte, 32*rec.NumRows())}
+	for p := range parts {
+		e.Runs = append(e.Runs, shard.Run{Partition: uint32(p), Count: runRows})
+	}
+	wantRows := int64(tasks * batches * runRows) // each partition's rows in all
+	for _, tc := range []struct {
+		hint     int64
+		min, max int64
+	}{
+		{0, tasks * runRows, 2 * tasks * runRows},        // one entry per task assumed: 1/16 of the partition
+		{wantRows * parts, wantRows, wantRows * 11 / 10}, // the hint's share, with a margin
+		{1 << 40, 1 << 20, 1 << 26},                      // a hint past the budget: the budget's share
+	} {
+		sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: tasks, Partitions: parts, Rows: tc.hint,
+			Schema: codec.SchemaBytes(), Rule: table.Rule{Kind: table.Hash, Columns: []string{"key"}}}
+		st, err := shuffle.New(sp, "a", []string{"a"}, nil, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rc.presizer(NewShuffle(st, nil), e, rec)(1); got < tc.min || got > tc.max {
+			t.Errorf("rows hint %d: a partition presized for %d rows, want %d..%d", tc.hint, got, tc.min, tc.max)
+		}
 	}
 }

@@ -41,6 +41,13 @@ type Spec struct {
 	Tasks int `json:"tasks"`
 	// Partitions is the number of output partitions, named 0..Partitions-1.
 	Partitions int `json:"partitions"`
+	// Rows, when the client knows it ahead (a Parquet footer says it), is
+	// how many rows all tasks together will put into a dataframe shuffle.
+	// It is a hint: receivers size each partition's first buffer for
+	// Rows/Partitions rows, not from the first piece they see, which for a
+	// task put in many batches is a fraction of its share. A wrong hint
+	// costs memory or extra buffers, never rows. 0 means unknown.
+	Rows int64 `json:"rows,omitempty"`
 	// Schema is the Arrow IPC schema message of every input record batch.
 	Schema []byte `json:"schema"`
 	// Rule maps rows to output partitions.
@@ -132,6 +139,8 @@ func (s *Spec) validateCounts() error {
 		return fmt.Errorf("%w: shuffle %s: tasks = %d, want 1..%d", ErrInvalid, s.ID, s.Tasks, MaxTasks)
 	case s.Partitions < 1 || s.Partitions > MaxPartitions:
 		return fmt.Errorf("%w: shuffle %s: partitions = %d, want 1..%d", ErrInvalid, s.ID, s.Partitions, MaxPartitions)
+	case s.Rows < 0:
+		return fmt.Errorf("%w: shuffle %s: rows = %d, want 0 (unknown) or more", ErrInvalid, s.ID, s.Rows)
 	case s.Replication < 0 || s.Replication > 2:
 		return fmt.Errorf("%w: shuffle %s: replication = %d, want 1 or 2", ErrInvalid, s.ID, s.Replication)
 	}

@@ -86,3 +86,24 @@ func TestSeed(t *testing.T) {
 		})
 	}
 }
+
+// TestRowsHint: the rows hint is optional (left out of the JSON when 0) and
+// never negative.
+func TestRowsHint(t *testing.T) {
+	sp := dataframeSpec(t, "s")
+	b, err := json.Marshal(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"rows"`) {
+		t.Errorf("a spec without a rows hint marshals one: %s", b)
+	}
+	sp.Rows = 1 << 40
+	if _, err := sp.Validate(); err != nil {
+		t.Errorf("rows %d: %v", sp.Rows, err)
+	}
+	sp.Rows = -1
+	if _, err := sp.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rows = -1") || !strings.Contains(err.Error(), "shuffle s") {
+		t.Errorf("rows -1: %v, want ErrInvalid naming the shuffle and the rows", err)
+	}
+}

@@ -64,9 +64,10 @@ type benchRow struct {
 	name      string
 	bytes     int64
 	put, read float64 // seconds: put+barrier, read (or join, sort, write)
-	// prepCPU is CPU time this process spent preparing the job (generating
-	// its input files) before the job proper: not the job's, so not counted.
-	prepCPU float64
+	// prep is what this process spent preparing the job (generating its
+	// input files) before the job proper: not the job's, so its CPU time
+	// and faults are not counted.
+	prep    Usage
 	parquet bool    // a job that reads and writes Parquet: its ratio is to the Parquet bound
 	usage   Usage   // this process
 	procs   []Usage // each serve process, in order
@@ -110,9 +111,10 @@ func (b *bench) footnote() {
 	fmt.Fprintln(b.w, ".")
 	fmt.Fprintf(b.w, "CPU s: user+system seconds of every process. peak RSS: VmHWM of this process")
 	if b.procs != nil {
-		fmt.Fprintf(b.w, " (the client); serve-N: each serve process's CPU s and VmHWM")
+		fmt.Fprintf(b.w, " (the client); serve-N: each serve process's CPU s, VmHWM and faults")
 	}
 	fmt.Fprintln(b.w, ".")
+	fmt.Fprintln(b.w, "faults: minor page faults of every process, in thousands: mostly memory touched for the first time.")
 }
 
 // bench is one run of Bench.
@@ -208,8 +210,8 @@ func (b *bench) scaled(n int64) int64 { return max(1, int64(math.Round(float64(n
 func (b *bench) parts() int { return int(max(4, min(1000, b.scaled(1000)))) }
 
 func (b *bench) header() {
-	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s %7s %10s %6s  %s\n",
-		"job", "bytes", "put+barrier", "read", "MB/s", "CPU s", "peak RSS", "ratio", "of")
+	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s %7s %10s %7s %6s  %s\n",
+		"job", "bytes", "put+barrier", "read", "MB/s", "CPU s", "peak RSS", "faults", "ratio", "of")
 }
 
 // run runs one job between usage snapshots and prints its row.
@@ -222,13 +224,17 @@ func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, er
 		return err
 	}
 	row.usage = m.Stop()
-	row.usage.CPUSeconds -= row.prepCPU
+	row.usage.CPUSeconds -= row.prep.CPUSeconds
+	row.usage.MinorFaults -= row.prep.MinorFaults
 	for i, u := range b.procUsage(false) {
-		row.procs = append(row.procs, Usage{CPUSeconds: u.CPUSeconds - before[i].CPUSeconds, PeakRSS: u.PeakRSS})
+		row.procs = append(row.procs, u.sub(before[i]))
 	}
 	b.print(row)
 	return nil
 }
+
+// kilo formats a count in thousands ("412k").
+func kilo(n int64) string { return fmt.Sprintf("%dk", (n+500)/1000) }
 
 // procUsage reads every serve process's usage; reset also resets their
 // peak RSS where the kernel allows it.
@@ -248,18 +254,18 @@ func (b *bench) procUsage(reset bool) []Usage {
 
 // print writes a job's row, and one line per serve process.
 func (b *bench) print(r benchRow) {
-	cpu := r.usage.CPUSeconds
+	cpu, faults := r.usage.CPUSeconds, r.usage.MinorFaults
 	for _, p := range r.procs {
-		cpu += p.CPUSeconds
+		cpu, faults = cpu+p.CPUSeconds, faults+p.MinorFaults
 	}
 	mbps := float64(r.bytes) / 1e6 / (r.put + r.read)
 	bound := b.bound
 	if r.parquet {
 		bound = b.pqBound
 	}
-	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7.2f %8.1f %7.1f %10s %6.2f  %s\n", r.name, FormatBytes(r.bytes),
-		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), mbps/bound.MBps(), bound.Short())
+	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7.2f %8.1f %7.1f %10s %7s %6.2f  %s\n", r.name, FormatBytes(r.bytes),
+		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), kilo(faults), mbps/bound.MBps(), bound.Short())
 	for i, p := range r.procs {
-		fmt.Fprintf(b.w, "  %-44s %10s %11s %7s %8s %7.1f %10s\n", fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS))
+		fmt.Fprintf(b.w, "  %-44s %10s %11s %7s %8s %7.1f %10s %7s\n", fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS), kilo(p.MinorFaults))
 	}
 }

@@ -86,14 +86,14 @@ func (b *bench) merge(ctx context.Context, skew float64) (benchRow, error) {
 	defer os.RemoveAll(dir)
 	nl, nr := int(b.scaled(1_000_000)), int(b.scaled(250_000))
 	left, right := filepath.Join(dir, "left"), filepath.Join(dir, "right")
-	cpu0 := selfCPU()
+	u0 := selfUsage()
 	if err := GenParquet(GenParquetConfig{Dir: right, Rows: nr, Files: 4, KeyType: "int64", Tag: true, Seed: 2}); err != nil {
 		return benchRow{}, err
 	}
 	if err := GenParquet(GenParquetConfig{Dir: left, Rows: nl, Files: 16, KeyType: "int64", Cardinality: int64(max(nr, 1)), Skew: skew, Seed: 1}); err != nil {
 		return benchRow{}, err
 	}
-	prep := b.prepared(cpu0)
+	prep := b.prepared(u0)
 	plan, err := PlanMerge(MergeConfig{Left: filepath.Join(left, "*.parquet"), Right: filepath.Join(right, "*.parquet"),
 		On: "key", How: "inner", Suffixes: "_x,_y", Job: b.parquetJob(dir)})
 	if err != nil {
@@ -104,7 +104,7 @@ func (b *bench) merge(ctx context.Context, skew float64) (benchRow, error) {
 		return benchRow{}, err
 	}
 	return benchRow{name: fmt.Sprintf("merge %dx%d rows %d parts skew %g", nl, nr, b.parts(), skew), bytes: rep.arrowBytes[0] + rep.arrowBytes[1],
-		put: rep.shuffleSecs[0] + rep.shuffleSecs[1], read: rep.joinSecs, prepCPU: prep, parquet: true}, nil
+		put: rep.shuffleSecs[0] + rep.shuffleSecs[1], read: rep.joinSecs, prep: prep, parquet: true}, nil
 }
 
 // setIndex sorts generated rows (uniform random keys, skew of them 0) by
@@ -117,11 +117,11 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 	}
 	defer os.RemoveAll(dir)
 	n, in := int(b.scaled(1_000_000)), filepath.Join(dir, "in")
-	cpu0 := selfCPU()
+	u0 := selfUsage()
 	if err := GenParquet(GenParquetConfig{Dir: in, Rows: n, Files: 16, KeyType: "int64", Cardinality: 1 << 40, Skew: skew, Tag: true, Seed: 3}); err != nil {
 		return benchRow{}, err
 	}
-	prep := b.prepared(cpu0)
+	prep := b.prepared(u0)
 	plan, err := PlanSetIndex(ctx, SetIndexConfig{Input: filepath.Join(in, "*.parquet"), Column: "key", Sample: 1000, Job: b.parquetJob(dir)})
 	if err != nil {
 		return benchRow{}, err
@@ -131,7 +131,7 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 		return benchRow{}, err
 	}
 	return benchRow{name: fmt.Sprintf("set-index %d rows %d parts skew %g", n, b.parts(), skew), bytes: rep.arrowBytes,
-		put: plan.sampleSecs + rep.shuffleSecs, read: rep.sortSecs, prepCPU: prep, parquet: true}, nil
+		put: plan.sampleSecs + rep.shuffleSecs, read: rep.sortSecs, prep: prep, parquet: true}, nil
 }
 
 // parquetJob is the shared part of the merge and set-index runs: output
@@ -141,11 +141,11 @@ func (b *bench) parquetJob(dir string) ShuffleConfig {
 		BatchRows: parquetio.DefaultBatchRows, Compression: string(parquetio.Auto), NoDictionary: true}
 }
 
-// prepared ends a job's preparation (making its input files, since CPU time
-// cpu0): it returns the CPU time that took and resets the peak RSS, so that
-// neither counts as the job's.
-func (b *bench) prepared(cpu0 float64) float64 {
+// prepared ends a job's preparation (making its input files, since usage
+// u0): it returns the CPU time and faults that took and resets the peak
+// RSS, so that none of them counts as the job's.
+func (b *bench) prepared(u0 Usage) Usage {
 	debug.FreeOSMemory() // collects first
 	ResetPeakRSS()
-	return selfCPU() - cpu0
+	return selfUsage().sub(u0)
 }

@@ -73,16 +73,17 @@ if [ "$merge" = 1 ]; then
 	done
 fi
 
-# Medians per binary and job: the run of the median MB/s, with its put+barrier, read and CPU s.
+# Medians per binary and job: the run of the median MB/s, with its put+barrier, read, CPU s and faults.
 for f in "$out"/*.txt; do
 	echo "# $(basename "$f")"
 	awk '/^== / { bin = $2; next }
 		$1 ~ /^(memory|libp2p|Flight|Parquet):/ { next }
-		{ n = NF; label = bin; for (i = 1; i <= n - 10; i++) label = label " " $i
-		  printf "%s|%s|%s|%s|%s\n", label, $(n-5), $(n-7), $(n-6), $(n-4) }' "$f" |
+		{ n = NF; k = ($(n-2) ~ /^[0-9]+k$/) # a faults column (binaries before it have none)
+		  label = bin; for (i = 1; i <= n - 10 - k; i++) label = label " " $i
+		  printf "%s|%s|%s|%s|%s|%s\n", label, $(n-5-k), $(n-7-k), $(n-6-k), $(n-4-k), k ? $(n-2) : "-" }' "$f" |
 		sort -t'|' -k1,1 -k2,2n |
 		awk -F'|' '
-			function flush() { if (n) { split(r[int((n + 1) / 2)], v, "|"); printf "%s: put+barrier %s s, read %s s, %s MB/s, %s CPU s (median of %d)\n", key, v[3], v[4], v[2], v[5], n } }
+			function flush() { if (n) { split(r[int((n + 1) / 2)], v, "|"); printf "%s: put+barrier %s s, read %s s, %s MB/s, %s CPU s, %s faults (median of %d)\n", key, v[3], v[4], v[2], v[5], v[6], n } }
 			$1 != key { flush(); key = $1; n = 0 }
 			{ r[++n] = $0 }
 			END { flush() }'

@@ -58,17 +58,8 @@ func canonical(a arrow.Array, missing []bool) (keyCol, error) {
 
 // stringsOf returns the values of a string or binary array, nil for others.
 func stringsOf(a arrow.Array) []string {
-	var at func(int) string
-	switch a := a.(type) {
-	case *array.String:
-		at = a.Value
-	case *array.LargeString:
-		at = a.Value
-	case *array.Binary:
-		at = a.ValueString
-	case *array.LargeBinary:
-		at = a.ValueString
-	default:
+	at := stringAt(a)
+	if at == nil {
 		return nil
 	}
 	out := make([]string, a.Len())
@@ -76,6 +67,22 @@ func stringsOf(a arrow.Array) []string {
 		out[i] = at(i)
 	}
 	return out
+}
+
+// stringAt returns the values of a string or binary array as strings
+// (sharing its bytes), or nil for another type.
+func stringAt(a arrow.Array) func(int) string {
+	switch a := a.(type) {
+	case *array.String:
+		return a.Value
+	case *array.LargeString:
+		return a.Value
+	case *array.Binary:
+		return a.ValueString
+	case *array.LargeBinary:
+		return a.ValueString
+	}
+	return nil
 }
 
 // wordsOf returns the canonical words of a fixed-width array; NaNs are

@@ -16,7 +16,8 @@ import (
 // last, in input order. Numbers compare by value (dates and timestamps in
 // their stored unit), strings and binaries bytewise, false before true. The
 // result is allocated from mem (memory.DefaultAllocator when nil) and owned
-// by the caller.
+// by the caller; when rec is in that order already, it is rec itself, with
+// a reference the caller owns.
 func SortStable(mem memory.Allocator, rec arrow.Record, column string) (arrow.Record, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -28,11 +29,60 @@ func SortStable(mem memory.Allocator, rec arrow.Record, column string) (arrow.Re
 	if rec.NumRows() >= math.MaxInt32 {
 		return nil, fmt.Errorf("%w: %d rows to sort (at most %d)", ErrTooLarge, rec.NumRows(), math.MaxInt32-1)
 	}
+	if inOrder(rec.Column(ci)) {
+		rec.Retain() // the sort is the identity: no copy
+		return rec, nil
+	}
 	order, err := SortIndices(rec.Column(ci))
 	if err != nil {
 		return nil, fmt.Errorf("column %q: %w", column, err)
 	}
 	return takeRecord(mem, rec, order)
+}
+
+// inOrder reports whether arr is already in SortStable's order: its present
+// keys non-decreasing, every missing one (null, float NaN) after them. Data
+// sorted before (a set-index of sorted input) and a partition of one hot
+// value are; reading it once is far cheaper than sorting and copying it.
+func inOrder(arr arrow.Array) bool {
+	if a, ok := arr.(*array.Int64); ok && a.NullN() == 0 {
+		return slices.IsSorted(a.Int64Values())
+	}
+	if at, ok := intAt(arr); ok {
+		return ordered(arr.Len(), at, arr.IsNull)
+	}
+	if at, ok := uintAt(arr); ok {
+		return ordered(arr.Len(), at, arr.IsNull)
+	}
+	if at, ok := floatAt(arr); ok {
+		return ordered(arr.Len(), at, func(i int) bool { return arr.IsNull(i) || math.IsNaN(at(i)) })
+	}
+	if at := stringAt(arr); at != nil {
+		return ordered(arr.Len(), at, arr.IsNull)
+	}
+	return false
+}
+
+// ordered reports whether rows 0..n-1 are in order: at(i) non-decreasing
+// over the present rows, the missing ones all after them.
+func ordered[T cmp.Ordered](n int, at func(int) T, missing func(int) bool) bool {
+	var prev T
+	seen, gap := false, false
+	for i := range n {
+		switch {
+		case missing(i):
+			gap = true
+		case gap:
+			return false
+		default:
+			v := at(i)
+			if seen && cmp.Less(v, prev) {
+				return false
+			}
+			prev, seen = v, true
+		}
+	}
+	return true
 }
 
 // takeRecord gathers rows of rec into a new record.

@@ -198,3 +198,75 @@ func TestGatherRunIsSlice(t *testing.T) {
 		t.Errorf("gathering a run of decimals: %v, want ErrUnsupportedType", err)
 	}
 }
+
+// TestSortStableOfSortedIsItself: a record already in SortStable's order
+// (equal keys in any order of their other columns, missing keys last) comes
+// back as itself, not a copy; one that is not (a null before a present key,
+// a descent) is sorted as any other.
+func TestSortStableOfSortedIsItself(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  arrow.DataType
+		gen  gen
+	}{
+		{"int64", arrow.PrimitiveTypes.Int64, smallInt},
+		{"int64 with nulls", arrow.PrimitiveTypes.Int64, withNulls(smallInt)},
+		{"uint16", arrow.PrimitiveTypes.Uint16, withNulls(posInt)},
+		{"float64 with NaN and -0", arrow.PrimitiveTypes.Float64, withNulls(someFloat)},
+		{"string", arrow.BinaryTypes.String, withNulls(word)},
+		{"bool", arrow.FixedWidthTypes.Boolean, withNulls(oneBool)},
+		{"timestamp", &arrow.TimestampType{Unit: arrow.Second}, withNulls(smallInt)},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			rec := buildRecord(t, mem, rng, 300, []testCol{{"id", arrow.PrimitiveTypes.Int64, rowID}, {"k", tc.typ, tc.gen}})
+			defer rec.Release()
+			sorted, err := SortStable(mem, rec, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sorted.Release()
+			if sorted == rec {
+				t.Fatal("300 random keys were in order already")
+			}
+			again, err := SortStable(mem, sorted, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Release()
+			if again != sorted {
+				t.Error("a sorted record was copied, not handed back")
+			}
+			checkSorted(t, mem, sorted)
+		})
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, keys := range [][]any{{1, nil, 2}, {1, 3, 2}, {"b", "a"}} {
+		n := 0
+		rec := buildRecord(t, mem, rand.New(rand.NewPCG(1, 1)), len(keys), []testCol{{"id", arrow.PrimitiveTypes.Int64, rowID},
+			{"k", typeOfKey(keys), func(*rand.Rand, int) any { n++; return keys[n-1] }}})
+		got, err := SortStable(mem, rec, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == rec {
+			t.Errorf("keys %v: handed back as sorted", keys)
+		}
+		checkSorted(t, mem, rec)
+		got.Release()
+		rec.Release()
+	}
+}
+
+// typeOfKey is the Arrow type of keys: string if the first is a string,
+// else int64.
+func typeOfKey(keys []any) arrow.DataType {
+	if _, ok := keys[0].(string); ok {
+		return arrow.BinaryTypes.String
+	}
+	return arrow.PrimitiveTypes.Int64
+}

@@ -212,7 +212,7 @@ func (p *MergePlan) Run(ctx context.Context) (MergeReport, error) {
 	var res [2]*client.Result
 	for s, side := range p.sides {
 		t := time.Now()
-		if res[s], err = side.run(ctx, p.cfg.Job, addrs, prog); err != nil {
+		if res[s], err = side.run(ctx, p.cfg.Job, cl, prog); err != nil {
 			return rep, fmt.Errorf("%s shuffle: %w", side.name, err)
 		}
 		defer res[s].Close(context.WithoutCancel(ctx))

@@ -198,7 +198,7 @@ func (p *SetIndexPlan) Run(ctx context.Context) (SetIndexReport, error) {
 	addrs, prog := cl.Addrs, p.cfg.Job.Progress.orNop()
 	rep := SetIndexReport{plan: p, nodes: len(addrs), where: cl.Where(), startSecs: cl.StartSeconds}
 	start := time.Now()
-	res, err := p.in.run(ctx, p.cfg.Job, addrs, prog)
+	res, err := p.in.run(ctx, p.cfg.Job, cl, prog)
 	if err != nil {
 		return rep, err
 	}

@@ -34,7 +34,7 @@ type ShuffleConfig struct {
 	Divisions    string // range partitioning on one On column: JSON list of P-1 boundaries
 	Cluster      ClusterConfig
 	ID           string // job ID, the prefix of its shuffle IDs (default: <command>-<time>)
-	Parallel     int    // input files put and output partitions processed at once (default 2 per node)
+	Parallel     int    // input files put and output partitions processed at once (default 2 per node; see putParallel)
 	BatchRows    int64  // rows per record batch read from an input file
 	Compression  string // of the output files: auto (default), snappy, zstd or none
 	Overwrite    bool   // remove part-*.parquet files already in Output
@@ -181,7 +181,7 @@ func (p *ShufflePlan) Run(ctx context.Context) (ShuffleReport, error) {
 		parquetIn: p.inputs.Bytes, coordinator: addrs[0], where: cl.Where(), startSecs: cl.StartSeconds}
 	start := time.Now()
 	in := newShuffleCounter(len(p.inputs.Files))
-	job := client.Job{Spec: p.spec, Nodes: addrs, Parallel: p.cfg.Parallel, Auth: p.cfg.Cluster.Auth,
+	job := client.Job{Spec: p.spec, Nodes: addrs, Parallel: putParallel(p.cfg, cl), Auth: p.cfg.Cluster.Auth,
 		Input:    func(t int) ([]arrow.Record, error) { return p.readTask(ctx, t, in) },
 		Progress: func(done, total int) { prog("put", done, total) }}
 	if err := p.cfg.nodeInput(&job, p.inputs, in.setPut); err != nil {

@@ -47,7 +47,7 @@ func registerJobFlags(fs *flag.FlagSet, f *shuffleFlags) {
 	fs.Var((*byteSize)(&f.Cluster.MemoryLimit), "memory-limit", "memory budget per in-process node (send buffers + in-memory spill store)")
 	fs.StringVar(&f.Cluster.DataDir, "data-dir", "", "directory for the in-process nodes' identities and spill files (default: a temporary directory)")
 	fs.StringVar(&f.ID, "id", "", "job ID, the prefix of its shuffle IDs (default: <command>-<time>)")
-	fs.IntVar(&f.Parallel, "parallel", 0, "input files put and output partitions processed at once (default 2 per node)")
+	fs.IntVar(&f.Parallel, "parallel", 0, "input files put and output partitions processed at once (default 2 per node; an in-process cluster puts at most 2 files per core at once)")
 	fs.Int64Var(&f.BatchRows, "batch-rows", parquetio.DefaultBatchRows, "rows per record batch read from an input file")
 	fs.StringVar(&f.Compression, "compression", "auto", "compression of the output files: auto (per column, from a sample of each file's first batch: delta encoding for integers where it beats snappy, else snappy where it shrinks the sample by at least 1/8; no dictionary for columns of mostly distinct values), snappy, zstd or none")
 	fs.BoolVar(&f.NoDictionary, "no-dictionary", false, "write the output without dictionary encoding")

@@ -42,8 +42,9 @@ func SortStable(mem memory.Allocator, rec arrow.Record, column string) (arrow.Re
 
 // inOrder reports whether arr is already in SortStable's order: its present
 // keys non-decreasing, every missing one (null, float NaN) after them. Data
-// sorted before (a set-index of sorted input) and a partition of one hot
-// value are; reading it once is far cheaper than sorting and copying it.
+// sorted before (a set-index of sorted input) and a partition whose keys are
+// all one value are; reading it once is far cheaper than sorting and copying
+// it.
 func inOrder(arr arrow.Array) bool {
 	if a, ok := arr.(*array.Int64); ok && a.NullN() == 0 {
 		return slices.IsSorted(a.Int64Values())

@@ -51,27 +51,30 @@ func refLess(a, b any) bool {
 	return a.(string) < b.(string)
 }
 
+// sortCases are key columns of every sortable type: ties, nulls, NaN, -0
+// and infinities among them.
+var sortCases = []struct {
+	name string
+	typ  arrow.DataType
+	gen  gen
+}{
+	{"int64", arrow.PrimitiveTypes.Int64, withNulls(smallInt)},
+	{"int8", arrow.PrimitiveTypes.Int8, withNulls(smallInt)},
+	{"uint64", arrow.PrimitiveTypes.Uint64, withNulls(posInt)},
+	{"uint16 no nulls", arrow.PrimitiveTypes.Uint16, posInt},
+	{"float64 with NaN, -0 and infinities", arrow.PrimitiveTypes.Float64, withNulls(someFloat)},
+	{"float32", arrow.PrimitiveTypes.Float32, withNulls(someFloat)},
+	{"float16", arrow.FixedWidthTypes.Float16, withNulls(someFloat)},
+	{"string", arrow.BinaryTypes.String, withNulls(word)},
+	{"large_string", arrow.BinaryTypes.LargeString, withNulls(word)},
+	{"binary", arrow.BinaryTypes.Binary, withNulls(word)},
+	{"bool", arrow.FixedWidthTypes.Boolean, withNulls(oneBool)},
+	{"date32", arrow.FixedWidthTypes.Date32, withNulls(smallInt)},
+	{"timestamp", &arrow.TimestampType{Unit: arrow.Microsecond}, withNulls(smallInt)},
+}
+
 func TestSortStableMatchesSliceStable(t *testing.T) {
-	cases := []struct {
-		name string
-		typ  arrow.DataType
-		gen  gen
-	}{
-		{"int64", arrow.PrimitiveTypes.Int64, withNulls(smallInt)},
-		{"int8", arrow.PrimitiveTypes.Int8, withNulls(smallInt)},
-		{"uint64", arrow.PrimitiveTypes.Uint64, withNulls(posInt)},
-		{"uint16 no nulls", arrow.PrimitiveTypes.Uint16, posInt},
-		{"float64 with NaN, -0 and infinities", arrow.PrimitiveTypes.Float64, withNulls(someFloat)},
-		{"float32", arrow.PrimitiveTypes.Float32, withNulls(someFloat)},
-		{"float16", arrow.FixedWidthTypes.Float16, withNulls(someFloat)},
-		{"string", arrow.BinaryTypes.String, withNulls(word)},
-		{"large_string", arrow.BinaryTypes.LargeString, withNulls(word)},
-		{"binary", arrow.BinaryTypes.Binary, withNulls(word)},
-		{"bool", arrow.FixedWidthTypes.Boolean, withNulls(oneBool)},
-		{"date32", arrow.FixedWidthTypes.Date32, withNulls(smallInt)},
-		{"timestamp", &arrow.TimestampType{Unit: arrow.Microsecond}, withNulls(smallInt)},
-	}
-	for i, tc := range cases {
+	for i, tc := range sortCases {
 		for _, n := range []int{0, 1, 2, 500} {
 			t.Run(tc.name, func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -204,20 +207,7 @@ func TestGatherRunIsSlice(t *testing.T) {
 // back as itself, not a copy; one that is not (a null before a present key,
 // a descent) is sorted as any other.
 func TestSortStableOfSortedIsItself(t *testing.T) {
-	cases := []struct {
-		name string
-		typ  arrow.DataType
-		gen  gen
-	}{
-		{"int64", arrow.PrimitiveTypes.Int64, smallInt},
-		{"int64 with nulls", arrow.PrimitiveTypes.Int64, withNulls(smallInt)},
-		{"uint16", arrow.PrimitiveTypes.Uint16, withNulls(posInt)},
-		{"float64 with NaN and -0", arrow.PrimitiveTypes.Float64, withNulls(someFloat)},
-		{"string", arrow.BinaryTypes.String, withNulls(word)},
-		{"bool", arrow.FixedWidthTypes.Boolean, withNulls(oneBool)},
-		{"timestamp", &arrow.TimestampType{Unit: arrow.Second}, withNulls(smallInt)},
-	}
-	for i, tc := range cases {
+	for i, tc := range sortCases {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)

@@ -223,9 +223,7 @@ func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, er
 	if err != nil {
 		return err
 	}
-	row.usage = m.Stop()
-	row.usage.CPUSeconds -= row.prep.CPUSeconds
-	row.usage.MinorFaults -= row.prep.MinorFaults
+	row.usage = m.Stop().sub(row.prep)
 	for i, u := range b.procUsage(false) {
 		row.procs = append(row.procs, u.sub(before[i]))
 	}

@@ -44,7 +44,7 @@ func StartMeter() *Meter {
 // Stop reports the time, CPU, peak RSS and faults since StartMeter.
 func (m *Meter) Stop() Usage {
 	u := selfUsage().sub(m.u0)
-	u.Seconds = time.Since(m.start).Seconds()
+	u.Seconds, u.PeakRSS = time.Since(m.start).Seconds(), PeakRSS()
 	return u
 }
 
@@ -69,14 +69,15 @@ func ProcUsage(pid int) Usage {
 	return Usage{CPUSeconds: cpu, PeakRSS: procHWM(id), MinorFaults: faults}
 }
 
-// selfUsage is this process's user+system CPU time, peak RSS and minor
-// faults so far.
+// selfUsage is this process's user+system CPU time and minor faults so
+// far (not its peak RSS: every caller takes a difference, and the peak
+// after a ResetPeakRSS is Meter.Stop's to read).
 func selfUsage() Usage {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return Usage{}
 	}
-	return Usage{CPUSeconds: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9, PeakRSS: PeakRSS(), MinorFaults: ru.Minflt}
+	return Usage{CPUSeconds: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9, MinorFaults: ru.Minflt}
 }
 
 // procHWM reads VmHWM of /proc/ID/status.

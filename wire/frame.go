@@ -355,11 +355,7 @@ func Recycle(b []byte) {
 // may Recycle it. A request a node makes to itself uses it, so that its
 // payloads come from the pool as the network's do.
 func JoinPayload(parts [][]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := newPayload(n)[:0]
+	out := newPayload(Payload{Parts: parts}.Len())[:0]
 	for _, p := range parts {
 		out = append(out, p...)
 	}

@@ -213,34 +213,68 @@ func scatterValues[T any](src []T, dsts [][]T, pl *plan) {
 	}
 }
 
-// scatterVar splits variable-width values: it scatters lengths into each
-// group's offsets, turns them into offsets with a prefix sum, then copies the
-// bytes. It returns [offsets, data] per group.
+// scatterVar splits variable-width values. It sums each partition's bytes,
+// lays the partitions' bytes out in each group in the plan's order, then
+// moves every value in one pass over the input: its bytes to its
+// partition's cursor and its end offset to its position. The cursors are one
+// per partition (a few KiB), so the pass reads the input sequentially and
+// writes to one place per (group, partition), as scatterValues does. It
+// returns [offsets, data] per group.
 func scatterVar[O offset](mem memory.Allocator, offs []O, data []byte, pl *plan, width int, cast func([]byte) []O) [][]*memory.Buffer {
+	cur, lim, sizes := varCursors(offs, pl)
 	obufs := groupBuffers(mem, pl, width, 1)
 	dOffs := castAll(bytesOf(obufs), cast)
-	for i, p := range pl.pos {
-		dOffs[pl.group(i)][p+1] = offs[i+1] - offs[i]
-	}
 	dbufs := make([]*memory.Buffer, len(obufs))
 	for g, o := range dOffs {
-		if o == nil {
-			continue
+		if o != nil {
+			o[0] = 0
+			dbufs[g] = newFilled(mem, int(sizes[g])) // every byte is copied in
 		}
-		o[0] = 0
-		for j := 1; j < len(o); j++ {
-			o[j] += o[j-1]
-		}
-		dbufs[g] = newFilled(mem, int(o[len(o)-1])) // every byte is copied in
 	}
 	dsts := bytesOf(dbufs)
 	for i, p := range pl.pos {
-		g := pl.group(i)
-		copy(dsts[g][dOffs[g][p]:], data[offs[i]:offs[i+1]])
+		q := pl.pids[i]
+		g := pl.groupOf[q]
+		c, o := cur[q], offs[i]
+		end := c + offs[i+1] - o
+		if end-c <= shortValue && c+shortValue <= lim[q] && int(o)+shortValue <= len(data) {
+			// A whole word move instead of a call: the bytes past the
+			// value land in its partition's room, before the values
+			// that follow it there are moved.
+			*(*[shortValue]byte)(dsts[g][c : c+shortValue]) = *(*[shortValue]byte)(data[o : o+shortValue])
+		} else {
+			copy(dsts[g][c:end], data[o:offs[i+1]])
+		}
+		dOffs[g][p+1] = end
+		cur[q] = end
 	}
 	out := make([][]*memory.Buffer, len(obufs))
 	for g := range out {
 		out[g] = []*memory.Buffer{obufs[g], dbufs[g]}
 	}
 	return out
+}
+
+// shortValue is the size of the values scatterVar moves as one array
+// instead of calling copy.
+const shortValue = 16
+
+// varCursors returns where each partition's bytes start and end in its
+// group's data (partitions in the order of pl.runs) and each group's data
+// size.
+func varCursors[O offset](offs []O, pl *plan) (cur, lim, sizes []O) {
+	cur, lim = make([]O, len(pl.groupOf)), make([]O, len(pl.groupOf))
+	for i, q := range pl.pids[:len(offs)-1] {
+		cur[q] += offs[i+1] - offs[i]
+	}
+	sizes = make([]O, len(pl.rows))
+	for g, runs := range pl.runs {
+		for _, r := range runs {
+			n := cur[r.Partition]
+			cur[r.Partition] = sizes[g]
+			sizes[g] += n
+			lim[r.Partition] = sizes[g]
+		}
+	}
+	return cur, lim, sizes
 }

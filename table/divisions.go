@@ -25,19 +25,19 @@ func (c *compiled) parseDivisions(f arrow.Field, raw []json.RawMessage) error {
 		if err == nil {
 			err = checkOrder(f, c.div.i, func(a, b int64) bool { return a <= b })
 		}
-		c.div.ord = orderKeys(c.div.i, signedKey)
+		c.div.ord = newKeyIndex(orderKeys(c.div.i, signedKey))
 	case classUnsigned:
 		c.div.u, err = parseEach(f, raw, parseUnsigned)
 		if err == nil {
 			err = checkOrder(f, c.div.u, func(a, b uint64) bool { return a <= b })
 		}
-		c.div.ord = c.div.u
+		c.div.ord = newKeyIndex(c.div.u)
 	case classFloat:
 		c.div.f, err = parseEach(f, raw, parseFloat)
 		if err == nil {
 			err = checkOrder(f, c.div.f, func(a, b float64) bool { return a <= b })
 		}
-		c.div.ord = orderKeys(c.div.f, floatKey)
+		c.div.ord = newKeyIndex(orderKeys(c.div.f, floatKey))
 	case classBool:
 		c.div.u, err = parseEach(f, raw, parseBool)
 		if err == nil {

@@ -17,7 +17,7 @@ func (p *Partitioner) rangeRows(arr arrow.Array, out []uint32) {
 	case classSigned:
 		rangeFixedSigned(arr.DataType().ID(), fixedBytes(arr, ct.width), d.ord, out)
 	case classUnsigned:
-		rangeFixedUnsigned(arr.DataType().ID(), fixedBytes(arr, ct.width), d.u, out)
+		rangeFixedUnsigned(arr.DataType().ID(), fixedBytes(arr, ct.width), d.ord, out)
 	case classFloat:
 		rangeFixedFloat(arr.DataType().ID(), fixedBytes(arr, ct.width), d.ord, out)
 	case classBool:
@@ -50,18 +50,18 @@ func upper[T cmp.Ordered](div []T, v T) uint32 {
 }
 
 // rangeSigned places signed keys widened to int64 (div: their order keys).
-func rangeSigned[T signed](vals []T, div []uint64, out []uint32) {
+func rangeSigned[T signed](vals []T, div *keyIndex, out []uint32) {
 	placeEach(vals, func(v T) uint64 { return signedKey(int64(v)) }, div, out)
 }
 
 // rangeUnsigned places unsigned keys widened to uint64.
-func rangeUnsigned[T unsigned](vals []T, div []uint64, out []uint32) {
+func rangeUnsigned[T unsigned](vals []T, div *keyIndex, out []uint32) {
 	placeEach(vals, func(v T) uint64 { return uint64(v) }, div, out)
 }
 
 // rangeFloat places float keys widened to float64 (div: their order keys);
 // NaN goes last.
-func rangeFloat[T floating](vals []T, div []uint64, out []uint32) {
+func rangeFloat[T floating](vals []T, div *keyIndex, out []uint32) {
 	placeEach(vals, func(v T) uint64 { return floatKey(float64(v)) }, div, out)
 }
 
@@ -83,7 +83,7 @@ func rangeVar[O offset](offs []O, data []byte, div [][]byte, out []uint32) {
 }
 
 // rangeFixedSigned dispatches a signed column to its typed loop.
-func rangeFixedSigned(id arrow.Type, b []byte, div []uint64, out []uint32) {
+func rangeFixedSigned(id arrow.Type, b []byte, div *keyIndex, out []uint32) {
 	switch id {
 	case arrow.INT8:
 		rangeSigned(asI8(b), div, out)
@@ -97,7 +97,7 @@ func rangeFixedSigned(id arrow.Type, b []byte, div []uint64, out []uint32) {
 }
 
 // rangeFixedUnsigned dispatches an unsigned column to its typed loop.
-func rangeFixedUnsigned(id arrow.Type, b []byte, div []uint64, out []uint32) {
+func rangeFixedUnsigned(id arrow.Type, b []byte, div *keyIndex, out []uint32) {
 	switch id {
 	case arrow.UINT8:
 		rangeUnsigned(asU8(b), div, out)
@@ -111,7 +111,7 @@ func rangeFixedUnsigned(id arrow.Type, b []byte, div []uint64, out []uint32) {
 }
 
 // rangeFixedFloat dispatches a float column to its typed loop.
-func rangeFixedFloat(id arrow.Type, b []byte, div []uint64, out []uint32) {
+func rangeFixedFloat(id arrow.Type, b []byte, div *keyIndex, out []uint32) {
 	switch id {
 	case arrow.FLOAT16:
 		placeEach(asF16(b), func(v float16.Num) uint64 { return floatKey(float64(v.Float32())) }, div, out)

@@ -66,9 +66,9 @@ type divisions struct {
 	u []uint64  // classUnsigned and classBool (false=0, true=1)
 	f []float64 // classFloat
 	s [][]byte  // classVar32 and classVar64
-	// ord are the order keys (see placeKeys) of i or f, and u itself for
-	// classUnsigned: what the fixed-width searches compare.
-	ord []uint64
+	// ord indexes the order keys (see placeKeys) of i or f, and u itself
+	// for classUnsigned: what the fixed-width searches compare.
+	ord *keyIndex
 }
 
 // compileRule validates r against schema and partitions and resolves it.

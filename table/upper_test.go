@@ -1,6 +1,7 @@
 package table
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -37,10 +38,53 @@ func TestPlaceKeysMatchesScan(t *testing.T) {
 			}
 			vals = vals[:len(vals)-rng.IntN(4)]
 			out := make([]uint32, len(vals))
-			rangeSigned(vals, orderKeys(div, signedKey), out)
+			rangeSigned(vals, newKeyIndex(orderKeys(div, signedKey)), out)
 			for i, v := range vals {
 				if want := naiveUpper(div, v); out[i] != want {
 					t.Fatalf("divisions %v: key %d placed %d, want %d", div, v, out[i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestKeyIndexMatchesScan: a key index (16 divisions or more) places every
+// key as counting the divisions <= it does: divisions spread over a narrow
+// range, the whole of uint64 (its last bucket ends at 2^64), in clusters,
+// and with runs of one value; keys at 0, 2^64-1, on every division, next to
+// it, and at random.
+func TestKeyIndexMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	spreads := map[string]func() uint64{
+		"narrow":   func() uint64 { return 1000 + rng.Uint64N(5000) },
+		"full":     rng.Uint64,
+		"clusters": func() uint64 { return uint64(rng.IntN(3))<<62 + rng.Uint64N(100) },
+		"repeats":  func() uint64 { return 1 << (rng.IntN(5) * 12) },
+		"top":      func() uint64 { return math.MaxUint64 - rng.Uint64N(3) },
+	}
+	for name, draw := range spreads {
+		for _, n := range []int{16, 17, 100, 999} {
+			div := make([]uint64, n)
+			for i := range div {
+				div[i] = draw()
+			}
+			slices.Sort(div)
+			keys := []uint64{0, math.MaxUint64}
+			for _, d := range div {
+				keys = append(keys, d, d-1, d+1)
+			}
+			for range 3000 {
+				keys = append(keys, draw(), rng.Uint64())
+			}
+			x := newKeyIndex(div)
+			if x.first == nil {
+				t.Fatalf("%s: no table for %d divisions", name, n)
+			}
+			out := make([]uint32, len(keys))
+			placeKeys(x, keys, out)
+			for i, k := range keys {
+				if want, _ := slices.BinarySearchFunc(div, k, func(d, k uint64) int { return cmp.Compare(d, k+1) }); k == math.MaxUint64 && out[i] != uint32(n) || k < math.MaxUint64 && out[i] != uint32(want) {
+					t.Fatalf("%s, %d divisions: key %d placed %d, want %d", name, n, k, out[i], want)
 				}
 			}
 		}
@@ -61,7 +105,7 @@ func TestFloatKeyOrder(t *testing.T) {
 	}
 	div := []float64{-1, 0, 2.5}
 	out := make([]uint32, 3)
-	rangeFloat([]float64{math.NaN(), -math.NaN(), math.Copysign(0, -1)}, orderKeys(div, floatKey), out)
+	rangeFloat([]float64{math.NaN(), -math.NaN(), math.Copysign(0, -1)}, newKeyIndex(orderKeys(div, floatKey)), out)
 	if out[0] != 3 || out[1] != 3 || out[2] != 2 {
 		t.Fatalf("NaN, -NaN, -0 placed %v among %v, want [3 3 2]", out, div)
 	}
@@ -81,7 +125,7 @@ func BenchmarkRangeInt64(b *testing.B) {
 		vals[i] = rng.Int64N(1 << 40)
 	}
 	out := make([]uint32, len(vals))
-	ord := orderKeys(div, signedKey)
+	ord := newKeyIndex(orderKeys(div, signedKey))
 	b.SetBytes(8 << 20)
 	for b.Loop() {
 		rangeSigned(vals, ord, out)

@@ -64,18 +64,23 @@ func placeKeys(x *keyIndex, keys []uint64, out []uint32) {
 	}
 }
 
-// minIndexed is the fewest divisions a keyIndex builds a table for.
-const minIndexed = 16
+// minIndexed is the fewest divisions a keyIndex builds a table for, and
+// maxBucketBits bounds its table (2^16 buckets, 256 KiB: more than 16K
+// partitions share buckets, and a bucket of several divisions is searched).
+const (
+	minIndexed    = 16
+	maxBucketBits = 16
+)
 
 // keyIndex is the divisions of a fixed-width range column (order keys,
 // ascending) with a table that narrows each key's search. The keys from
 // the first division on are cut into 2^b buckets of equal width (about 4
-// per division); first[j] is the number of divisions below bucket j. A
+// per division, at most 2^maxBucketBits); first[j] is the number of divisions below bucket j. A
 // key's place is first[j] plus the divisions of its bucket that are <= it:
 // none or one, for divisions that spread as the keys do (quantiles of a
-// sample of them), so most keys take a shift, two loads from a table that
-// fits the L1 cache and one comparison, where a search takes ten dependent
-// steps for 1000 partitions.
+// sample of them), so most keys take a shift, two loads from a table (16
+// KiB for 1000 partitions: it stays in the L1 cache) and one comparison,
+// where a search takes ten dependent steps.
 type keyIndex struct {
 	div   []uint64
 	first []uint32 // 2^b+2 entries; nil: search div alone
@@ -89,7 +94,7 @@ func newKeyIndex(div []uint64) *keyIndex {
 	if len(div) < minIndexed {
 		return x
 	}
-	b := bits.Len(uint(4 * len(div)))
+	b := min(bits.Len(uint(4*len(div))), maxBucketBits)
 	x.base = div[0]
 	span := div[len(div)-1] - div[0]
 	x.shift = uint(max(0, bits.Len64(span)-b))

@@ -63,7 +63,7 @@ func TestKeyIndexMatchesScan(t *testing.T) {
 		"top":      func() uint64 { return math.MaxUint64 - rng.Uint64N(3) },
 	}
 	for name, draw := range spreads {
-		for _, n := range []int{16, 17, 100, 999} {
+		for _, n := range []int{16, 17, 100, 999, 20000} { // 20000: more divisions than buckets
 			div := make([]uint64, n)
 			for i := range div {
 				div[i] = draw()

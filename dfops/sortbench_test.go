@@ -10,14 +10,16 @@ import (
 )
 
 // BenchmarkSortIndices sorts the keys set-index sorts (16k int64 in a narrow
-// range, as one partition holds) and larger columns, with SortIndices and
-// with the comparison sort it replaces ("reference").
+// range, as one partition holds: 16 bits wide, and 30 bits, a thousandth of
+// the bench's 40-bit keys) and larger columns, with SortIndices and with the
+// comparison sort it replaces ("reference").
 func BenchmarkSortIndices(b *testing.B) {
 	cases := []struct {
 		name string
 		arr  func(*rand.Rand) arrow.Array
 	}{
 		{"int64_16k_narrow", func(r *rand.Rand) arrow.Array { return int64Array(r, 1<<14, 1<<40, 1<<16) }},
+		{"int64_16k_30bit", func(r *rand.Rand) arrow.Array { return int64Array(r, 1<<14, 1<<40, 1<<30) }},
 		{"int64_16k_full", func(r *rand.Rand) arrow.Array { return int64Array(r, 1<<14, 0, 0) }},
 		{"int64_1M", func(r *rand.Rand) arrow.Array { return int64Array(r, 1<<20, 0, 0) }},
 		{"float64_1M", func(r *rand.Rand) arrow.Array { return float64Array(r, 1<<20) }},

@@ -50,9 +50,9 @@ func TestPlaceKeysMatchesScan(t *testing.T) {
 
 // TestKeyIndexMatchesScan: a key index (16 divisions or more) places every
 // key as counting the divisions <= it does: divisions spread over a narrow
-// range, the whole of uint64 (its last bucket ends at 2^64), in clusters,
-// and with runs of one value; keys at 0, 2^64-1, on every division, next to
-// it, and at random.
+// range, over all of uint64, near both of its ends (then the last bucket
+// ends at 2^64 and holds divisions), in clusters, and with runs of one
+// value; keys at 0, 2^64-1, on every division, next to it, and at random.
 func TestKeyIndexMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	spreads := map[string]func() uint64{
@@ -61,6 +61,7 @@ func TestKeyIndexMatchesScan(t *testing.T) {
 		"clusters": func() uint64 { return uint64(rng.IntN(3))<<62 + rng.Uint64N(100) },
 		"repeats":  func() uint64 { return 1 << (rng.IntN(5) * 12) },
 		"top":      func() uint64 { return math.MaxUint64 - rng.Uint64N(3) },
+		"ends":     func() uint64 { return rng.Uint64N(100) - uint64(rng.IntN(2))*(1+rng.Uint64N(100)) }, // near 0 and near 2^64: the last bucket holds divisions
 	}
 	for name, draw := range spreads {
 		for _, n := range []int{16, 17, 100, 999, 20000} { // 20000: more divisions than buckets
@@ -83,7 +84,11 @@ func TestKeyIndexMatchesScan(t *testing.T) {
 			out := make([]uint32, len(keys))
 			placeKeys(x, keys, out)
 			for i, k := range keys {
-				if want, _ := slices.BinarySearchFunc(div, k, func(d, k uint64) int { return cmp.Compare(d, k+1) }); k == math.MaxUint64 && out[i] != uint32(n) || k < math.MaxUint64 && out[i] != uint32(want) {
+				want := n // every division is <= 2^64-1
+				if k < math.MaxUint64 {
+					want, _ = slices.BinarySearchFunc(div, k, func(d, k uint64) int { return cmp.Compare(d, k+1) })
+				}
+				if out[i] != uint32(want) {
 					t.Fatalf("%s, %d divisions: key %d placed %d, want %d", name, n, k, out[i], want)
 				}
 			}

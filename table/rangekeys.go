@@ -64,9 +64,11 @@ func placeKeys(x *keyIndex, keys []uint64, out []uint32) {
 	}
 }
 
-// minIndexed is the fewest divisions a keyIndex builds a table for, and
-// maxBucketBits bounds its table (2^16 buckets, 256 KiB: more than 16K
-// partitions share buckets, and a bucket of several divisions is searched).
+// minIndexed is the fewest divisions a keyIndex builds a table for: below
+// it the branch-free search of a few steps is faster (1M keys among 3
+// divisions: 11 ms searched, 16-17 ms through a table). maxBucketBits
+// bounds the table (2^16 buckets, 256 KiB: more than 16K partitions share
+// buckets, and a bucket of several divisions is searched).
 const (
 	minIndexed    = 16
 	maxBucketBits = 16
@@ -75,12 +77,12 @@ const (
 // keyIndex is the divisions of a fixed-width range column (order keys,
 // ascending) with a table that narrows each key's search. The keys from
 // the first division on are cut into 2^b buckets of equal width (about 4
-// per division, at most 2^maxBucketBits); first[j] is the number of divisions below bucket j. A
-// key's place is first[j] plus the divisions of its bucket that are <= it:
-// none or one, for divisions that spread as the keys do (quantiles of a
-// sample of them), so most keys take a shift, two loads from a table (16
-// KiB for 1000 partitions: it stays in the L1 cache) and one comparison,
-// where a search takes ten dependent steps.
+// per division, at most 2^maxBucketBits); first[j] is the number of
+// divisions below bucket j. A key's place is first[j] plus the divisions
+// of its bucket that are <= it: none or one, for divisions that spread as
+// the keys do (quantiles of a sample of them), so most keys take a shift,
+// two loads from a table (16 KiB for 1000 partitions: it stays in the L1
+// cache) and one comparison, where a search takes ten dependent steps.
 type keyIndex struct {
 	div   []uint64
 	first []uint32 // 2^b+2 entries; nil: search div alone

@@ -251,9 +251,9 @@ func (rc *Receiver) presizer(sh *Shuffle, e *shard.Entry, rec arrow.Record) func
 	held := max(1, int64(sh.Spec.Partitions/max(1, len(sh.Route().Live))))
 	share := rc.cfg.Store.MemoryLimit() / 2 / held
 	perRow := max(1, int64(len(e.Data))/max(1, rec.NumRows()))
-	mean := float64(rec.NumRows()) / float64(max(1, len(e.Runs))) * float64(sh.Spec.Tasks)
-	if sh.Spec.Rows > 0 {
-		mean = float64(sh.Spec.Rows) / float64(sh.Spec.Partitions)
+	mean := float64(sh.Spec.Rows) / float64(sh.Spec.Partitions)
+	if sh.Spec.Rows <= 0 {
+		mean = float64(rec.NumRows()) / float64(max(1, len(e.Runs))) * float64(sh.Spec.Tasks)
 	}
 	guess := int64(mean + mean/32 + 3*math.Sqrt(mean))
 	return func(rows int64) int64 {

@@ -24,8 +24,9 @@
 //     DoPut stream), then each job's put+barrier and read seconds, MB/s,
 //     CPU seconds, peak RSS and its rate over the slowest network ceiling,
 //     on an in-process cluster or on serve processes it starts
-//     (StartProcs); and the demo case tables BenchShuffle and
-//     BenchRecovery.
+//     (StartProcs), and after the jobs what memory touched for the first
+//     time costs (FirstTouchCeilings); and the demo case tables
+//     BenchShuffle and BenchRecovery.
 //
 // A plan's Run blocks until the job is done or its context ends; it opens
 // and closes its own cluster. The integration tests drive RunDemo and

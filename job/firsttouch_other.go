@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package job
+
+// adviseHuge does nothing where transparent huge pages do not exist.
+func adviseHuge([]byte) {}

@@ -12,15 +12,18 @@ const touchStride = 4096
 
 // FirstTouchCeilings measures what memory the process touches for the first
 // time costs, over bytes: a fresh anonymous mapping written one byte per 4
-// KiB page, once with the kernel's 4 KiB pages and once advised as
-// transparent huge pages, as the offheap arenas that hold received
-// partitions and chunks are. The cost is the kernel's zeroing and mapping
-// of each page and, under a hypervisor that takes freed guest memory back
-// (free page reporting), the host's backing it again: on this project's
-// virtual machines a fresh huge page has cost 3-6 times what the same bytes
-// of 4 KiB pages cost, and a recently freed one a twentieth of that, so the
-// jobs' times move with it. Measure it after the jobs: the pages a ceiling
-// frees are warm for whatever touches memory next.
+// KiB page, once with the kernel's 4 KiB pages (as the Go heap gets them)
+// and once advised as transparent huge pages (as the offheap arenas that
+// hold received partitions and chunks ask for them). The cost is the
+// kernel's zeroing and mapping of each page and, under a hypervisor that
+// takes freed guest memory back (free page reporting, which reports free
+// blocks of 2 MiB and more), the host's backing it again. On this project's
+// virtual machines memory the host took back cost 2.3-2.7 s per GiB in
+// either page size, memory the guest still held (recently freed, or free
+// only in pieces smaller than 2 MiB, which 4 KiB pages are taken from
+// first: 1.2 GiB of them in one measurement) 0.15-0.45 s, so the jobs'
+// times move with what the host holds. Measure it after the jobs: the
+// pages a ceiling frees are warm for whatever touches memory next.
 func FirstTouchCeilings(bytes int64) ([]Ceiling, error) {
 	small, err := firstTouch(bytes, false)
 	if err != nil {

@@ -72,6 +72,24 @@ type benchRow struct {
 	parquet bool    // a job that reads and writes Parquet: its ratio is to the Parquet bound
 	usage   Usage   // this process
 	procs   []Usage // each serve process, in order
+	huge    int64   // transparent huge pages faulted in during the job, by any process
+}
+
+// totals sums the CPU seconds and minor faults of this process and every
+// serve process.
+func (r benchRow) totals() (cpu float64, faults int64) {
+	cpu, faults = r.usage.CPUSeconds, r.usage.MinorFaults
+	for _, p := range r.procs {
+		cpu, faults = cpu+p.CPUSeconds, faults+p.MinorFaults
+	}
+	return cpu, faults
+}
+
+// fresh is the memory the job touched for the first time: its minor
+// faults, of which the huge pages' (each also one minor fault).
+func (r benchRow) fresh() freshMemory {
+	_, faults := r.totals()
+	return freshMemory{smallFaults: max(0, faults-r.huge), hugeFaults: r.huge}
 }
 
 // Bench runs the benchmark and writes its table to w as it goes.
@@ -130,7 +148,20 @@ func (b *bench) firstTouch() error {
 	for _, c := range cs {
 		b.printCeiling(c)
 	}
+	for _, r := range b.rows {
+		b.printFresh(r, cs[0], cs[1])
+	}
 	return nil
+}
+
+// printFresh prints the memory job r touched for the first time and what
+// that cost at the first-touch ceilings' rates small and huge.
+func (b *bench) printFresh(r benchRow, small, huge Ceiling) {
+	f := r.fresh()
+	cpu, _ := r.totals()
+	s := f.seconds(small, huge)
+	fmt.Fprintf(b.w, "fresh: %s: %s in 4 KiB pages, %s in huge pages: ~%.2f CPU s at these rates, %.0f%% of its CPU s\n",
+		r.name, FormatBytes(f.smallFaults*touchStride), FormatBytes(f.hugeFaults*hugePageBytes), s, 100*s/max(cpu, 1e-9))
 }
 
 // footnote says what the columns mean.
@@ -147,6 +178,7 @@ func (b *bench) footnote() {
 	fmt.Fprintln(b.w, ".")
 	fmt.Fprintln(b.w, "faults: minor page faults of every process, in thousands: mostly memory touched for the first time.")
 	fmt.Fprintln(b.w, "first touch: a fresh mapping written once per 4 KiB page, measured after the jobs and a pause: what memory the host took back costs.")
+	fmt.Fprintln(b.w, "fresh: each job's minor faults (huge pages: the machine's, during the job) at those rates; an estimate.")
 }
 
 // bench is one run of Bench.
@@ -158,6 +190,10 @@ type bench struct {
 	// pqBound is the Parquet bound (ParquetBound) of the jobs that read and
 	// write Parquet, when any runs.
 	pqBound Ceiling
+	rows    []benchRow // the jobs printed so far
+	// hugeMark is HugeFaults when the running job proper started (after
+	// its preparation, if any).
+	hugeMark int64
 }
 
 // open starts the serve processes, if any.
@@ -251,15 +287,17 @@ func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, er
 	debug.FreeOSMemory() // collects first
 	before := b.procUsage(true)
 	m := StartMeter()
+	b.hugeMark = HugeFaults()
 	row, err := job(ctx)
 	if err != nil {
 		return err
 	}
-	row.usage = m.Stop().sub(row.prep)
+	row.usage, row.huge = m.Stop().sub(row.prep), HugeFaults()-b.hugeMark
 	for i, u := range b.procUsage(false) {
 		row.procs = append(row.procs, u.sub(before[i]))
 	}
 	b.print(row)
+	b.rows = append(b.rows, row)
 	return nil
 }
 
@@ -284,10 +322,7 @@ func (b *bench) procUsage(reset bool) []Usage {
 
 // print writes a job's row, and one line per serve process.
 func (b *bench) print(r benchRow) {
-	cpu, faults := r.usage.CPUSeconds, r.usage.MinorFaults
-	for _, p := range r.procs {
-		cpu, faults = cpu+p.CPUSeconds, faults+p.MinorFaults
-	}
+	cpu, faults := r.totals()
 	mbps := float64(r.bytes) / 1e6 / (r.put + r.read)
 	bound := b.bound
 	if r.parquet {

@@ -147,5 +147,6 @@ func (b *bench) parquetJob(dir string) ShuffleConfig {
 func (b *bench) prepared(u0 Usage) Usage {
 	debug.FreeOSMemory() // collects first
 	ResetPeakRSS()
+	b.hugeMark = HugeFaults()
 	return selfUsage().sub(u0)
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -57,4 +58,46 @@ func touchPages(b []byte) time.Duration {
 		b[i] = 1
 	}
 	return time.Since(start)
+}
+
+// HugeFaults returns how many transparent huge pages the kernel has
+// faulted in since boot, in every process (Linux /proc/vmstat
+// thp_fault_alloc; 0 where it cannot be read). A difference over a run on
+// a machine that runs nothing else is the run's: the huge pages it touched
+// for the first time, 2 MiB each.
+func HugeFaults() int64 {
+	b, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		return 0
+	}
+	return hugeFaultsIn(string(b))
+}
+
+// hugeFaultsIn reads thp_fault_alloc from the text of /proc/vmstat.
+func hugeFaultsIn(vmstat string) int64 {
+	for _, line := range strings.Split(vmstat, "\n") {
+		if v, ok := strings.CutPrefix(line, "thp_fault_alloc "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// hugePageBytes is the size of a transparent huge page on amd64 and arm64.
+const hugePageBytes = 2 << 20
+
+// freshMemory is the memory a job touched for the first time, as its page
+// faults count it.
+type freshMemory struct {
+	smallFaults, hugeFaults int64
+}
+
+// seconds estimates what the touches cost at the first-touch ceilings'
+// rates: 4 KiB faults at the 4 KiB ceiling's, huge ones at the huge pages'.
+// It is an estimate: a job's pages may be warmer or colder than the
+// ceilings' were, and a minor fault is not always a first touch.
+func (f freshMemory) seconds(small, huge Ceiling) float64 {
+	return float64(f.smallFaults*touchStride)/float64(small.Bytes)*small.Seconds +
+		float64(f.hugeFaults*hugePageBytes)/float64(huge.Bytes)*huge.Seconds
 }

@@ -39,3 +39,39 @@ func TestTouchPagesTouchesEveryPage(t *testing.T) {
 		}
 	}
 }
+
+func TestHugeFaultsIn(t *testing.T) {
+	for _, c := range []struct {
+		name, vmstat string
+		want         int64
+	}{
+		{"present", "nr_free_pages 5\nthp_fault_alloc 16925\nthp_fault_fallback 0\n", 16925},
+		{"a longer name first", "thp_fault_alloc_x 3\nthp_fault_alloc 7\n", 7},
+		{"absent", "nr_free_pages 5\n", 0},
+	} {
+		if got := hugeFaultsIn(c.vmstat); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestFreshSeconds checks the estimate against hand arithmetic: 1000 4 KiB
+// faults at 4 MB/s of 4 KiB pages, 10 huge ones at 20 MiB per second.
+func TestFreshSeconds(t *testing.T) {
+	small := Ceiling{Bytes: 4_096_000, Seconds: 1}         // 1000 pages a second
+	huge := Ceiling{Bytes: 20 * hugePageBytes, Seconds: 1} // 20 huge pages a second
+	f := freshMemory{smallFaults: 1000, hugeFaults: 10}
+	if got, want := f.seconds(small, huge), 1.5; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("seconds %v, want %v", got, want)
+	}
+}
+
+// TestBenchRowFresh checks that a row's huge-page faults are taken out of
+// its minor faults (each huge page is also one minor fault), across the
+// serve processes too.
+func TestBenchRowFresh(t *testing.T) {
+	r := benchRow{usage: Usage{MinorFaults: 100}, procs: []Usage{{MinorFaults: 50}, {MinorFaults: 25}}, huge: 30}
+	if got, want := r.fresh(), (freshMemory{smallFaults: 145, hugeFaults: 30}); got != want {
+		t.Errorf("fresh %+v, want %+v", got, want)
+	}
+}

@@ -45,7 +45,7 @@ run() {
 	log=$(mktemp "$out/run-XXXXXX")
 	if "$bin" bench "$@" >"$log" 2>&1; then
 		echo "== $bin" >>"$file"
-		grep -E '^(demo|rows|array|merge|set-index|memory|libp2p|Flight|Parquet)' "$log" >>"$file" || true
+		grep -E '^(demo|rows|array|merge|set-index|memory|libp2p|Flight|Parquet|fresh)' "$log" >>"$file" || true
 		rm -f "$log"
 	else
 		failed=$((failed + 1))
@@ -77,7 +77,7 @@ fi
 for f in "$out"/*.txt; do
 	echo "# $(basename "$f")"
 	awk '/^== / { bin = $2; next }
-		$1 ~ /^(memory|libp2p|Flight|Parquet):/ { next }
+		$1 ~ /^(memory|libp2p|Flight|Parquet|fresh):/ { next }
 		{ n = NF; k = ($(n-2) ~ /^[0-9]+k$/) # a faults column (binaries before it have none)
 		  label = bin; for (i = 1; i <= n - 10 - k; i++) label = label " " $i
 		  printf "%s|%s|%s|%s|%s|%s\n", label, $(n-5-k), $(n-7-k), $(n-6-k), $(n-4-k), k ? $(n-2) : "-" }' "$f" |

@@ -18,13 +18,14 @@ func TestBenchQuick(t *testing.T) {
 	}
 	for _, want := range []string{"memory: Go copy", "libp2p: 1 TLS stream", "Flight: 1 DoPut stream",
 		"Parquet: write", "Parquet: read,", "Parquet: read+write, all", "\ndemo ", "\nrows ", "\narray f8 ", "\nredistribute f8 ", "merge ", "skew 0.3", "set-index ", " faults ", "\nfaults: minor page faults",
-		"\nmemory: first touch, 4 KiB pages", "\nmemory: first touch, huge pages", "\nfirst touch: "} {
+		"\nmemory: first touch, 4 KiB pages", "\nmemory: first touch, huge pages", "\nfirst touch: ",
+		"\nfresh: demo ", "\nfresh: set-index ", "\nfresh: each job's"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in the output:\n%s", want, out)
 		}
 	}
-	if rows := strings.Count(out, "\n"); rows != 1+1+1+3+3+1+1+8+3+5 {
-		t.Errorf("%d lines, want 27:\n%s", rows, out)
+	if rows := strings.Count(out, "\n"); rows != 1+1+1+3+3+1+1+8+3+8+6 {
+		t.Errorf("%d lines, want 36:\n%s", rows, out)
 	}
 	for _, line := range strings.Split(out, "\n") {
 		if parquet := strings.HasPrefix(line, "merge ") || strings.HasPrefix(line, "set-index "); parquet != strings.HasSuffix(line, " Parquet") {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 
 	"github.com/shufflenode/shufflenode/barrier"
+	"github.com/shufflenode/shufflenode/mempool"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/splitaxes"
@@ -125,7 +127,7 @@ func (c *Cut) Chunk(ctx context.Context, plan *splitaxes.Plan, src rechunk.Chunk
 	if err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
 	}
-	b := newPieceBufs(len(c.r.Dests), c.pieceGuess(len(src.Data)))
+	b := newPieceBufs(&c.s.pool, len(c.r.Dests), c.pieceGuess(len(src.Data)))
 	for nd := range splits {
 		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
 		for _, dest := range c.destinations(part) {
@@ -175,26 +177,18 @@ func (c *Cut) destinations(part int) []int {
 	return out
 }
 
-// sendPieces queues the pieces buffered for dest, if any, as one entry.
+// sendPieces queues the pieces buffered for dest, if any, as one entry,
+// whose buffer goes back to the pool once the entry was sent (or given up).
 func (c *Cut) sendPieces(ctx context.Context, b *pieceBufs, dest int) error {
 	if len(b.runs[dest]) == 0 {
 		return nil
 	}
-	data, runs := b.take(dest)
-	return c.send(ctx, dest, runs, data, uint64(len(data)))
+	data, runs, release := b.take(dest)
+	return c.queueReleased(ctx, dest, shard.Entry{Runs: runs, Data: data}, uint64(len(data)), release)
 }
 
-// send queues one entry of data for dest and counts it.
-func (c *Cut) send(ctx context.Context, dest int, runs []shard.Run, data []byte, rows uint64) error {
-	return c.queue(ctx, dest, shard.Entry{Runs: runs, Data: data}, rows)
-}
-
-// queue numbers entry e of rows rows for dest, counts it and queues it.
-func (c *Cut) queue(ctx context.Context, dest int, e shard.Entry, rows uint64) error {
-	return c.queueReleased(ctx, dest, e, rows, nil)
-}
-
-// queueReleased is queue for an entry whose data lives until release (see
+// queueReleased numbers entry e of rows rows for dest, counts it and
+// queues it; its data lives until release, if any (see
 // Splitter.AddReleased).
 func (c *Cut) queueReleased(ctx context.Context, dest int, e shard.Entry, rows uint64, release func()) error {
 	e.Task, e.Attempt, e.Seq = c.r.Task, c.r.Attempt, c.seq[dest]
@@ -266,22 +260,29 @@ func contains(list []string, s string) bool {
 }
 
 // pieceBufs are the array pieces of one old chunk being gathered per
-// destination.
+// destination. A destination's buffer comes from the splitter's pool and
+// goes back to it once the entry that carries it was sent: a rechunk of
+// 1000 old chunks to 4 nodes otherwise allocated a fresh buffer of a
+// quarter chunk per old chunk and destination (1 GB for the bench's array),
+// which the collector then cleared and collected.
 type pieceBufs struct {
+	pool  *mempool.Pool
 	data  [][]byte
+	from  [][]byte // the pool's buffer behind data, until data outgrows it
 	runs  [][]shard.Run
 	guess int // the capacity a destination's buffer starts with
 }
 
-func newPieceBufs(n, guess int) *pieceBufs {
-	return &pieceBufs{data: make([][]byte, n), runs: make([][]shard.Run, n), guess: guess}
+func newPieceBufs(pool *mempool.Pool, n, guess int) *pieceBufs {
+	return &pieceBufs{pool: pool, data: make([][]byte, n), from: make([][]byte, n), runs: make([][]shard.Run, n), guess: guess}
 }
 
 // add appends the piece of src that nd selects (gathered along run axes),
 // for partition part.
 func (b *pieceBufs) add(dest int, part uint32, src rechunk.Chunk, nd splitaxes.NDSplit) error {
 	if b.data[dest] == nil {
-		b.data[dest] = make([]byte, 0, b.guess)
+		b.from[dest] = b.pool.AllocateDirty(b.guess) // every byte of a piece is written
+		b.data[dest] = b.from[dest][:0]
 	}
 	start := len(b.data[dest])
 	var err error
@@ -294,9 +295,14 @@ func (b *pieceBufs) add(dest int, part uint32, src rechunk.Chunk, nd splitaxes.N
 
 func (b *pieceBufs) full(dest int) bool { return len(b.data[dest]) >= ArrayEntryBytes }
 
-// take hands over dest's buffer and runs.
-func (b *pieceBufs) take(dest int) ([]byte, []shard.Run) {
-	data, runs := b.data[dest], b.runs[dest]
-	b.data[dest], b.runs[dest] = nil, nil
-	return data, runs
+// take hands over dest's buffer and runs, and a release that gives the
+// buffer back to the pool (nil when the pieces outgrew the pool's buffer:
+// append moved them to Go memory, which the collector reclaims).
+func (b *pieceBufs) take(dest int) ([]byte, []shard.Run, func()) {
+	data, runs, from := b.data[dest], b.runs[dest], b.from[dest]
+	b.data[dest], b.runs[dest], b.from[dest] = nil, nil, nil
+	if cap(data) == 0 || unsafe.SliceData(data) != unsafe.SliceData(from) {
+		return data, runs, nil
+	}
+	return data, runs, func() { b.pool.Free(from) }
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/splitaxes"
 )
 
 // fakeSender records delivered entries; fail decides per call what to return.
@@ -401,4 +404,44 @@ func TestAddReleasedReleasesOnce(t *testing.T) {
 		t.Fatalf("releases per entry %v, want one each (sent, failed, refused)", released)
 	}
 	sending.Range(func(k, _ any) bool { t.Fatalf("entry %v released before its send", k); return false })
+}
+
+// BenchmarkCutChunk cuts old chunks of a (1000, 1000) f8 array, (10, 1000)
+// each, into the pieces of new chunks of (1000, 10), for 4 destinations,
+// through a splitter whose sends succeed at once: the send side of the
+// bench's array rechunk, at a tenth of its chunk size. Bytes are the old
+// chunks'.
+func BenchmarkCutChunk(b *testing.B) {
+	tens := slices.Repeat([]int64{10}, 100)
+	plan, err := splitaxes.New([][]int64{tens, {1000}}, [][]int64{{1000}, tens})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dt, _ := rechunk.ParseDType("<f8")
+	src := rechunk.Chunk{DType: dt, Shape: []int64{10, 1000}, Data: make([]byte, 10*1000*8)}
+	s, _ := New(Config{}, newFakeNop())
+	defer s.Close()
+	dests := []string{"a", "b", "c", "d"}
+	primary := make([]int, 100)
+	for p := range primary {
+		primary[p] = p % len(dests)
+	}
+	ctx := context.Background()
+	b.SetBytes(int64(len(src.Data)))
+	b.ReportAllocs()
+	for i := range b.N {
+		c := s.NewCut(Route{Shuffle: "s", Task: uint64(i % 100), Attempt: uint32(i / 100), Dests: dests, Primary: primary})
+		if err := c.Chunk(ctx, plan, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, d := range dests {
+		<-endWaitTo(s, d)
+	}
+}
+
+func endWaitTo(s *Splitter, dest string) <-chan error {
+	ch := make(chan error, 1)
+	_ = s.End("s", 0, dest, End{Done: func(err error) { ch <- err }})
+	return ch
 }

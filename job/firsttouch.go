@@ -19,10 +19,10 @@ const touchStride = 4096
 // kernel's zeroing and mapping of each page and, under a hypervisor that
 // takes freed guest memory back (free page reporting, which reports free
 // blocks of 2 MiB and more), the host's backing it again. On this project's
-// virtual machines memory the host took back cost 2.3-2.7 s per GiB in
+// virtual machines memory the host took back cost 2.2-2.8 s per GiB in
 // either page size, memory the guest still held (recently freed, or free
 // only in pieces smaller than 2 MiB, which 4 KiB pages are taken from
-// first: 1.2 GiB of them in one measurement) 0.15-0.45 s, so the jobs'
+// first: 1.2 GiB of them in one measurement) 0.1-0.5 s, so the jobs'
 // times move with what the host holds. Measure it after the jobs: the
 // pages a ceiling frees are warm for whatever touches memory next.
 func FirstTouchCeilings(bytes int64) ([]Ceiling, error) {

@@ -427,20 +427,55 @@ func TestConfig(t *testing.T) {
 }
 
 // TestBadgerLogsToSlog checks that badger's logger is routed into the store's slog logger
-// (badger's info lines at Debug) and not to stderr.
+// (badger's info lines at Debug) and not to stderr, once a spill opened it.
 func TestBadgerLogsToSlog(t *testing.T) {
 	var buf strings.Builder
 	h := slog.NewTextHandler(&lockedWriter{w: &buf}, &slog.HandlerOptions{Level: slog.LevelDebug})
-	s, err := Open(Config{Dir: t.TempDir(), Logger: slog.New(h), Node: "n9"})
+	s, err := Open(Config{MemoryLimit: 1, Dir: t.TempDir(), Logger: slog.New(h), Node: "n9"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	putAll(t, s, newReleaseLog(t), []put{{"s", Key{Task: 1}, 10}}) // over the budget: spilled
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	if !strings.Contains(out, "component=badger") || !strings.Contains(out, "node=n9") {
 		t.Fatalf("no badger log line reached slog:\n%s", out)
+	}
+}
+
+// TestBadgerOpensAtFirstSpill checks that a store whose pieces fit in memory never opens
+// badger (no files beside the marker, though it was scanned and dropped from), and that the
+// first spill opens it and is read back.
+func TestBadgerOpensAtFirstSpill(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, Config{MemoryLimit: 100, Dir: dir})
+	putAll(t, s, newReleaseLog(t), []put{{"s", Key{Task: 1}, 10}})
+	if err := s.Scan("s", 0, func(Key, Value, []byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropShuffle("s"); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := readNames(dir); !slices.Equal(names, []string{markerName}) {
+		t.Fatalf("before any spill the directory holds %v, want only the marker", names)
+	}
+	putAll(t, s, newReleaseLog(t), []put{{"t", Key{Task: 1}, 60}, {"t", Key{Task: 2}, 60}}) // 120 > 100: one spills
+	if names, _ := readNames(dir); len(names) < 2 {
+		t.Fatalf("after a spill the directory holds %v, want badger's files too", names)
+	}
+	var disk int
+	if err := s.Scan("t", 0, func(_ Key, mem Value, b []byte) error {
+		if mem == nil && len(b) == 60 {
+			disk++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if disk != 1 {
+		t.Fatalf("%d pieces read back from disk, want 1", disk)
 	}
 }
 

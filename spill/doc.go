@@ -32,7 +32,10 @@
 // that the kernel can reclaim) until the shuffle is dropped.
 //
 // Spill data does not survive a restart: Open wipes Config.Dir (refusing a non-empty
-// directory it did not mark as its own) and Close deletes it. There is no crash recovery.
+// directory it did not mark as its own, or one another store holds) and Close deletes it.
+// There is no crash recovery. Badger itself opens at the first spill: a store that never
+// spills never pays for its memtables, caches and goroutines; a failure to open it is a
+// failed spill, like any write error below.
 //
 // # Errors
 //

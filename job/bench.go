@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/shufflenode/shufflenode/offheap"
 )
 
 // BenchJobs lists the jobs Bench knows, in the order it runs them.
@@ -140,7 +142,7 @@ const reportDelay = 8 * time.Second
 func (b *bench) firstTouch() error {
 	debug.FreeOSMemory() // and the arenas of the last job's cluster are unmapped by cleanups it runs
 	time.Sleep(time.Duration(float64(reportDelay) * min(1, b.cfg.Scale)))
-	cs, err := FirstTouchCeilings(min(b.scaled(500<<20), ceilingBytes))
+	cs, err := FirstTouchCeilings(b.ceilingBytes())
 	if err != nil {
 		return err
 	}
@@ -161,7 +163,7 @@ func (b *bench) printFresh(r benchRow, small, huge Ceiling) {
 	cpu, _ := r.totals()
 	s := f.seconds(small, huge)
 	fmt.Fprintf(b.w, "fresh: %s: %s in 4 KiB pages, %s in huge pages: ~%.2f CPU s at these rates, %.0f%% of its CPU s\n",
-		r.name, FormatBytes(f.smallFaults*touchStride), FormatBytes(f.hugeFaults*hugePageBytes), s, 100*s/max(cpu, 1e-9))
+		r.name, FormatBytes(f.smallFaults*touchStride), FormatBytes(f.hugeFaults*offheap.HugePageBytes), s, 100*s/max(cpu, 1e-9))
 }
 
 // footnote says what the columns mean.
@@ -238,10 +240,13 @@ func (b *bench) close() {
 // took ~15 s of the bench, moving 8 GiB each for the same rates.
 const ceilingBytes = 500 << 20
 
-// ceilings measures and prints the ceilings over the demo's bytes (at most
-// ceilingBytes).
+// ceilingBytes is what each ceiling moves: the demo's bytes, at most
+// ceilingBytes.
+func (b *bench) ceilingBytes() int64 { return min(b.scaled(500<<20), ceilingBytes) }
+
+// ceilings measures and prints the ceilings over b.ceilingBytes().
 func (b *bench) ceilings(ctx context.Context) error {
-	cs, err := Ceilings(ctx, min(b.scaled(500<<20), ceilingBytes))
+	cs, err := Ceilings(ctx, b.ceilingBytes())
 	if err != nil {
 		return err
 	}

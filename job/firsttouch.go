@@ -1,10 +1,13 @@
 package job
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shufflenode/shufflenode/offheap"
 )
 
 // touchStride is the step of a first-touch ceiling's writes: one byte per
@@ -42,6 +45,18 @@ func FirstTouchCeilings(bytes int64) ([]Ceiling, error) {
 		{Name: "memory: first touch, 4 KiB pages", Bytes: bytes, Seconds: small.Seconds()},
 		{Name: hugeName, Bytes: bytes, Seconds: huge.Seconds()},
 	}, nil
+}
+
+// firstTouch maps bytes of fresh memory as offheap's arenas do (huge) or in
+// 4 KiB pages, touches every page and unmaps it; it returns the time of
+// the touches.
+func firstTouch(bytes int64, huge bool) (time.Duration, error) {
+	b, err := offheap.MapFresh(int(bytes), huge)
+	if err != nil {
+		return 0, fmt.Errorf("job: first-touch ceiling: %w", err)
+	}
+	defer offheap.Unmap(b)
+	return touchPages(b), nil
 }
 
 // hugePagesOnRequest reports whether the kernel gives transparent huge
@@ -84,9 +99,6 @@ func hugeFaultsIn(vmstat string) int64 {
 	return 0
 }
 
-// hugePageBytes is the size of a transparent huge page on amd64 and arm64.
-const hugePageBytes = 2 << 20
-
 // freshMemory is the memory a job touched for the first time, as its page
 // faults count it.
 type freshMemory struct {
@@ -99,5 +111,5 @@ type freshMemory struct {
 // ceilings' were, and a minor fault is not always a first touch.
 func (f freshMemory) seconds(small, huge Ceiling) float64 {
 	return float64(f.smallFaults*touchStride)/float64(small.Bytes)*small.Seconds +
-		float64(f.hugeFaults*hugePageBytes)/float64(huge.Bytes)*huge.Seconds
+		float64(f.hugeFaults*offheap.HugePageBytes)/float64(huge.Bytes)*huge.Seconds
 }

@@ -3,6 +3,8 @@ package job
 import (
 	"strings"
 	"testing"
+
+	"github.com/shufflenode/shufflenode/offheap"
 )
 
 // TestFirstTouchCeilings checks that both first-touch ceilings are
@@ -58,8 +60,8 @@ func TestHugeFaultsIn(t *testing.T) {
 // TestFreshSeconds checks the estimate against hand arithmetic: 1000 4 KiB
 // faults at 4 MB/s of 4 KiB pages, 10 huge ones at 20 MiB per second.
 func TestFreshSeconds(t *testing.T) {
-	small := Ceiling{Bytes: 4_096_000, Seconds: 1}         // 1000 pages a second
-	huge := Ceiling{Bytes: 20 * hugePageBytes, Seconds: 1} // 20 huge pages a second
+	small := Ceiling{Bytes: 4_096_000, Seconds: 1}                 // 1000 pages a second
+	huge := Ceiling{Bytes: 20 * offheap.HugePageBytes, Seconds: 1} // 20 huge pages a second
 	f := freshMemory{smallFaults: 1000, hugeFaults: 10}
 	if got, want := f.seconds(small, huge), 1.5; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("seconds %v, want %v", got, want)

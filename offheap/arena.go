@@ -12,6 +12,9 @@ const (
 	RegionBytes = 32 << 20
 	// align is the alignment of every buffer (enough for any Arrow type).
 	align = 64
+	// HugePageBytes is the size of a transparent huge page on amd64 and
+	// arm64: regions are advised as such pages where Linux has them.
+	HugePageBytes = 2 << 20
 )
 
 // Arena is a bump allocator over memory mapped outside the Go heap. Its
@@ -101,7 +104,7 @@ func (a *Arena) mapOwn(n int) []byte {
 
 // mapRegion maps n bytes and records the mapping.
 func (a *Arena) mapRegion(n int) ([]byte, bool) {
-	reg, err := mapBytes(n)
+	reg, err := mapBytes(n, true)
 	if err != nil {
 		return nil, false
 	}
@@ -136,3 +139,13 @@ func (m *mappings) unmapAll() {
 	}
 	m.regs = nil
 }
+
+// MapFresh maps n bytes of fresh memory outside the Go heap and outside
+// every Arena, as an Arena maps its regions (advised as transparent huge
+// pages) when huge, else advised against huge pages; the caller unmaps it
+// with Unmap. It serves measuring what memory touched for the first time
+// costs (job.FirstTouchCeilings); Live does not count it.
+func MapFresh(n int, huge bool) ([]byte, error) { return mapBytes(n, huge) }
+
+// Unmap unmaps memory of MapFresh.
+func Unmap(b []byte) { unmapBytes(b) }

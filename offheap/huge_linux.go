@@ -2,13 +2,14 @@ package offheap
 
 import "syscall"
 
-// hugeBytes is the size of a transparent huge page on amd64 and arm64.
-const hugeBytes = 2 << 20
-
 // adviseHuge asks for transparent huge pages on mappings that can hold
-// one (the kernel may decline; THP "never" ignores it).
-func adviseHuge(b []byte) {
-	if len(b) >= hugeBytes {
+// one (the kernel may decline; THP "never" ignores it), or, when !huge,
+// for none (which matters where THP is "always").
+func adviseHuge(b []byte, huge bool) {
+	switch {
+	case !huge:
+		_ = syscall.Madvise(b, syscall.MADV_NOHUGEPAGE)
+	case len(b) >= HugePageBytes:
 		_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 	}
 }

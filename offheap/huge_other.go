@@ -3,4 +3,4 @@
 package offheap
 
 // adviseHuge does nothing where transparent huge pages do not exist.
-func adviseHuge([]byte) {}
+func adviseHuge([]byte, bool) {}

@@ -1,6 +1,0 @@
-//go:build unix && !linux
-
-package job
-
-// adviseHuge does nothing where transparent huge pages do not exist.
-func adviseHuge([]byte, bool) {}

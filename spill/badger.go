@@ -73,7 +73,7 @@ func badgerScale(budget int64) int64 {
 }
 
 // openBadger claims dir, takes its lock and wipes what a previous run left there; badger
-// opens in it at the first write (badgerDisk.handle).
+// opens in it at the first write (badgerDisk.open).
 func openBadger(dir string, budget int64, log *slog.Logger) (*badgerDisk, error) {
 	created, err := claimDir(dir)
 	if err != nil {
@@ -91,16 +91,19 @@ func openBadger(dir string, budget int64, log *slog.Logger) (*badgerDisk, error)
 	return d, nil
 }
 
-// handle returns badger, opening it first if open is set; nil when it was never opened and
-// open is not set (nothing was written, so there is nothing to read or drop). An error opening
-// it is a failed write: the store keeps the pieces in memory, and the next write tries again.
-func (d *badgerDisk) handle(open bool) (*badger.DB, error) {
-	if db := d.db.Load(); db != nil || !open {
+// opened returns badger, or nil while nothing was written (so there is nothing to read or
+// drop).
+func (d *badgerDisk) opened() *badger.DB { return d.db.Load() }
+
+// open returns badger, opening it at the first call. An error opening it is a failed write:
+// the store keeps the pieces in memory, and the next write tries again.
+func (d *badgerDisk) open() (*badger.DB, error) {
+	if db := d.opened(); db != nil {
 		return db, nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if db := d.db.Load(); db != nil {
+	if db := d.opened(); db != nil {
 		return db, nil
 	}
 	if d.closed {
@@ -173,7 +176,7 @@ func containsString(list []string, s string) bool {
 
 // WriteBatch writes entries in badger WriteBatches of about badgerFlushBytes each.
 func (d *badgerDisk) WriteBatch(entries []Entry) error {
-	db, err := d.handle(true)
+	db, err := d.open()
 	if err != nil {
 		return err
 	}
@@ -205,7 +208,7 @@ func flush(wb *badger.WriteBatch) error {
 
 // Scan iterates the keys under prefix in one read transaction, reading values lazily.
 func (d *badgerDisk) Scan(prefix []byte, fn func(key, value []byte) error) error {
-	db, _ := d.handle(false)
+	db := d.opened()
 	if db == nil {
 		return nil
 	}
@@ -229,7 +232,7 @@ func (d *badgerDisk) Scan(prefix []byte, fn func(key, value []byte) error) error
 // DropPrefix deletes a shuffle's keys. Their value-log space comes back when badger
 // collects the value log or at DropAll.
 func (d *badgerDisk) DropPrefix(prefix []byte) error {
-	if db, _ := d.handle(false); db != nil {
+	if db := d.opened(); db != nil {
 		return db.DropPrefix(prefix)
 	}
 	return nil
@@ -238,7 +241,7 @@ func (d *badgerDisk) DropPrefix(prefix []byte) error {
 // DropAll deletes everything, value-log files included. Badger requires that nothing reads
 // meanwhile; the store guarantees it.
 func (d *badgerDisk) DropAll() error {
-	if db, _ := d.handle(false); db != nil {
+	if db := d.opened(); db != nil {
 		return db.DropAll()
 	}
 	return nil
@@ -250,7 +253,7 @@ func (d *badgerDisk) Close() error {
 	defer d.mu.Unlock()
 	d.closed = true
 	var err error
-	if db := d.db.Load(); db != nil {
+	if db := d.opened(); db != nil {
 		err = db.Close()
 	}
 	if werr := wipeDir(d.dir); err == nil {

@@ -301,7 +301,7 @@ func (b *pieceBufs) full(dest int) bool { return len(b.data[dest]) >= ArrayEntry
 func (b *pieceBufs) take(dest int) ([]byte, []shard.Run, func()) {
 	data, runs, from := b.data[dest], b.runs[dest], b.from[dest]
 	b.data[dest], b.runs[dest], b.from[dest] = nil, nil, nil
-	if cap(data) == 0 || unsafe.SliceData(data) != unsafe.SliceData(from) {
+	if unsafe.SliceData(data) != unsafe.SliceData(from) {
 		return data, runs, nil
 	}
 	return data, runs, func() { b.pool.Free(from) }

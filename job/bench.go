@@ -37,6 +37,12 @@ type BenchConfig struct {
 	Scale float64
 	// TempDir holds generated Parquet inputs ("" = the system's).
 	TempDir string
+	// Repeat runs each job this many times in a row (0 or 1: once). An
+	// in-process job's runs share one cluster, started before the first:
+	// every run after it is a long-lived node's later shuffle, which
+	// reuses the memory of the one before (--keep-regions), as the serve
+	// processes of --cluster do from job to job.
+	Repeat int
 }
 
 // Validate checks the jobs and scale.
@@ -49,6 +55,9 @@ func (c BenchConfig) Validate() error {
 	if c.Scale < 0 || c.Scale > 100 {
 		return fmt.Errorf("%w: scale %g: want a positive factor up to 100", ErrBench, c.Scale)
 	}
+	if c.Repeat < 0 || c.Repeat > maxRepeat {
+		return fmt.Errorf("%w: repeat %d: want 1 to %d runs of each job", ErrBench, c.Repeat, maxRepeat)
+	}
 	return nil
 }
 
@@ -59,8 +68,12 @@ func (c BenchConfig) withDefaults() BenchConfig {
 	if c.Scale == 0 {
 		c.Scale = 1
 	}
+	c.Repeat = max(c.Repeat, 1)
 	return c
 }
+
+// maxRepeat is the most runs of each job BenchConfig.Repeat asks for.
+const maxRepeat = 100
 
 // benchRow is one job's line of the table.
 type benchRow struct {
@@ -114,7 +127,7 @@ func Bench(ctx context.Context, w io.Writer, c BenchConfig) error {
 			continue
 		}
 		for _, run := range b.jobRuns(name) {
-			if err := b.run(ctx, run); err != nil {
+			if err := b.repeat(ctx, run); err != nil {
 				return fmt.Errorf("job: bench %s: %w", name, err)
 			}
 		}
@@ -283,12 +296,52 @@ func (b *bench) scaled(n int64) int64 { return max(1, int64(math.Round(float64(n
 func (b *bench) parts() int { return int(max(4, min(1000, b.scaled(1000)))) }
 
 func (b *bench) header() {
-	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s %7s %10s %7s %6s  %s\n",
+	fmt.Fprintf(b.w, "%-*s %10s %11s %7s %8s %7s %10s %7s %6s  %s\n", b.nameWidth(),
 		"job", "bytes", "put+barrier", "read", "MB/s", "CPU s", "peak RSS", "faults", "ratio", "of")
 }
 
-// run runs one job between usage snapshots and prints its row.
-func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, error)) error {
+// repeat runs one job Repeat times, each run a row; in-process, all on one
+// cluster (shareCluster).
+func (b *bench) repeat(ctx context.Context, job func(context.Context) (benchRow, error)) error {
+	n := b.cfg.Repeat
+	if n > 1 && b.procs == nil {
+		done, err := b.shareCluster(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
+	}
+	for i := range n {
+		if err := b.run(ctx, job, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shareCluster starts an in-process cluster for the runs of one job to
+// share and points the jobs at it, as at a running cluster (its nodes may
+// read and write the jobs' files under TempDir, as serve processes may);
+// done stops it and points the jobs back at a cluster of their own.
+func (b *bench) shareCluster(ctx context.Context) (done func(), err error) {
+	cc := b.cfg.Cluster
+	cc.OutputRoots = []string{cmp.Or(b.cfg.TempDir, os.TempDir())}
+	cc.InputRoots = cc.OutputRoots
+	cl, err := OpenCluster(ctx, cc)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	b.cfg.Cluster.Addr = cl.Addrs[0]
+	return func() {
+		b.cfg.Cluster.Addr = ""
+		cl.Close()
+	}, nil
+}
+
+// run runs one job (run i of Repeat) between usage snapshots and prints
+// its row.
+func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, error), i int) error {
 	debug.FreeOSMemory() // collects first
 	before := b.procUsage(true)
 	m := StartMeter()
@@ -298,12 +351,24 @@ func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, er
 		return err
 	}
 	row.usage, row.huge = m.Stop().sub(row.prep), HugeFaults()-b.hugeMark
+	if b.cfg.Repeat > 1 {
+		row.name = fmt.Sprintf("%s #%d", row.name, i+1)
+	}
 	for i, u := range b.procUsage(false) {
 		row.procs = append(row.procs, u.sub(before[i]))
 	}
 	b.print(row)
 	b.rows = append(b.rows, row)
 	return nil
+}
+
+// nameWidth is the width of the job column: its names, and the run
+// numbers Repeat adds to them.
+func (b *bench) nameWidth() int {
+	if b.cfg.Repeat > 1 {
+		return 46 + len(fmt.Sprintf(" #%d", b.cfg.Repeat))
+	}
+	return 46
 }
 
 // kilo formats a count in thousands ("412k").
@@ -333,9 +398,9 @@ func (b *bench) print(r benchRow) {
 	if r.parquet {
 		bound = b.pqBound
 	}
-	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7.2f %8.1f %7.1f %10s %7s %6.2f  %s\n", r.name, FormatBytes(r.bytes),
+	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7.2f %8.1f %7.1f %10s %7s %6.2f  %s\n", b.nameWidth(), r.name, FormatBytes(r.bytes),
 		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), kilo(faults), mbps/bound.MBps(), bound.Short())
 	for i, p := range r.procs {
-		fmt.Fprintf(b.w, "  %-44s %10s %11s %7s %8s %7.1f %10s %7s\n", fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS), kilo(p.MinorFaults))
+		fmt.Fprintf(b.w, "  %-*s %10s %11s %7s %8s %7.1f %10s %7s\n", b.nameWidth()-2, fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS), kilo(p.MinorFaults))
 	}
 }

@@ -54,6 +54,7 @@ type benchFlags struct {
 	memLimit         byteSize
 	jobs             string
 	quick            float64
+	repeat           int
 	logLevel         string
 	cpuProfile       string
 }
@@ -67,13 +68,14 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.jobs, "jobs", "", "jobs to run, comma separated, of "+strings.Join(job.BenchJobs(), ",")+
 		" (default demo,rows,array; with processes demo,array)")
 	fs.Float64Var(&f.quick, "quick", 1, "scale every job's size by this factor (e.g. 0.01 for a quick run)")
+	fs.IntVar(&f.repeat, "repeat", 1, "run each job this many times in a row; in-process, the runs of a job share one cluster (later runs: a long-lived node's later shuffles)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (in-process jobs: every node) to this file")
 }
 
 // config turns the flags into the bench's config.
 func (f *benchFlags) config(stderr io.Writer) (job.BenchConfig, error) {
-	c := job.BenchConfig{Scale: f.quick,
+	c := job.BenchConfig{Scale: f.quick, Repeat: f.repeat,
 		Cluster: clusterConfig(job.ClusterConfig{Nodes: f.nodes, MemoryLimit: int64(f.memLimit)}, f.logLevel, stderr)}
 	if f.jobs != "" {
 		c.Jobs = strings.Split(f.jobs, ",")

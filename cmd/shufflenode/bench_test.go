@@ -54,7 +54,7 @@ func TestBenchCases(t *testing.T) {
 }
 
 func TestBenchBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"nope"}, {"--jobs", "demo,nope"}, {"--quick", "-1"}} {
+	for _, args := range [][]string{{"nope"}, {"--jobs", "demo,nope"}, {"--quick", "-1"}, {"--repeat", "-1"}} {
 		if code, _, _ := runCmd(cmdBench, args...); code != 2 {
 			t.Errorf("bench %v: exit %d, want 2", args, code)
 		}

@@ -317,10 +317,9 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if s.isArray(tk.Shuffle) {
 		err = s.getChunk(stream.Context(), tk, w)
 	} else {
-		err = s.svc.Get(stream.Context(), tk.Shuffle, tk.Partition, func(rec arrow.Record) error {
-			defer rec.Release()
-			return w.Write(rec)
-		})
+		// the batches' buffers are pooled: the writer releases each once
+		// gRPC has written what it shares
+		err = s.svc.GetPooled(stream.Context(), tk.Shuffle, tk.Partition, w.WriteReleased)
 	}
 	if errors.Is(err, service.ErrNotOwner) {
 		err = s.proxy(stream.Context(), tk, w)

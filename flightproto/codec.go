@@ -108,7 +108,8 @@ func (c *codec) marshalShared(sd *sharedData) (mem.BufferSlice, error) {
 
 // bodyBuffer hands part to gRPC by reference. A part that needs keep
 // reachable becomes a buffer whose pool holds keep until gRPC frees it (after
-// writing it); one too small for gRPC to track that way is copied.
+// writing it), and tells keep's releaser (WriteReleased) when; one too
+// small for gRPC to track that way is copied.
 func bodyBuffer(part []byte, keep any) mem.Buffer {
 	switch {
 	case keep == nil:
@@ -116,11 +117,15 @@ func bodyBuffer(part []byte, keep any) mem.Buffer {
 	case mem.IsBelowBufferPoolingThreshold(len(part)):
 		return mem.SliceBuffer(bytes.Clone(part))
 	}
+	if r, ok := keep.(*releaser); ok {
+		r.hold() // a part this large is tracked: gRPC puts it back once
+	}
 	return mem.NewBuffer(&part, keeper{keep})
 }
 
-// keeper is the gRPC buffer pool of buffers that are not pooled: it only
-// holds what their memory needs reachable until gRPC puts them back.
+// keeper is the gRPC buffer pool of buffers that are not pooled: it holds
+// what their memory needs reachable until gRPC puts them back, and then
+// drops a releaser's hold.
 type keeper struct{ v any }
 
 func (keeper) Get(n int) *[]byte {
@@ -128,7 +133,11 @@ func (keeper) Get(n int) *[]byte {
 	return &b
 }
 
-func (keeper) Put(*[]byte) {}
+func (k keeper) Put(*[]byte) {
+	if r, ok := k.v.(*releaser); ok {
+		r.done()
+	}
+}
 
 // appendField appends a bytes field.
 func appendField(b []byte, num protowire.Number, v []byte) []byte {

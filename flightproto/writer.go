@@ -2,6 +2,7 @@ package flightproto
 
 import (
 	"runtime"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
@@ -63,6 +64,36 @@ func (w *Writer) WriteKept(rec arrow.Record, keep any) error {
 	err := w.Write(rec)
 	runtime.KeepAlive(keep)
 	return err
+}
+
+// WriteReleased is Write for a record whose reference the caller hands
+// over: the writer releases it once nothing reads its buffers any more.
+// A sharing writer does that when gRPC has written and freed every buffer
+// it was handed by reference, which may be after WriteReleased returns; a
+// copying writer when the batch was copied. A record whose buffers go back
+// to a pool when it is released (mempool.Pool) must be written this way:
+// released after Write, its buffers could be reused while gRPC still
+// writes them.
+func (w *Writer) WriteReleased(rec arrow.Record) error {
+	r := &releaser{rec: rec}
+	r.refs.Store(1) // the writer's own, dropped when Write returned
+	defer r.done()
+	return w.WriteKept(rec, r)
+}
+
+// releaser releases a record when the last of its holders is done: the
+// writer, and each buffer of its body that gRPC holds by reference.
+type releaser struct {
+	rec  arrow.Record
+	refs atomic.Int64
+}
+
+func (r *releaser) hold() { r.refs.Add(1) }
+
+func (r *releaser) done() {
+	if r.refs.Add(-1) == 0 {
+		r.rec.Release()
+	}
 }
 
 // WriteWithAppMetadata sends rec with app metadata md.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
@@ -16,6 +17,20 @@ import (
 // OutputBatchRows rows, in (task, attempt, seq) order, and must Release
 // them; an error from emit stops the read.
 func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow.Record) error) error {
+	return rc.get(ctx, sh, p, rc.cfg.Allocator, emit)
+}
+
+// GetPooled is Get with batches whose buffers come from the receiver's
+// pool and go back to it when a batch is released: emit must release each
+// batch only once nothing reads its buffers any more (a Flight writer that
+// shares them with gRPC: flightproto.Writer.WriteReleased), and must not
+// keep any of its arrays past that.
+func (rc *Receiver) GetPooled(ctx context.Context, sh *Shuffle, p int, emit func(arrow.Record) error) error {
+	return rc.get(ctx, sh, p, &rc.out, emit)
+}
+
+// get is Get with the output batches' allocator.
+func (rc *Receiver) get(ctx context.Context, sh *Shuffle, p int, alloc memory.Allocator, emit func(arrow.Record) error) error {
 	id := sh.ID()
 	if err := rc.readable(sh, p); err != nil {
 		return err
@@ -23,7 +38,7 @@ func (rc *Receiver) Get(ctx context.Context, sh *Shuffle, p int, emit func(arrow
 	if sh.Array != nil {
 		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", shuffle.ErrBadInput, id)
 	}
-	b := &outBatch{rc: rc, sh: sh, emit: emit}
+	b := &outBatch{rc: rc, sh: sh, alloc: alloc, emit: emit}
 	defer b.release()
 	m := newAccMerge(sh, uint32(p), b)
 	defer m.release()
@@ -97,6 +112,7 @@ func (m *accMerge) release() { releaseAll(m.recs) }
 type outBatch struct {
 	rc     *Receiver
 	sh     *Shuffle
+	alloc  memory.Allocator // of the batches' buffers
 	emit   func(arrow.Record) error
 	ranges []table.RowRange
 	owned  []arrow.Record // references held until the flush
@@ -144,7 +160,7 @@ func (b *outBatch) flush() error {
 	if len(b.ranges) == 0 {
 		return nil
 	}
-	rec, err := table.ConcatRanges(b.rc.cfg.Allocator, b.sh.Schema, b.ranges)
+	rec, err := table.ConcatRanges(b.alloc, b.sh.Schema, b.ranges)
 	b.release()
 	if err != nil {
 		return err

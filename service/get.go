@@ -60,3 +60,14 @@ func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Rec
 	}
 	return s.recv.Get(ctx, sh.recv, p, emit)
 }
+
+// GetPooled is Get with batches whose buffers go back to a pool when they
+// are released: emit takes each batch over and must release it only once
+// nothing reads its buffers (see receiver.Receiver.GetPooled).
+func (s *Service) GetPooled(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return err
+	}
+	return s.recv.GetPooled(ctx, sh.recv, p, emit)
+}

@@ -328,8 +328,7 @@ func (b *bench) shareCluster(ctx context.Context) (done func(), err error) {
 	cc.OutputRoots = []string{cmp.Or(b.cfg.TempDir, os.TempDir())}
 	cc.InputRoots = cc.OutputRoots
 	cl, err := OpenCluster(ctx, cc)
-	if err != nil {
-		cl.Close()
+	if err != nil { // it stopped what it started
 		return nil, err
 	}
 	b.cfg.Cluster.Addr = cl.Addrs[0]

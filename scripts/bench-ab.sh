@@ -16,7 +16,7 @@
 #   -c         also run `bench --cluster` (4 real serve processes) ROUNDS times each
 #   -M         skip merge and set-index
 #   -m MROUNDS rounds of merge and set-index (default 1), alternating which binary runs first
-#   -o OUT     directory for the raw output (default: a new temporary directory)
+#   -o OUT     directory for the raw output, without *.txt files (default: a new temporary one)
 set -euo pipefail
 
 rounds=3 cluster=0 merge=1 mrounds=1 out=""
@@ -35,6 +35,11 @@ shift $((OPTIND - 1))
 a=$1 b=$2
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
+# The medians are read from every OUT/*.txt: an earlier run's files there would count too.
+if compgen -G "$out/*.txt" >/dev/null; then
+	echo "bench-ab: $out already holds *.txt files (an earlier run's?): give an empty or new -o" >&2
+	exit 2
+fi
 
 # run NAME FILE ARGS...: one bench of binary NAME, its job lines appended to FILE. A bench
 # that fails is reported (its whole output kept in OUT/failed-N.log) and the loop goes on.

@@ -56,19 +56,19 @@ func BenchmarkCoalesce(b *testing.B) {
 // rows for parts partitions, rows each, in partition order.
 type coalesceInput struct {
 	parts, rows int
+	schema      *arrow.Schema // every record's, and the accumulators'
 	recs        []arrow.Record
 	bytes       int64
 }
 
 func newCoalesceInput(b *testing.B, parts, tasks, rows int) *coalesceInput {
-	in := &coalesceInput{parts: parts, rows: rows, recs: make([]arrow.Record, tasks)}
+	in := &coalesceInput{parts: parts, rows: rows, schema: table.GenSchema(), recs: make([]arrow.Record, tasks)}
 	gen := table.GenConfig{Rows: int64(parts * tasks * rows), PayloadBytes: 100, Seed: 1}
-	schema := table.GenSchema()
 	for i := range in.recs {
 		r := table.GenTask(memory.DefaultAllocator, gen, i, tasks)
 		// one schema, as a codec's decoded records share theirs (else
 		// ConcatRanges resolves every range's columns)
-		in.recs[i] = array.NewRecord(schema, r.Columns(), r.NumRows())
+		in.recs[i] = array.NewRecord(in.schema, r.Columns(), r.NumRows())
 		r.Release()
 		in.bytes += table.RecordBytes(in.recs[i])
 	}
@@ -115,7 +115,7 @@ func (in *coalesceInput) gather(b *testing.B, recs []arrow.Record) arrow.Record 
 			ranges = append(ranges, table.RowRange{Rec: r, Off: int64(p * in.rows), Rows: int64(in.rows), Cols: views[t]})
 		}
 	}
-	rec, err := table.ConcatRanges(nil, recs[0].Schema(), ranges)
+	rec, err := table.ConcatRanges(nil, in.schema, ranges)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func benchAppend(b *testing.B, in *coalesceInput, op func()) {
 func appendAll(b *testing.B, in *coalesceInput, es []shard.Entry, cols [][]table.ColumnView) {
 	accs := make([]*partAcc, in.parts)
 	for p := range accs {
-		app, err := table.NewAppender(table.GenSchema())
+		app, err := table.NewAppender(in.schema)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -263,7 +263,7 @@ func (b *bench) ceilings(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(b.w, "%-46s %10s %11s %7s %8s\n", "ceiling", "bytes", "seconds", "", "MB/s")
+	fmt.Fprintf(b.w, "%-*s %10s %11s %7s %8s\n", nameWidth, "ceiling", "bytes", "seconds", "", "MB/s")
 	for i, c := range cs {
 		b.printCeiling(c)
 		if i > 0 && (b.bound.Name == "" || c.MBps() < b.bound.MBps()) {
@@ -285,7 +285,7 @@ func (b *bench) ceilings(ctx context.Context) error {
 }
 
 func (b *bench) printCeiling(c Ceiling) {
-	fmt.Fprintf(b.w, "%-46s %10s %11.2f %7s %8.1f\n", c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
+	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7s %8.1f\n", nameWidth, c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
 }
 
 // scaled is n times the scale, at least 1.
@@ -296,7 +296,7 @@ func (b *bench) scaled(n int64) int64 { return max(1, int64(math.Round(float64(n
 func (b *bench) parts() int { return int(max(4, min(1000, b.scaled(1000)))) }
 
 func (b *bench) header() {
-	fmt.Fprintf(b.w, "%-*s %10s %11s %7s %8s %7s %10s %7s %6s  %s\n", b.nameWidth(),
+	fmt.Fprintf(b.w, "%-*s %10s %11s %7s %8s %7s %10s %7s %6s  %s\n", b.jobWidth(),
 		"job", "bytes", "put+barrier", "read", "MB/s", "CPU s", "peak RSS", "faults", "ratio", "of")
 }
 
@@ -361,13 +361,17 @@ func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, er
 	return nil
 }
 
-// nameWidth is the width of the job column: its names, and the run
-// numbers Repeat adds to them.
-func (b *bench) nameWidth() int {
+// nameWidth is the width of the first column of the ceilings' and the
+// jobs' tables: the longest ceiling's or job's name.
+const nameWidth = 46
+
+// jobWidth is the width of the job column: nameWidth, and the run numbers
+// Repeat adds to the names.
+func (b *bench) jobWidth() int {
 	if b.cfg.Repeat > 1 {
-		return 46 + len(fmt.Sprintf(" #%d", b.cfg.Repeat))
+		return nameWidth + len(fmt.Sprintf(" #%d", b.cfg.Repeat))
 	}
-	return 46
+	return nameWidth
 }
 
 // kilo formats a count in thousands ("412k").
@@ -397,9 +401,9 @@ func (b *bench) print(r benchRow) {
 	if r.parquet {
 		bound = b.pqBound
 	}
-	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7.2f %8.1f %7.1f %10s %7s %6.2f  %s\n", b.nameWidth(), r.name, FormatBytes(r.bytes),
+	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7.2f %8.1f %7.1f %10s %7s %6.2f  %s\n", b.jobWidth(), r.name, FormatBytes(r.bytes),
 		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), kilo(faults), mbps/bound.MBps(), bound.Short())
 	for i, p := range r.procs {
-		fmt.Fprintf(b.w, "  %-*s %10s %11s %7s %8s %7.1f %10s %7s\n", b.nameWidth()-2, fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS), kilo(p.MinorFaults))
+		fmt.Fprintf(b.w, "  %-*s %10s %11s %7s %8s %7.1f %10s %7s\n", b.jobWidth()-2, fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS), kilo(p.MinorFaults))
 	}
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
+	"github.com/shufflenode/shufflenode/integration/netns"
 	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/parquetio"
-
-	"github.com/shufflenode/shufflenode/integration/netns"
+	"github.com/shufflenode/shufflenode/synth"
 )
 
 // nsTimes are the seconds of nsWorkloads' three jobs.
@@ -71,8 +71,8 @@ func nsMerge(t *testing.T, c *nsCluster, label string, seed uint64) float64 {
 	t.Helper()
 	dir := t.TempDir()
 	left, right, out := filepath.Join(dir, "left"), filepath.Join(dir, "right"), filepath.Join(dir, "out")
-	step(t, job.GenParquet(job.GenParquetConfig{Dir: right, Rows: nsMergeRight, Files: 4, KeyType: "int64", Tag: true, Seed: seed}))
-	step(t, job.GenParquet(job.GenParquetConfig{Dir: left, Rows: nsMergeLeft, Files: 8, KeyType: "int64", Cardinality: nsMergeRight, Seed: seed + 1}))
+	step(t, synth.Parquet(synth.ParquetConfig{Dir: right, Rows: nsMergeRight, Files: 4, KeyType: "int64", Tag: true, Seed: seed}))
+	step(t, synth.Parquet(synth.ParquetConfig{Dir: left, Rows: nsMergeLeft, Files: 8, KeyType: "int64", Cardinality: nsMergeRight, Seed: seed + 1}))
 	plan, err := job.PlanMerge(job.MergeConfig{Left: filepath.Join(left, "*.parquet"), Right: filepath.Join(right, "*.parquet"),
 		On: "key", How: "inner", Suffixes: "_x,_y", Job: job.ShuffleConfig{ID: "ns-merge-" + label, Output: out, Partitions: 8,
 			Cluster: job.ClusterConfig{Addr: c.procs[0].api}, Compression: "snappy"}})

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/parquetio"
+	"github.com/shufflenode/shufflenode/synth"
 )
 
 // TestProcessKillDuringNodeWrites runs a merge on 4 serve processes whose
@@ -41,8 +42,8 @@ func killMidMerge(t *testing.T, seed int, phase string) {
 	c := startProcs(t, 4)
 	const left, right, parts, leftFiles = 40_000, 10_000, 24, 6
 	in := filepath.Join(c.dir, "in")
-	gen(t, job.GenParquetConfig{Dir: filepath.Join(in, "right"), Rows: right, Files: 2, KeyType: "int64", Tag: true, Seed: 2})
-	gen(t, job.GenParquetConfig{Dir: filepath.Join(in, "left"), Rows: left, Files: leftFiles, KeyType: "int64", Cardinality: right, Seed: uint64(seed)})
+	gen(t, synth.ParquetConfig{Dir: filepath.Join(in, "right"), Rows: right, Files: 2, KeyType: "int64", Tag: true, Seed: 2})
+	gen(t, synth.ParquetConfig{Dir: filepath.Join(in, "left"), Rows: left, Files: leftFiles, KeyType: "int64", Cardinality: right, Seed: uint64(seed)})
 	victim, at := 1+seed%3, 3+(seed*7)%(parts-6)
 	if phase == "left" {
 		at = 1 + seed%(leftFiles-2)
@@ -79,9 +80,9 @@ func killMidMerge(t *testing.T, seed int, phase string) {
 }
 
 // gen writes generated Parquet files.
-func gen(t *testing.T, cfg job.GenParquetConfig) {
+func gen(t *testing.T, cfg synth.ParquetConfig) {
 	t.Helper()
-	if err := job.GenParquet(cfg); err != nil {
+	if err := synth.Parquet(cfg); err != nil {
 		t.Fatal(err)
 	}
 }

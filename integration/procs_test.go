@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/api"
+	"github.com/shufflenode/shufflenode/bench"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/job"
@@ -353,7 +354,7 @@ func writeToken(dir, token string) error {
 // spawn execs `shufflenode serve` for name with fresh ports (and the API
 // token of tokenFile(dir) unless token is "").
 func spawn(bin, dir, name, join, token string) (*proc, error) {
-	ports, err := job.FreePorts(2)
+	ports, err := bench.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}

@@ -87,7 +87,7 @@ func OpenCluster(ctx context.Context, c ClusterConfig) (*Cluster, error) {
 		cl.nodes, cl.stop, err = localCluster(ctx, c)
 		cl.Addrs = APIAddrs(cl.nodes)
 	} else {
-		cl.Addrs, err = clusterMembers(ctx, c.Addr, c.Auth)
+		cl.Addrs, err = ClusterMembers(ctx, c.Addr, c.Auth)
 	}
 	cl.StartSeconds = time.Since(t0).Seconds()
 	return cl, err
@@ -104,8 +104,8 @@ func (c *Cluster) Where() string {
 	return "running cluster"
 }
 
-// clusterMembers asks a running node for its cluster's API addresses.
-func clusterMembers(ctx context.Context, addr string, auth flightproto.ClientAuth) ([]string, error) {
+// ClusterMembers asks a running node for its cluster's API addresses.
+func ClusterMembers(ctx context.Context, addr string, auth flightproto.ClientAuth) ([]string, error) {
 	c, err := client.DialAuth(addr, auth)
 	if err != nil {
 		return nil, fmt.Errorf("--cluster %s: %w", addr, err)
@@ -144,7 +144,7 @@ func localCluster(ctx context.Context, c ClusterConfig) ([]*node.Node, func(), e
 		// all nodes, the client and the verifier share the process
 		debug.SetMemoryLimit(int64(c.Nodes)*c.MemoryLimit + 1<<30)
 	}
-	nodes, err := node.StartLocal(ctx, c.Nodes, c.nodeConfig(dir, log))
+	nodes, err := node.StartLocal(ctx, c.Nodes, c.NodeConfig(dir, log))
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -161,9 +161,9 @@ func APIAddrs(nodes []*node.Node) []string {
 	return addrs
 }
 
-// nodeConfig is the config of each node of an in-process cluster of c,
+// NodeConfig is the config of each node of an in-process cluster of c,
 // with its identities and spill files under dir.
-func (c ClusterConfig) nodeConfig(dir string, log *slog.Logger) node.Config {
+func (c ClusterConfig) NodeConfig(dir string, log *slog.Logger) node.Config {
 	return node.Config{
 		Cluster: dht.Config{DataDir: dir, Profile: dht.ProfileLocal, Logger: log,
 			ProbeInterval: c.ProbeInterval, ProbeTimeout: c.ProbeTimeout, SuspicionMult: c.SuspicionMult},

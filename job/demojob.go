@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/shufflenode/shufflenode/measure"
 )
 
 // DemoReport is a dataframe demo run as the demo command reports it.
@@ -37,7 +39,7 @@ func (r DemoReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "read         %.2f s (every partition back from its owner)\n", r.ReadSeconds)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s\n", r.TotalSeconds, r.MBps())
 	printRecovery(w, r.Epoch, r.ReplaySet, r.Attempts, r.Tasks)
-	fmt.Fprintf(w, "peak RSS     %s (%s)\n", FormatBytes(PeakRSS()), processDesc(r.Embedded, r.Nodes))
+	fmt.Fprintf(w, "peak RSS     %s (%s)\n", FormatBytes(measure.PeakRSS()), processDesc(r.Embedded, r.Nodes))
 }
 
 // printRecovery writes, for a run that lost nodes, how many and what that
@@ -89,5 +91,5 @@ func (r ArrayDemoReport) Print(w io.Writer) {
 	if r.Epoch > 0 {
 		fmt.Fprintf(w, "recovery     %d node(s) lost: %d task runs replayed\n", r.Epoch, r.Replayed)
 	}
-	fmt.Fprintf(w, "peak RSS     %s (%s)\n", FormatBytes(PeakRSS()), processDesc(r.Embedded, r.Nodes))
+	fmt.Fprintf(w, "peak RSS     %s (%s)\n", FormatBytes(measure.PeakRSS()), processDesc(r.Embedded, r.Nodes))
 }

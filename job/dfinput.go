@@ -106,10 +106,10 @@ func (in *dfInput) readTask(ctx context.Context, t int, batchRows int64) ([]arro
 	return recs, nil
 }
 
-// writePartFile writes a Parquet file of schema at path with the records
+// WritePartFile writes a Parquet file of schema at path with the records
 // that fill hands to its write function (which does not keep them), and
 // returns the rows and the file's size. A failed fill leaves no file.
-func writePartFile(path string, schema *arrow.Schema, cfg parquetio.WriteConfig, fill func(write func(arrow.Record) error) error) (int64, int64, error) {
+func WritePartFile(path string, schema *arrow.Schema, cfg parquetio.WriteConfig, fill func(write func(arrow.Record) error) error) (int64, int64, error) {
 	w, err := parquetio.Create(path, schema, cfg)
 	if err != nil {
 		return 0, 0, err

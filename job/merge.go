@@ -45,6 +45,7 @@ import (
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -312,7 +313,7 @@ func (r MergeReport) Print(w io.Writer) {
 		r.largest.part, r.largest.left, r.largest.right, r.largest.out, r.largest.node)
 	in := float64(r.arrowBytes[0] + r.arrowBytes[1])
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes of both sides)\n", r.totalSecs, in/1e6/r.totalSecs)
-	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(measure.PeakRSS()))
 }
 
 func mergeKeyNames(j dfops.JoinSpec) string {

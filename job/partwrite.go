@@ -170,7 +170,7 @@ func (w *partWriter) write(part int,
 	}
 	var r partResult
 	var err error
-	r.rows, r.size, err = writePartFile(path, w.schema, w.cfg, func(write func(arrow.Record) error) (err error) {
+	r.rows, r.size, err = WritePartFile(path, w.schema, w.cfg, func(write func(arrow.Record) error) (err error) {
 		r.op, err = here(write)
 		return err
 	})

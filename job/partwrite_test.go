@@ -42,7 +42,7 @@ func TestPartWriterSyncs(t *testing.T) {
 				t.Errorf("%s: the node was not asked to defer its sync", ws.Path)
 			}
 			cfg := parquetio.WriteConfig{Compression: parquetio.Compression(ws.Compression), DeferSync: ws.DeferSync}
-			rows, size, err := writePartFile(ws.Path, schema, cfg, fill)
+			rows, size, err := WritePartFile(ws.Path, schema, cfg, fill)
 			return flightproto.OpStats{Node: "n", OutputRows: rows, FileBytes: size}, err
 		}
 		here := func(write func(arrow.Record) error) (flightproto.OpStats, error) {

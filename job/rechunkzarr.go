@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/splitaxes"
@@ -52,7 +53,7 @@ type RechunkReport struct {
 func (r RechunkReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "rechunked %s -> %s: %d -> %d chunks, %s in %.2f s (%.1f MB/s; read + put + barrier %.2f s, read + write %.2f s, the last chunks synced to disk at the end in %.2f s), peak RSS %s\n",
 		r.cfg.Input, r.cfg.Output, r.oldChunks, r.newChunks, FormatBytes(r.bytes), r.seconds, float64(r.bytes)/1e6/r.seconds,
-		r.putSecs, r.writeSecs, r.syncSecs, FormatBytes(PeakRSS()))
+		r.putSecs, r.writeSecs, r.syncSecs, FormatBytes(measure.PeakRSS()))
 }
 
 // PlanRechunk opens the input and builds the spec; any error here is bad

@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dap"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/npy"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/spec"
@@ -60,7 +61,7 @@ type RedistributeReport struct {
 func (r RedistributeReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "redistributed %s -> %s: %d -> %d processes, %s in %.2f s (%.1f MB/s), %s across the network, peak RSS %s\n",
 		r.cfg.Input, r.cfg.Output, r.inProcs, r.outProc, FormatBytes(r.bytes), r.seconds, float64(r.bytes)/1e6/r.seconds,
-		FormatBytes(r.crossBytes), FormatBytes(PeakRSS()))
+		FormatBytes(r.crossBytes), FormatBytes(measure.PeakRSS()))
 }
 
 // procPath is the path of process p's file with extension ext in dir.
@@ -182,7 +183,7 @@ func (p *RedistributePlan) run(ctx context.Context, prog Progress, cross *int64)
 		return err
 	}
 	defer res.Close(context.WithoutCancel(ctx))
-	return forEachPar(p.spec.Partitions, max(p.cfg.Parallel, 2*len(cl.Addrs)), func(q int) error {
+	return ForEachPar(p.spec.Partitions, max(p.cfg.Parallel, 2*len(cl.Addrs)), func(q int) error {
 		return writeLocal(ctx, res, p.cfg.Output, q)
 	}, func(done int) { prog("write", done, p.spec.Partitions) })
 }
@@ -204,9 +205,9 @@ func writeLocal(ctx context.Context, res *client.Result, dir string, q int) erro
 	return npy.WriteFile(procPath(dir, q, "npy"), c)
 }
 
-// forEachPar runs fn(0..n-1), par at a time, stopping at the first error;
+// ForEachPar runs fn(0..n-1), par at a time, stopping at the first error;
 // done is called (serially) after each success.
-func forEachPar(n, par int, fn func(int) error, done func(int)) error {
+func ForEachPar(n, par int, fn func(int) error, done func(int)) error {
 	next, finished := make(chan int), 0
 	var mu sync.Mutex
 	var first error

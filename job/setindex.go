@@ -34,6 +34,7 @@ import (
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dfops"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/table"
 	"golang.org/x/sync/errgroup"
@@ -296,5 +297,5 @@ func (r SetIndexReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "sort+write   %.2f s (sorted on the nodes, files %s)\n", r.sortSecs, r.written)
 	fmt.Fprintf(w, "synced       %s\n", r.synced)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
-	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(measure.PeakRSS()))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
@@ -325,5 +326,5 @@ func (r ShuffleReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "write        %.2f s (every partition from its owner to Parquet; files %s)\n", r.writeSecs, r.written)
 	fmt.Fprintf(w, "synced       %s\n", r.synced)
 	fmt.Fprintf(w, "total        %.2f s, %.1f MB/s (Arrow bytes)\n", r.totalSecs, float64(r.arrowBytes)/1e6/r.totalSecs)
-	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(PeakRSS()))
+	fmt.Fprintf(w, "peak RSS     %s (whole process)\n", FormatBytes(measure.PeakRSS()))
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shufflenode/shufflenode/bench"
 	"github.com/shufflenode/shufflenode/job"
 )
 
@@ -36,9 +37,9 @@ func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	var err error
 	if name == "recovery" {
-		err = job.BenchRecovery(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil))
+		err = bench.BenchRecovery(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil))
 	} else {
-		err = job.BenchShuffle(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), int64(f.data))
+		err = bench.BenchShuffle(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), int64(f.data))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
@@ -65,7 +66,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.processes, "processes", 0, "run the jobs on this many `shufflenode serve` processes started here (0: in-process)")
 	fs.BoolVar(&f.cluster, "cluster", false, "run the jobs on --nodes serve processes started here (as --processes)")
 	fs.Var(&f.memLimit, "memory-limit", "memory budget per node")
-	fs.StringVar(&f.jobs, "jobs", "", "jobs to run, comma separated, of "+strings.Join(job.BenchJobs(), ",")+
+	fs.StringVar(&f.jobs, "jobs", "", "jobs to run, comma separated, of "+strings.Join(bench.BenchJobs(), ",")+
 		" (default demo,rows,array; with processes demo,array)")
 	fs.Float64Var(&f.quick, "quick", 1, "scale every job's size by this factor (e.g. 0.01 for a quick run)")
 	fs.IntVar(&f.repeat, "repeat", 1, "run each job this many times in a row; in-process, the runs of a job share one cluster (later runs: a long-lived node's later shuffles)")
@@ -74,8 +75,8 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 }
 
 // config turns the flags into the bench's config.
-func (f *benchFlags) config(stderr io.Writer) (job.BenchConfig, error) {
-	c := job.BenchConfig{Scale: f.quick, Repeat: f.repeat,
+func (f *benchFlags) config(stderr io.Writer) (bench.BenchConfig, error) {
+	c := bench.BenchConfig{Scale: f.quick, Repeat: f.repeat,
 		Cluster: clusterConfig(job.ClusterConfig{Nodes: f.nodes, MemoryLimit: int64(f.memLimit)}, f.logLevel, stderr)}
 	if f.jobs != "" {
 		c.Jobs = strings.Split(f.jobs, ",")
@@ -88,7 +89,7 @@ func (f *benchFlags) config(stderr io.Writer) (job.BenchConfig, error) {
 		if err != nil {
 			return c, err
 		}
-		c.Procs = job.ProcsConfig{Binary: bin, Processes: f.processes, MemoryLimit: int64(f.memLimit), Env: serveEnv()}
+		c.Procs = bench.ProcsConfig{Binary: bin, Processes: f.processes, MemoryLimit: int64(f.memLimit), Env: serveEnv()}
 		if c.Jobs == nil {
 			c.Jobs = []string{"demo", "array"}
 		}
@@ -125,7 +126,7 @@ func benchRecord(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := job.Bench(ctx, stdout, cfg); err != nil {
+	if err := bench.Bench(ctx, stdout, cfg); err != nil {
 		fmt.Fprintf(stderr, "shufflenode bench: %v\n", err)
 		return 1
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -86,7 +87,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	job.ResetPeakRSS()
+	measure.ResetPeakRSS()
 	if f.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(f.cpuProfile)
 		if err != nil {

@@ -12,9 +12,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/measure"
+	"github.com/shufflenode/shufflenode/synth"
+	"github.com/shufflenode/shufflenode/zarr"
 )
 
 // printer is a job's report.
@@ -27,7 +31,7 @@ type printer interface{ Print(w io.Writer) }
 func runJob(stdout io.Writer, cpuProfile string, fail func(error) int, run func(ctx context.Context) (printer, error)) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	job.ResetPeakRSS()
+	measure.ResetPeakRSS()
 	if cpuProfile != "" {
 		stopProfile, err := startCPUProfile(cpuProfile)
 		if err != nil {
@@ -208,7 +212,7 @@ func cmdRechunk(args []string, stdout, stderr io.Writer) int {
 }
 
 // genParquetFlags are the flags of gen-parquet.
-type genParquetFlags struct{ job.GenParquetConfig }
+type genParquetFlags struct{ synth.ParquetConfig }
 
 func (c *genParquetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Dir, "output", "", "directory for the files gen-000.parquet ...")
@@ -232,14 +236,14 @@ func cmdGenParquet(args []string, stdout, stderr io.Writer) int {
 	if err := c.Validate(); err != nil {
 		return jobFail(stderr, "gen-parquet", 2, err)
 	}
-	if err := job.GenParquet(c.GenParquetConfig); err != nil {
+	if err := synth.Parquet(c.ParquetConfig); err != nil {
 		return jobFail(stderr, "gen-parquet", 1, err)
 	}
 	fmt.Fprintf(stdout, "wrote %d rows in %d files to %s\n", c.Rows, c.Files, c.Dir)
 	return 0
 }
 
-// cmdGenZarr writes a synthetic Zarr v2 array (job.GenZarr).
+// cmdGenZarr writes a synthetic Zarr v2 array (synth.Zarr).
 func cmdGenZarr(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("gen-zarr", stderr)
 	out := fs.String("output", "", "directory of the new array")
@@ -250,7 +254,7 @@ func cmdGenZarr(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	m, err := job.GenZarrMeta(*shapeF, *chunksF, *dtypeF, *comp)
+	m, err := genZarrMeta(*shapeF, *chunksF, *dtypeF, *comp)
 	if err == nil && *out == "" {
 		err = fmt.Errorf("--output is required")
 	}
@@ -258,12 +262,25 @@ func cmdGenZarr(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shufflenode gen-zarr: %v\n", err)
 		return 2
 	}
-	if err := job.GenZarr(*out, m); err != nil {
+	if err := synth.Zarr(*out, m); err != nil {
 		fmt.Fprintf(stderr, "shufflenode gen-zarr: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s %v chunks %v (%s)\n", *out, m.DType, m.Shape, m.Chunks, job.FormatBytes(job.ArrayBytes(m)))
 	return 0
+}
+
+// genZarrMeta parses gen-zarr's shape and chunk flags into synth.ZarrMeta.
+func genZarrMeta(shapeS, chunksS, dtype, comp string) (zarr.Meta, error) {
+	shape, err := job.ParseShape(shapeS, len(strings.Split(shapeS, ",")))
+	if err != nil {
+		return zarr.Meta{}, err
+	}
+	chunks, err := job.ParseShape(chunksS, len(shape))
+	if err != nil {
+		return zarr.Meta{}, err
+	}
+	return synth.ZarrMeta(shape, chunks, dtype, comp)
 }
 
 func cmdLayout(args []string, stdout, stderr io.Writer) int {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/splitaxes"
+	"github.com/shufflenode/shufflenode/synth"
 	"github.com/shufflenode/shufflenode/zarr"
 )
 
@@ -66,7 +67,7 @@ func checkStore(t *testing.T, dir, chunks string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := job.GenZarrChunk(a, idx)
+		want, err := synth.ZarrChunk(a, idx)
 		if err != nil {
 			t.Fatal(err)
 		}

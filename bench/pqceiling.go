@@ -1,4 +1,4 @@
-package job
+package bench
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/durable"
+	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/parquetio"
+	"github.com/shufflenode/shufflenode/synth"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -51,7 +53,7 @@ func ParquetCeilings(ctx context.Context, dir string, bytes int64) (write, read 
 	for f := range files {
 		fill := func(write func(arrow.Record) error) error { return write(rec) }
 		paths[f] = ceilingFile(tmp, f)
-		if _, _, err := writePartFile(paths[f], rec.Schema(), cfg, fill); err != nil {
+		if _, _, err := job.WritePartFile(paths[f], rec.Schema(), cfg, fill); err != nil {
 			return write, read, fmt.Errorf("job: parquet ceiling: %w", err)
 		}
 	}
@@ -66,7 +68,9 @@ func ParquetCeilings(ctx context.Context, dir string, bytes int64) (write, read 
 			return write, read, fmt.Errorf("job: parquet ceiling: %w", err)
 		}
 		rows := countRows(recs)
-		shuffleRelease(recs)
+		for _, r := range recs {
+			r.Release()
+		}
 		if rows != rec.NumRows() {
 			return write, read, fmt.Errorf("job: parquet ceiling: file %d read back %d rows of %d", f, rows, rec.NumRows())
 		}
@@ -97,7 +101,7 @@ func ParquetBound(write, read Ceiling, cores int) Ceiling {
 // ceilingRows builds n rows of the ceilings' columns (see above).
 func ceilingRows(n int, seed uint64) arrow.Record {
 	rng := rand.New(rand.NewPCG(seed, uint64(n)))
-	schema := GenParquetConfig{KeyType: "int64", Tag: true}.schema()
+	schema := synth.ParquetConfig{KeyType: "int64", Tag: true}.Schema()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
 	keys := make([]int64, n)

@@ -1,4 +1,4 @@
-package job
+package bench
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/dap"
+	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/spec"
 )
 
@@ -28,7 +29,7 @@ func (b *bench) redistribute(ctx context.Context) (benchRow, error) {
 	if err != nil {
 		return benchRow{}, err
 	}
-	cl, err := OpenCluster(ctx, b.cfg.Cluster)
+	cl, err := job.OpenCluster(ctx, b.cfg.Cluster)
 	if err != nil {
 		return benchRow{}, err
 	}
@@ -36,7 +37,7 @@ func (b *bench) redistribute(ctx context.Context) (benchRow, error) {
 	start := time.Now()
 	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: cl.Addrs, Auth: b.cfg.Cluster.Auth,
 		Input: func(t int) ([]arrow.Record, error) {
-			c, err := GlobalIndexArray(in, t)
+			c, err := job.GlobalIndexArray(in, t)
 			return []arrow.Record{api.ChunkRecord(c)}, err
 		}})
 	if err != nil {
@@ -44,7 +45,7 @@ func (b *bench) redistribute(ctx context.Context) (benchRow, error) {
 	}
 	defer res.Close(context.WithoutCancel(ctx))
 	put, readStart := time.Since(start).Seconds(), time.Now()
-	err = forEachPar(sp.Partitions, 2*len(cl.Addrs), func(q int) error { return checkLocal(ctx, res, out, q) }, func(int) {})
+	err = job.ForEachPar(sp.Partitions, 2*len(cl.Addrs), func(q int) error { return checkLocal(ctx, res, out, q) }, func(int) {})
 	label := fmt.Sprintf("redistribute f8 (%d,%d) c%d %dx%d->(%d,%d)", side, side, bs, g, g, chunk, chunk)
 	return benchRow{name: label, bytes: 8 * side * side, put: put, read: time.Since(readStart).Seconds()}, err
 }
@@ -58,7 +59,7 @@ func benchDAPSpec(side, g, bs, chunk int64) (sp *spec.Spec, in, out dap.Distribu
 	if err != nil {
 		return nil, in, out, err
 	}
-	out = dap.Regular(RegularChunks(shape, []int64{chunk, chunk}))
+	out = dap.Regular(job.RegularChunks(shape, []int64{chunk, chunk}))
 	sp, err = dap.Spec(fmt.Sprintf("bench-redistribute-%d", time.Now().UnixNano()), "<f8", in, out)
 	return sp, in, out, err
 }
@@ -70,7 +71,7 @@ func checkLocal(ctx context.Context, res *client.Result, out dap.Distribution, q
 	if err != nil {
 		return fmt.Errorf("output process %d: %w", q, err)
 	}
-	want, err := GlobalIndexArray(out, q)
+	want, err := job.GlobalIndexArray(out, q)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package job
+package measure
 
 import (
 	"os"
@@ -23,8 +23,8 @@ type Usage struct {
 	MinorFaults int64
 }
 
-// sub returns u less v: the usage between two snapshots (peak RSS is u's).
-func (u Usage) sub(v Usage) Usage {
+// Sub returns u less v: the usage between two snapshots (peak RSS is u's).
+func (u Usage) Sub(v Usage) Usage {
 	return Usage{Seconds: u.Seconds - v.Seconds, CPUSeconds: u.CPUSeconds - v.CPUSeconds, PeakRSS: u.PeakRSS, MinorFaults: u.MinorFaults - v.MinorFaults}
 }
 
@@ -38,12 +38,12 @@ type Meter struct {
 // StartMeter resets this process's peak RSS and starts the clock.
 func StartMeter() *Meter {
 	ResetPeakRSS()
-	return &Meter{start: time.Now(), u0: selfUsage()}
+	return &Meter{start: time.Now(), u0: Self()}
 }
 
 // Stop reports the time, CPU, peak RSS and faults since StartMeter.
 func (m *Meter) Stop() Usage {
-	u := selfUsage().sub(m.u0)
+	u := Self().Sub(m.u0)
 	u.Seconds, u.PeakRSS = time.Since(m.start).Seconds(), PeakRSS()
 	return u
 }
@@ -55,9 +55,9 @@ func PeakRSS() int64 { return procHWM("self") }
 // now.
 func ResetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
-// resetPeakRSSOf resets VmHWM of process pid (the kernel allows it for
+// ResetPeakRSSOf resets VmHWM of process pid (the kernel allows it for
 // this user's processes).
-func resetPeakRSSOf(pid int) error {
+func ResetPeakRSSOf(pid int) error {
 	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
 }
 
@@ -69,10 +69,10 @@ func ProcUsage(pid int) Usage {
 	return Usage{CPUSeconds: cpu, PeakRSS: procHWM(id), MinorFaults: faults}
 }
 
-// selfUsage is this process's user+system CPU time and minor faults so
+// Self is this process's user+system CPU time and minor faults so
 // far (not its peak RSS: every caller takes a difference, and the peak
 // after a ResetPeakRSS is Meter.Stop's to read).
-func selfUsage() Usage {
+func Self() Usage {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return Usage{}

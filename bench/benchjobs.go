@@ -1,4 +1,4 @@
-package job
+package bench
 
 import (
 	"context"
@@ -9,7 +9,10 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/parquetio"
+	"github.com/shufflenode/shufflenode/synth"
 )
 
 // benchSkew is the fraction of rows on one key in the skewed merge and
@@ -48,14 +51,14 @@ func (b *bench) jobRuns(name string) []func(context.Context) (benchRow, error) {
 // of value and name).
 func (b *bench) demo(ctx context.Context, name string, rows int64, payload int) (benchRow, error) {
 	p := b.parts()
-	rep, err := RunDemoOn(ctx, b.cfg.Cluster, DemoConfig{ID: fmt.Sprintf("bench-%s-%d", name, time.Now().UnixNano()),
+	rep, err := job.RunDemoOn(ctx, b.cfg.Cluster, job.DemoConfig{ID: fmt.Sprintf("bench-%s-%d", name, time.Now().UnixNano()),
 		Rows: rows, Tasks: p, Partitions: p, PayloadBytes: payload, Seed: 1})
 	if err != nil {
 		return benchRow{}, err
 	}
 	label := fmt.Sprintf("%s %dx%d B %d->%d", name, rows, 28+payload, p, p)
 	if name == "demo" {
-		label = fmt.Sprintf("demo %s %d->%d", FormatBytes(rep.Bytes), p, p)
+		label = fmt.Sprintf("demo %s %d->%d", job.FormatBytes(rep.Bytes), p, p)
 	}
 	return benchRow{name: label, bytes: rep.Bytes, put: rep.ShuffleSeconds, read: rep.ReadSeconds}, nil
 }
@@ -66,9 +69,9 @@ func (b *bench) array(ctx context.Context) (benchRow, error) {
 	side := max(4, int64(math.Round(10000*math.Sqrt(b.cfg.Scale))))
 	slab := max(1, side/int64(b.parts()))
 	shape := []int64{side, side}
-	cfg := ArrayConfig{ID: fmt.Sprintf("bench-array-%d", time.Now().UnixNano()), DType: "<f8",
-		Old: RegularChunks(shape, []int64{slab, side}), New: RegularChunks(shape, []int64{side, slab})}
-	rep, err := RunArrayDemoOn(ctx, b.cfg.Cluster, cfg, "")
+	cfg := job.ArrayConfig{ID: fmt.Sprintf("bench-array-%d", time.Now().UnixNano()), DType: "<f8",
+		Old: job.RegularChunks(shape, []int64{slab, side}), New: job.RegularChunks(shape, []int64{side, slab})}
+	rep, err := job.RunArrayDemoOn(ctx, b.cfg.Cluster, cfg, "")
 	if err != nil {
 		return benchRow{}, err
 	}
@@ -86,15 +89,15 @@ func (b *bench) merge(ctx context.Context, skew float64) (benchRow, error) {
 	defer os.RemoveAll(dir)
 	nl, nr := int(b.scaled(1_000_000)), int(b.scaled(250_000))
 	left, right := filepath.Join(dir, "left"), filepath.Join(dir, "right")
-	u0 := selfUsage()
-	if err := GenParquet(GenParquetConfig{Dir: right, Rows: nr, Files: 4, KeyType: "int64", Tag: true, Seed: 2}); err != nil {
+	u0 := measure.Self()
+	if err := synth.Parquet(synth.ParquetConfig{Dir: right, Rows: nr, Files: 4, KeyType: "int64", Tag: true, Seed: 2}); err != nil {
 		return benchRow{}, err
 	}
-	if err := GenParquet(GenParquetConfig{Dir: left, Rows: nl, Files: 16, KeyType: "int64", Cardinality: int64(max(nr, 1)), Skew: skew, Seed: 1}); err != nil {
+	if err := synth.Parquet(synth.ParquetConfig{Dir: left, Rows: nl, Files: 16, KeyType: "int64", Cardinality: int64(max(nr, 1)), Skew: skew, Seed: 1}); err != nil {
 		return benchRow{}, err
 	}
 	prep := b.prepared(u0)
-	plan, err := PlanMerge(MergeConfig{Left: filepath.Join(left, "*.parquet"), Right: filepath.Join(right, "*.parquet"),
+	plan, err := job.PlanMerge(job.MergeConfig{Left: filepath.Join(left, "*.parquet"), Right: filepath.Join(right, "*.parquet"),
 		On: "key", How: "inner", Suffixes: "_x,_y", Job: b.parquetJob(dir)})
 	if err != nil {
 		return benchRow{}, err
@@ -103,8 +106,8 @@ func (b *bench) merge(ctx context.Context, skew float64) (benchRow, error) {
 	if err != nil {
 		return benchRow{}, err
 	}
-	return benchRow{name: fmt.Sprintf("merge %dx%d rows %d parts skew %g", nl, nr, b.parts(), skew), bytes: rep.arrowBytes[0] + rep.arrowBytes[1],
-		put: rep.shuffleSecs[0] + rep.shuffleSecs[1], read: rep.joinSecs, prep: prep, parquet: true}, nil
+	return benchRow{name: fmt.Sprintf("merge %dx%d rows %d parts skew %g", nl, nr, b.parts(), skew), bytes: rep.Phases().ArrowBytes,
+		put: rep.Phases().PutSecs, read: rep.Phases().ReadSecs, prep: prep, parquet: true}, nil
 }
 
 // setIndex sorts generated rows (uniform random keys, skew of them 0) by
@@ -117,12 +120,12 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 	}
 	defer os.RemoveAll(dir)
 	n, in := int(b.scaled(1_000_000)), filepath.Join(dir, "in")
-	u0 := selfUsage()
-	if err := GenParquet(GenParquetConfig{Dir: in, Rows: n, Files: 16, KeyType: "int64", Cardinality: 1 << 40, Skew: skew, Tag: true, Seed: 3}); err != nil {
+	u0 := measure.Self()
+	if err := synth.Parquet(synth.ParquetConfig{Dir: in, Rows: n, Files: 16, KeyType: "int64", Cardinality: 1 << 40, Skew: skew, Tag: true, Seed: 3}); err != nil {
 		return benchRow{}, err
 	}
 	prep := b.prepared(u0)
-	plan, err := PlanSetIndex(ctx, SetIndexConfig{Input: filepath.Join(in, "*.parquet"), Column: "key", Sample: 1000, Job: b.parquetJob(dir)})
+	plan, err := job.PlanSetIndex(ctx, job.SetIndexConfig{Input: filepath.Join(in, "*.parquet"), Column: "key", Sample: 1000, Job: b.parquetJob(dir)})
 	if err != nil {
 		return benchRow{}, err
 	}
@@ -130,23 +133,23 @@ func (b *bench) setIndex(ctx context.Context, skew float64) (benchRow, error) {
 	if err != nil {
 		return benchRow{}, err
 	}
-	return benchRow{name: fmt.Sprintf("set-index %d rows %d parts skew %g", n, b.parts(), skew), bytes: rep.arrowBytes,
-		put: plan.sampleSecs + rep.shuffleSecs, read: rep.sortSecs, prep: prep, parquet: true}, nil
+	return benchRow{name: fmt.Sprintf("set-index %d rows %d parts skew %g", n, b.parts(), skew), bytes: rep.Phases().ArrowBytes,
+		put: rep.Phases().PutSecs, read: rep.Phases().ReadSecs, prep: prep, parquet: true}, nil
 }
 
 // parquetJob is the shared part of the merge and set-index runs: output
 // under dir, no dictionary encoding, compression auto.
-func (b *bench) parquetJob(dir string) ShuffleConfig {
-	return ShuffleConfig{Output: filepath.Join(dir, "out"), Partitions: b.parts(), Cluster: b.cfg.Cluster,
+func (b *bench) parquetJob(dir string) job.ShuffleConfig {
+	return job.ShuffleConfig{Output: filepath.Join(dir, "out"), Partitions: b.parts(), Cluster: b.cfg.Cluster,
 		BatchRows: parquetio.DefaultBatchRows, Compression: string(parquetio.Auto), NoDictionary: true}
 }
 
 // prepared ends a job's preparation (making its input files, since usage
 // u0): it returns the CPU time and faults that took and resets the peak
 // RSS, so that none of them counts as the job's.
-func (b *bench) prepared(u0 Usage) Usage {
+func (b *bench) prepared(u0 measure.Usage) measure.Usage {
 	debug.FreeOSMemory() // collects first
-	ResetPeakRSS()
+	measure.ResetPeakRSS()
 	b.hugeMark = HugeFaults()
-	return selfUsage().sub(u0)
+	return measure.Self().Sub(u0)
 }

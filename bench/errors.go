@@ -1,4 +1,4 @@
-package job
+package bench
 
 import "errors"
 
@@ -7,7 +7,7 @@ import "errors"
 var (
 	// ErrProcs: serve processes could not be started or did not form one
 	// cluster.
-	ErrProcs = errors.New("job: serve processes")
+	ErrProcs = errors.New("bench: serve processes")
 	// ErrBench: an invalid BenchConfig.
-	ErrBench = errors.New("job: bench")
+	ErrBench = errors.New("bench: bench")
 )

@@ -1,4 +1,4 @@
-package job
+package bench
 
 import (
 	"cmp"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/offheap"
 )
 
@@ -27,7 +29,7 @@ func BenchJobs() []string {
 type BenchConfig struct {
 	// Cluster is the in-process cluster (Nodes, MemoryLimit, Logger); with
 	// Procs.Processes > 0 the jobs run on serve processes instead.
-	Cluster ClusterConfig
+	Cluster job.ClusterConfig
 	Procs   ProcsConfig
 	// Jobs to run, of BenchJobs (default demo, rows, array).
 	Jobs []string
@@ -83,11 +85,11 @@ type benchRow struct {
 	// prep is what this process spent preparing the job (generating its
 	// input files) before the job proper: not the job's, so its CPU time
 	// and faults are not counted.
-	prep    Usage
-	parquet bool    // a job that reads and writes Parquet: its ratio is to the Parquet bound
-	usage   Usage   // this process
-	procs   []Usage // each serve process, in order
-	huge    int64   // transparent huge pages faulted in during the job, by any process
+	prep    measure.Usage
+	parquet bool            // a job that reads and writes Parquet: its ratio is to the Parquet bound
+	usage   measure.Usage   // this process
+	procs   []measure.Usage // each serve process, in order
+	huge    int64           // transparent huge pages faulted in during the job, by any process
 }
 
 // totals sums the CPU seconds and minor faults of this process and every
@@ -176,7 +178,7 @@ func (b *bench) printFresh(r benchRow, small, huge Ceiling) {
 	cpu, _ := r.totals()
 	s := f.seconds(small, huge)
 	fmt.Fprintf(b.w, "fresh: %s: %s in 4 KiB pages, %s in huge pages: ~%.2f CPU s at these rates, %.0f%% of its CPU s\n",
-		r.name, FormatBytes(f.smallFaults*touchStride), FormatBytes(f.hugeFaults*offheap.HugePageBytes), s, 100*s/max(cpu, 1e-9))
+		r.name, job.FormatBytes(f.smallFaults*touchStride), job.FormatBytes(f.hugeFaults*offheap.HugePageBytes), s, 100*s/max(cpu, 1e-9))
 }
 
 // footnote says what the columns mean.
@@ -231,7 +233,7 @@ func (b *bench) open(ctx context.Context) error {
 		where = fmt.Sprintf("%d serve processes (pids %v)", b.cfg.Procs.Processes, p.PIDs())
 	}
 	fmt.Fprintf(b.w, "shufflenode bench: %s, memory limit %s per node, %d CPUs, scale %g\n\n",
-		where, FormatBytes(b.memoryLimit()), runtime.NumCPU(), b.cfg.Scale)
+		where, job.FormatBytes(b.memoryLimit()), runtime.NumCPU(), b.cfg.Scale)
 	return nil
 }
 
@@ -285,7 +287,7 @@ func (b *bench) ceilings(ctx context.Context) error {
 }
 
 func (b *bench) printCeiling(c Ceiling) {
-	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7s %8.1f\n", nameWidth, c.Name, FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
+	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7s %8.1f\n", nameWidth, c.Name, job.FormatBytes(c.Bytes), c.Seconds, "", c.MBps())
 }
 
 // scaled is n times the scale, at least 1.
@@ -327,7 +329,7 @@ func (b *bench) shareCluster(ctx context.Context) (done func(), err error) {
 	cc := b.cfg.Cluster
 	cc.OutputRoots = []string{cmp.Or(b.cfg.TempDir, os.TempDir())}
 	cc.InputRoots = cc.OutputRoots
-	cl, err := OpenCluster(ctx, cc)
+	cl, err := job.OpenCluster(ctx, cc)
 	if err != nil { // it stopped what it started
 		return nil, err
 	}
@@ -343,18 +345,18 @@ func (b *bench) shareCluster(ctx context.Context) (done func(), err error) {
 func (b *bench) run(ctx context.Context, job func(context.Context) (benchRow, error), i int) error {
 	debug.FreeOSMemory() // collects first
 	before := b.procUsage(true)
-	m := StartMeter()
+	m := measure.StartMeter()
 	b.hugeMark = HugeFaults()
 	row, err := job(ctx)
 	if err != nil {
 		return err
 	}
-	row.usage, row.huge = m.Stop().sub(row.prep), HugeFaults()-b.hugeMark
+	row.usage, row.huge = m.Stop().Sub(row.prep), HugeFaults()-b.hugeMark
 	if b.cfg.Repeat > 1 {
 		row.name = fmt.Sprintf("%s #%d", row.name, i+1)
 	}
 	for i, u := range b.procUsage(false) {
-		row.procs = append(row.procs, u.sub(before[i]))
+		row.procs = append(row.procs, u.Sub(before[i]))
 	}
 	b.print(row)
 	b.rows = append(b.rows, row)
@@ -379,16 +381,16 @@ func kilo(n int64) string { return fmt.Sprintf("%dk", (n+500)/1000) }
 
 // procUsage reads every serve process's usage; reset also resets their
 // peak RSS where the kernel allows it.
-func (b *bench) procUsage(reset bool) []Usage {
+func (b *bench) procUsage(reset bool) []measure.Usage {
 	if b.procs == nil {
 		return nil
 	}
-	var out []Usage
+	var out []measure.Usage
 	for _, pid := range b.procs.PIDs() {
 		if reset {
-			_ = resetPeakRSSOf(pid)
+			_ = measure.ResetPeakRSSOf(pid)
 		}
-		out = append(out, ProcUsage(pid))
+		out = append(out, measure.ProcUsage(pid))
 	}
 	return out
 }
@@ -401,9 +403,9 @@ func (b *bench) print(r benchRow) {
 	if r.parquet {
 		bound = b.pqBound
 	}
-	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7.2f %8.1f %7.1f %10s %7s %6.2f  %s\n", b.jobWidth(), r.name, FormatBytes(r.bytes),
-		r.put, r.read, mbps, cpu, FormatBytes(r.usage.PeakRSS), kilo(faults), mbps/bound.MBps(), bound.Short())
+	fmt.Fprintf(b.w, "%-*s %10s %11.2f %7.2f %8.1f %7.1f %10s %7s %6.2f  %s\n", b.jobWidth(), r.name, job.FormatBytes(r.bytes),
+		r.put, r.read, mbps, cpu, job.FormatBytes(r.usage.PeakRSS), kilo(faults), mbps/bound.MBps(), bound.Short())
 	for i, p := range r.procs {
-		fmt.Fprintf(b.w, "  %-*s %10s %11s %7s %8s %7.1f %10s %7s\n", b.jobWidth()-2, fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, FormatBytes(p.PeakRSS), kilo(p.MinorFaults))
+		fmt.Fprintf(b.w, "  %-*s %10s %11s %7s %8s %7.1f %10s %7s\n", b.jobWidth()-2, fmt.Sprintf("serve-%d", i), "", "", "", "", p.CPUSeconds, job.FormatBytes(p.PeakRSS), kilo(p.MinorFaults))
 	}
 }

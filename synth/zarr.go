@@ -1,26 +1,17 @@
-package job
+package synth
 
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/zarr"
 )
 
-// GenZarrMeta builds the metadata of a synthetic array from the gen-zarr
+// ZarrMeta builds the metadata of a synthetic array from the gen-zarr
 // flags: shape, chunk shape, NumPy dtype and compressor (none, zlib, zstd).
-func GenZarrMeta(shapeS, chunksS, dtypeS, comp string) (zarr.Meta, error) {
-	shape, err := ParseShape(shapeS, len(strings.Split(shapeS, ",")))
-	if err != nil {
-		return zarr.Meta{}, err
-	}
-	chunks, err := ParseShape(chunksS, len(shape))
-	if err != nil {
-		return zarr.Meta{}, err
-	}
+func ZarrMeta(shape, chunks []int64, dtypeS, comp string) (zarr.Meta, error) {
 	dt, err := rechunk.ParseDType(dtypeS)
 	if err != nil {
 		return zarr.Meta{}, err
@@ -36,9 +27,9 @@ func GenZarrMeta(shapeS, chunksS, dtypeS, comp string) (zarr.Meta, error) {
 	return m, m.Validate()
 }
 
-// GenZarr writes a synthetic Zarr v2 array at dir: element i (C order)
+// Zarr writes a synthetic Zarr v2 array at dir: element i (C order)
 // holds float64(i) for float dtypes, i modulo the type's range for integers.
-func GenZarr(dir string, m zarr.Meta) error {
+func Zarr(dir string, m zarr.Meta) error {
 	a, err := zarr.Create(dir, m)
 	if err != nil {
 		return err
@@ -51,7 +42,7 @@ func GenZarr(dir string, m zarr.Meta) error {
 	}
 	for t := range n {
 		idx := splitaxes.Unravel(t, grid)
-		c, err := GenZarrChunk(a, idx)
+		c, err := ZarrChunk(a, idx)
 		if err != nil {
 			return err
 		}
@@ -62,9 +53,9 @@ func GenZarr(dir string, m zarr.Meta) error {
 	return nil
 }
 
-// GenZarrChunk returns chunk idx of the synthetic array GenZarr writes in
+// ZarrChunk returns chunk idx of the synthetic array Zarr writes in
 // a's shape and chunking (tests compare what they read with it).
-func GenZarrChunk(a *zarr.Array, idx []int) (rechunk.Chunk, error) {
+func ZarrChunk(a *zarr.Array, idx []int) (rechunk.Chunk, error) {
 	m := a.Meta()
 	shape, err := a.ChunkShape(idx)
 	if err != nil {

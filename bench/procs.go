@@ -1,4 +1,4 @@
-package job
+package bench
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/job"
 )
 
 // ProcsConfig is a cluster of real `shufflenode serve` processes on
@@ -103,7 +104,7 @@ func (sp *serveProc) waitServing(ctx context.Context) error {
 			return fmt.Errorf("%w: %s exited: %s", ErrProcs, sp.name, tail(sp.log, 400))
 		default:
 		}
-		if _, err := clusterMembers(ctx, sp.api, flightproto.ClientAuth{}); err == nil {
+		if _, err := job.ClusterMembers(ctx, sp.api, flightproto.ClientAuth{}); err == nil {
 			return nil
 		}
 		select {
@@ -163,7 +164,7 @@ func (p *Procs) waitMembers(ctx context.Context, n int) error {
 			default:
 			}
 		}
-		if addrs, err := clusterMembers(ctx, p.Addr(), flightproto.ClientAuth{}); err == nil && len(addrs) == n {
+		if addrs, err := job.ClusterMembers(ctx, p.Addr(), flightproto.ClientAuth{}); err == nil && len(addrs) == n {
 			return nil
 		}
 		select {

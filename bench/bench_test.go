@@ -1,25 +1,27 @@
-package job
+package bench
 
 import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/shufflenode/shufflenode/job"
 )
 
 // TestBenchRepeatSharesCluster: with Repeat, the runs of one job go to one
 // in-process cluster that is up for all of them, and the next job gets a
 // cluster of its own again; every run prints a numbered row.
 func TestBenchRepeatSharesCluster(t *testing.T) {
-	b := &bench{cfg: BenchConfig{Cluster: ClusterConfig{Nodes: 2, MemoryLimit: 64 << 20}, Repeat: 3}.withDefaults(), w: io.Discard}
+	b := &bench{cfg: BenchConfig{Cluster: job.ClusterConfig{Nodes: 2, MemoryLimit: 64 << 20}, Repeat: 3}.withDefaults(), w: io.Discard}
 	var addrs []string
-	job := func(ctx context.Context) (benchRow, error) {
+	probe := func(ctx context.Context) (benchRow, error) {
 		addrs = append(addrs, b.cfg.Cluster.Addr)
-		if _, err := clusterMembers(ctx, b.cfg.Cluster.Addr, b.cfg.Cluster.Auth); err != nil {
+		if _, err := job.ClusterMembers(ctx, b.cfg.Cluster.Addr, b.cfg.Cluster.Auth); err != nil {
 			t.Errorf("run %d: the shared cluster does not answer: %v", len(addrs), err)
 		}
 		return benchRow{name: "probe", bytes: 1, put: 1}, nil
 	}
-	if err := b.repeat(context.Background(), job); err != nil {
+	if err := b.repeat(context.Background(), probe); err != nil {
 		t.Fatal(err)
 	}
 	if len(addrs) != 3 || addrs[0] == "" || addrs[1] != addrs[0] || addrs[2] != addrs[0] {
@@ -33,7 +35,7 @@ func TestBenchRepeatSharesCluster(t *testing.T) {
 			t.Errorf("row %d is %q, want %q", i, r.name, want)
 		}
 	}
-	if _, err := clusterMembers(context.Background(), addrs[0], b.cfg.Cluster.Auth); err == nil {
+	if _, err := job.ClusterMembers(context.Background(), addrs[0], b.cfg.Cluster.Auth); err == nil {
 		t.Errorf("the shared cluster at %s still answers after its job", addrs[0])
 	}
 }

@@ -1,4 +1,4 @@
-package job
+package synth
 
 // The gen-parquet command: synthetic Parquet inputs for merge, set-index and
 // shuffle examples and benchmarks.
@@ -16,10 +16,10 @@ import (
 	"github.com/shufflenode/shufflenode/parquetio"
 )
 
-// GenParquetConfig describes a generated table: rows split evenly over files
+// ParquetConfig describes a generated table: rows split evenly over files
 // gen-000.parquet ..., columns key (KeyType), id (int64, 0..rows-1 in file
 // order), val (float64, id/3) and, with Tag, tag (string "t" + 7 digits).
-type GenParquetConfig struct {
+type ParquetConfig struct {
 	Dir         string
 	Rows, Files int
 	KeyType     string  // int64 or int32
@@ -30,7 +30,7 @@ type GenParquetConfig struct {
 }
 
 // Validate checks the config.
-func (c GenParquetConfig) Validate() error {
+func (c ParquetConfig) Validate() error {
 	switch {
 	case c.Dir == "":
 		return errors.New("--output is required (a directory)")
@@ -46,12 +46,12 @@ func (c GenParquetConfig) Validate() error {
 	return nil
 }
 
-// GenParquet writes the files.
-func GenParquet(c GenParquetConfig) error {
+// Parquet writes the files.
+func Parquet(c ParquetConfig) error {
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return err
 	}
-	schema := c.schema()
+	schema := c.Schema()
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(c.Rows)))
 	for f := range c.Files {
 		rec := c.file(schema, rng, f)
@@ -64,7 +64,9 @@ func GenParquet(c GenParquetConfig) error {
 	return nil
 }
 
-func (c GenParquetConfig) schema() *arrow.Schema {
+// Schema is the generated files' schema: the key column, id, val and,
+// with Tag, tag.
+func (c ParquetConfig) Schema() *arrow.Schema {
 	key := arrow.DataType(arrow.PrimitiveTypes.Int64)
 	if c.KeyType == "int32" {
 		key = arrow.PrimitiveTypes.Int32
@@ -78,7 +80,7 @@ func (c GenParquetConfig) schema() *arrow.Schema {
 }
 
 // file builds the record of file f.
-func (c GenParquetConfig) file(schema *arrow.Schema, rng *rand.Rand, f int) arrow.Record {
+func (c ParquetConfig) file(schema *arrow.Schema, rng *rand.Rand, f int) arrow.Record {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
 	for i := f * c.Rows / c.Files; i < (f+1)*c.Rows/c.Files; i++ {
@@ -93,7 +95,7 @@ func (c GenParquetConfig) file(schema *arrow.Schema, rng *rand.Rand, f int) arro
 }
 
 // appendKey appends row id's key: null, 0 (skew) or uniform.
-func (c GenParquetConfig) appendKey(b array.Builder, rng *rand.Rand, id int64) {
+func (c ParquetConfig) appendKey(b array.Builder, rng *rand.Rand, id int64) {
 	p, k := rng.Float64(), id
 	switch {
 	case p < c.Nulls:

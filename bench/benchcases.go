@@ -1,4 +1,4 @@
-package job
+package bench
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
 )
@@ -16,28 +18,28 @@ import (
 // BenchShuffle runs the dataframe demo c on fresh clusters at 100 and 1000
 // partitions, then at 1000 with a per-node budget of 1/8 of data (so most
 // of it spills), and writes one line each to w (bench shuffle).
-func BenchShuffle(ctx context.Context, w io.Writer, cc ClusterConfig, c DemoConfig, data int64) error {
+func BenchShuffle(ctx context.Context, w io.Writer, cc job.ClusterConfig, c job.DemoConfig, data int64) error {
 	fmt.Fprintf(w, "%-34s %8s %8s %9s %10s\n", "case", "seconds", "MB/s", "peak RSS", "budget")
 	name := func(p int, extra string) string {
-		return fmt.Sprintf("%s %d->%d x%d%s", FormatBytes(data), c.Tasks, p, cc.Nodes, extra)
+		return fmt.Sprintf("%s %d->%d x%d%s", job.FormatBytes(data), c.Tasks, p, cc.Nodes, extra)
 	}
 	small := cc
 	small.MemoryLimit = data / 8
 	for _, k := range []struct {
 		name  string
 		parts int
-		cc    ClusterConfig
+		cc    job.ClusterConfig
 	}{{name(100, ""), 100, cc}, {name(1000, ""), 1000, cc}, {name(1000, " budget/8"), 1000, small}} {
 		runtime.GC()
-		ResetPeakRSS()
+		measure.ResetPeakRSS()
 		run := c
 		run.Partitions, run.ID = k.parts, fmt.Sprintf("demo-%d", time.Now().UnixNano())
-		rep, err := RunDemoOn(ctx, k.cc, run)
+		rep, err := job.RunDemoOn(ctx, k.cc, run)
 		if err != nil {
 			return fmt.Errorf("bench %s: %w", k.name, err)
 		}
 		fmt.Fprintf(w, "%-34s %8.2f %8.1f %9s %10s\n", k.name, rep.TotalSeconds, rep.MBps(),
-			FormatBytes(PeakRSS()), FormatBytes(k.cc.MemoryLimit))
+			job.FormatBytes(measure.PeakRSS()), job.FormatBytes(k.cc.MemoryLimit))
 	}
 	return nil
 }
@@ -49,16 +51,16 @@ func BenchShuffle(ctx context.Context, w io.Writer, cc ClusterConfig, c DemoConf
 // it also prints the seconds from the crash to the successor's takeover
 // being done (the failure detection time plus the rebuild), and the
 // rebuild's own seconds (from the takeover's start).
-func BenchRecovery(ctx context.Context, w io.Writer, cc ClusterConfig, c DemoConfig) error {
+func BenchRecovery(ctx context.Context, w io.Writer, cc job.ClusterConfig, c job.DemoConfig) error {
 	fmt.Fprintf(w, "%-42s %8s %8s %7s %7s %9s %8s %9s\n", "case", "seconds", "MB/s", "puts", "replay", "takeover", "rebuild", "peak RSS")
 	for _, k := range recoveryCases() {
-		ResetPeakRSS()
+		measure.ResetPeakRSS()
 		rep, to, err := recoveryRun(ctx, cc, c, k.replication, k.victim)
 		if err != nil {
 			return fmt.Errorf("bench recovery %s: %w", k.name, err)
 		}
 		fmt.Fprintf(w, "%-42s %8.2f %8.1f %7d %7d %9s %8s %9s\n", k.name, rep.TotalSeconds, rep.MBps(),
-			rep.Attempts, rep.ReplaySet, formatTakeover(to.fromKill), formatTakeover(to.took), FormatBytes(PeakRSS()))
+			rep.Attempts, rep.ReplaySet, formatTakeover(to.fromKill), formatTakeover(to.took), job.FormatBytes(measure.PeakRSS()))
 	}
 	return nil
 }
@@ -100,15 +102,15 @@ type takeoverTimes struct{ fromKill, took time.Duration }
 
 // recoveryRun runs one case and returns, if the coordinator was crashed,
 // the times of the successor's takeover.
-func recoveryRun(ctx context.Context, cc ClusterConfig, c DemoConfig, replication int, v victim) (Report, takeoverTimes, error) {
+func recoveryRun(ctx context.Context, cc job.ClusterConfig, c job.DemoConfig, replication int, v victim) (job.Report, takeoverTimes, error) {
 	dir, err := os.MkdirTemp("", "shufflenode-bench-")
 	if err != nil {
-		return Report{}, takeoverTimes{}, err
+		return job.Report{}, takeoverTimes{}, err
 	}
 	defer os.RemoveAll(dir)
-	nodes, err := node.StartLocal(ctx, cc.Nodes, cc.nodeConfig(dir, cc.Logger))
+	nodes, err := node.StartLocal(ctx, cc.Nodes, cc.NodeConfig(dir, cc.Logger))
 	if err != nil {
-		return Report{}, takeoverTimes{}, err
+		return job.Report{}, takeoverTimes{}, err
 	}
 	defer node.CloseAll(nodes)
 	c.ID, c.Replication, c.Rule, c.Progress = fmt.Sprintf("bench-%d", time.Now().UnixNano()), replication, "", nil
@@ -120,7 +122,7 @@ func recoveryRun(ctx context.Context, cc ClusterConfig, c DemoConfig, replicatio
 			}
 		}
 	}
-	rep, err := RunDemo(ctx, APIAddrs(nodes), c)
+	rep, err := job.RunDemo(ctx, job.APIAddrs(nodes), c)
 	return rep, k.takeover(nodes), err
 }
 

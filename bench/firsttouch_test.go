@@ -1,9 +1,10 @@
-package job
+package bench
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/shufflenode/shufflenode/measure"
 	"github.com/shufflenode/shufflenode/offheap"
 )
 
@@ -72,7 +73,7 @@ func TestFreshSeconds(t *testing.T) {
 // its minor faults (each huge page is also one minor fault), across the
 // serve processes too.
 func TestBenchRowFresh(t *testing.T) {
-	r := benchRow{usage: Usage{MinorFaults: 100}, procs: []Usage{{MinorFaults: 50}, {MinorFaults: 25}}, huge: 30}
+	r := benchRow{usage: measure.Usage{MinorFaults: 100}, procs: []measure.Usage{{MinorFaults: 50}, {MinorFaults: 25}}, huge: 30}
 	if got, want := r.fresh(), (freshMemory{smallFaults: 145, hugeFaults: 30}); got != want {
 		t.Errorf("fresh %+v, want %+v", got, want)
 	}

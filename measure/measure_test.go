@@ -1,4 +1,4 @@
-package job
+package measure
 
 import (
 	"os"
@@ -30,9 +30,9 @@ func TestMeterCountsFaults(t *testing.T) {
 	if want := int64(size / page); u.MinorFaults < want {
 		t.Errorf("%d minor faults for %d pages touched for the first time", u.MinorFaults, want)
 	}
-	before := selfUsage().MinorFaults
+	before := Self().MinorFaults
 	proc := ProcUsage(os.Getpid()).MinorFaults
-	after := selfUsage().MinorFaults
+	after := Self().MinorFaults
 	if proc < before || proc > after {
 		t.Errorf("/proc says %d minor faults, getrusage %d before and %d after", proc, before, after)
 	}

@@ -36,7 +36,7 @@ func TestRequestIgnoresDialBackoff(t *testing.T) {
 	}
 	// The dials without force below are the test's own: they must end
 	// before the nodes close (libp2p's swarm panics on a dial that reaches
-	// a transport its Close removed, go-libp2p issue 1545).
+	// a transport its Close removed: go-libp2p#1545).
 	var dials sync.WaitGroup
 	defer dials.Wait()
 	for round := range 20 {

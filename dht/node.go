@@ -307,7 +307,7 @@ func (n *Node) close() error {
 // closes, and the function to call when the dial returned. Close waits for
 // admitted dials before it closes the host: libp2p's swarm dereferences a
 // transport that its Close has removed when a dial reaches it during the
-// Close (a nil pointer panic, go-libp2p issue 1545), which a test of this
+// Close (a nil pointer panic, go-libp2p#1545), which a test of this
 // package hit once under -race.
 func (n *Node) beginDial(ctx context.Context) (context.Context, func(), bool) {
 	n.mu.Lock()

@@ -144,7 +144,7 @@ func (m *mappings) unmapAll() {
 // every Arena, as an Arena maps its regions (advised as transparent huge
 // pages) when huge, else advised against huge pages; the caller unmaps it
 // with Unmap. It serves measuring what memory touched for the first time
-// costs (job.FirstTouchCeilings); Live does not count it.
+// costs (bench.FirstTouchCeilings); Live does not count it.
 func MapFresh(n int, huge bool) ([]byte, error) { return mapBytes(n, huge) }
 
 // Unmap unmaps memory of MapFresh.

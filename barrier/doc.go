@@ -1,5 +1,5 @@
 // Package barrier is the coordinator's ledger and barrier for one shuffle
-// (DESIGN.md §3.3-§3.4): which attempt of each input task is done, what its
+// (docs/design.md §3.3-§3.4): which attempt of each input task is done, what its
 // sender sent to each receiver, which receivers committed it, and whether
 // every task is committed everywhere with matching totals.
 //

@@ -1,7 +1,7 @@
 package barrier
 
 // A coordinator that takes over from a lost one rebuilds its Tracker from
-// what the members tell it (DESIGN.md §4): it feeds their finished attempts
+// what the members tell it (docs/design.md §4.2): it feeds their finished attempts
 // and commits epoch by epoch, replaying each loss with Lose or Excuse. What
 // a member did not report (it was lost, or its report raced the takeover)
 // cannot be trusted: Incomplete finds the done tasks that miss a commit

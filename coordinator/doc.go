@@ -1,5 +1,5 @@
 // Package coordinator is the coordinator role of the shuffles a node
-// created (DESIGN.md §3.4 and §4): it drives each shuffle's barrier.Tracker
+// created (docs/design.md §3.4 and §4): it drives each shuffle's barrier.Tracker
 // with the begin, done and committed reports of the other nodes, answers
 // barrier polls, broadcasts the seal or the failure, and on the loss of a
 // member moves the shuffle to a new epoch, where the tracker chooses the

@@ -1,4 +1,4 @@
-// Package dedup is the receivers' exactly-once ledger (DESIGN.md §3.3):
+// Package dedup is the receivers' exactly-once ledger (docs/design.md §3.3):
 // Ledger decides which attempt of each input task serves each output
 // partition, so that repeated attempts and replays never serve a row twice.
 // Bitset is the compact set of partitions it is built on (also used for the

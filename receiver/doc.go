@@ -1,4 +1,4 @@
-// Package receiver is one node's receive side (DESIGN.md §3.3 and §3.5): it
+// Package receiver is one node's receive side (docs/design.md §3.3 and §3.5): it
 // stores the shards other nodes send it in the spill store under
 // (partition, task, attempt, seq), commits an attempt once its end marker
 // and all its entries are in, decides with the dedup ledger which attempt

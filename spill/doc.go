@@ -1,4 +1,4 @@
-// Package spill is the receivers' shard store (DESIGN.md §3.3 and §8): pieces of many
+// Package spill is the receivers' shard store (docs/design.md §3.3 and §8): pieces of many
 // shuffles, held in memory up to a node-wide budget and spilled to badger on disk beyond it.
 //
 // The store is generic. A piece is a Value: an opaque object that reports its size, can

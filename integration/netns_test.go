@@ -285,7 +285,7 @@ func TestNetnsLongPartition(t *testing.T) {
 		t.Fatalf("shuffle after the re-join: %v", err)
 	}
 	if rep.Epoch > 0 {
-		t.Logf("the shuffle after the re-join lost a member for a moment (epoch %d, replay set %d): see README, Testing", rep.Epoch, rep.ReplaySet)
+		t.Logf("the shuffle after the re-join lost a member for a moment (epoch %d, replay set %d): see docs/operations.md, Failure detection", rep.Epoch, rep.ReplaySet)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // timerSets are the failure detector settings TestNetnsTimers compares:
 // the lan profile's (serve's default: probe every 1 s, 500 ms timeout,
 // suspicion multiplier 4), the local profile's (200 ms timeout, 3) and the
-// faster ones README offers for quicker recovery.
+// faster ones docs/operations.md offers for quicker recovery.
 var timerSets = []struct {
 	name  string
 	flags []string

@@ -99,7 +99,7 @@ func checkRecovered(t *testing.T, rep job.Report, err error, killed, lo, hi int)
 	}
 }
 
-// TestProcessJoin starts a serve process that joins another, as the README
+// TestProcessJoin starts a serve process that joins another, as docs/cli.md
 // shows, and checks that both serve the API and list each other.
 func TestProcessJoin(t *testing.T) {
 	t.Parallel()

@@ -2,7 +2,7 @@
 # bench-ab.sh: two shufflenode binaries, back to back, interleaved, on the same host hour.
 #
 # The host's noise (±10-30% between runs and between hours) is larger than most single
-# changes, so README's figures compare a change with its starting point this way: for ROUNDS
+# changes, so docs/benchmarks.md's figures compare a change with its starting point this way: for ROUNDS
 # rounds, `A bench` then `B bench` (the in-process jobs); the same for `bench --cluster` with
 # -c; then `bench --jobs merge,setindex --quick 16` MROUNDS times each (-m, default 1; A
 # first in odd rounds, B first in even ones: the host slows whichever runs second) unless -M.

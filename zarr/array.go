@@ -95,7 +95,7 @@ func (a *Array) Close() error {
 // write-back started, and sync it in the background with the next chunks
 // written (durable.Syncer), until Sync makes every chunk written since
 // durable: a rechunk writes a file per chunk, and a sync each cost the
-// 1000-chunk rechunk of README a fifth of its run; syncing every file
+// 1000-chunk rechunk of docs/benchmarks.md a fifth of its run; syncing every file
 // after the last left the machine idle for 0.3-1.1 s of it. A chunk still
 // appears whole or not at all; only a crash of the machine before Sync can
 // leave it empty or short. The background syncs stop when ctx ends.

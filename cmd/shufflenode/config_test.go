@@ -312,7 +312,7 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"rejoin-interval rejoin_interval SHUFFLENODE_REJOIN_INTERVAL", "suspicion-mult suspicion_mult SHUFFLENODE_SUSPICION_MULT",
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("flags and names changed (update README's Deploying table):\n got %q\nwant %q", got, want)
+		t.Errorf("flags and names changed (update the settings table of docs/operations.md):\n got %q\nwant %q", got, want)
 	}
 }
 

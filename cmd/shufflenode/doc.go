@@ -13,7 +13,7 @@
 // merge, set-index, rechunk (Zarr v2), redistribute (DAP arrays as .npy +
 // dim_data), gen-parquet, gen-zarr and gen-dap. Jobs run on
 // an in-process cluster unless --cluster names a member of a running one.
-// README.md documents every flag.
+// docs/cli.md documents every command and flag.
 //
 // Every job command shares one preamble (runJob): a context that SIGINT
 // ends, the peak RSS reset, the run, then the report on stdout or the error

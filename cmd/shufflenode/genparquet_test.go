@@ -68,9 +68,9 @@ func TestGenParquetBadFlags(t *testing.T) {
 	}
 }
 
-// TestReadmeExample runs the README's example, smaller: generate both sides
+// TestCLIDocExample runs the example of docs/cli.md (merge), smaller: generate both sides
 // (int64 keys on the left, int32 on the right), merge them, set the index.
-func TestReadmeExample(t *testing.T) {
+func TestCLIDocExample(t *testing.T) {
 	d := t.TempDir()
 	steps := []struct {
 		cmd  func([]string, io.Writer, io.Writer) int

@@ -155,9 +155,10 @@ class Client:
         """Index in nodes of the node that creates shuffle (its first coordinator)."""
         return fnv32a(shuffle) % len(self.nodes)
 
-    def ask(self, shuffle: str, typ: str, body: Any) -> Any:
-        """Runs an action on shuffle's home node, then the next ones while unreachable."""
-        first, err = self.home(shuffle), None
+    def ask(self, shuffle: str, typ: str, body: Any, home_of: str | None = None) -> Any:
+        """Runs an action on shuffle's home node (or home_of's), then the next ones while
+        unreachable."""
+        first, err = self.home(home_of or shuffle), None
         for i in range(len(self.nodes)):
             try:
                 return self.action(self.nodes[(first + i) % len(self.nodes)], typ, body, shuffle)
@@ -176,15 +177,20 @@ class Client:
         rep = self.action(addr or self.nodes[0], "members", {})
         return rep["members"] if isinstance(rep, dict) else list(rep or [])
 
-    def create(self, spec: dict[str, Any], rounds: int = 10) -> dict[str, Any]:
-        """Creates the shuffle of spec on its home node (then the next ones while unreachable)."""
+    def create(self, spec: dict[str, Any], rounds: int = 10,
+               home_of: str | None = None) -> dict[str, Any]:
+        """Creates the shuffle of spec on its home node (then the next ones while unreachable).
+
+        ``home_of`` names another shuffle whose home takes the create: a ``co_partition``
+        create must go to the node that holds the shuffle it shares ownership with.
+        """
         spec = {"version": PROTOCOL_VERSION, **spec}
         err: ShufflenodeError | None = None
         for r in range(rounds):
             if r:
                 time.sleep(min(0.05 * 2**r, 2.0))
             try:
-                return self.ask(spec["id"], "create", spec)
+                return self.ask(spec["id"], "create", spec, home_of)
             except Unavailable as e:
                 err = e
         assert err is not None

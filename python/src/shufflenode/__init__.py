@@ -15,11 +15,19 @@ from .errors import (
     Unauthenticated,
     Unavailable,
 )
+from .partitioned import (
+    LocalArray,
+    PartitionedArray,
+    from_distarray,
+    from_partitioned,
+    rechunk_array,
+)
 from .sidecar import LocalSidecars, Sidecar, binary
 
 __all__ = [
     "AlreadyExists", "Auth", "Client", "Endpoint", "FailedPrecondition", "InvalidArgument",
     "LocalSidecars", "NotFound", "ShufflenodeError", "Sidecar", "TaskRunner", "Unauthenticated",
-    "Unavailable", "binary",
+    "Unavailable", "binary", "LocalArray", "PartitionedArray", "from_distarray",
+    "from_partitioned", "rechunk_array",
 ]
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """The tasks of shufflenode's Dask graphs: put, barrier (with replays) and read.
 
-A graph of one shuffle has one put task per input partition (it puts the
+A graph of one shuffle has a create task, one put task per input partition (it puts the
 partition to the sidecar beside the worker that runs it), one barrier task (it
 runs barrier rounds and re-runs, through the distributed client, the input
 partitions the service names) and one read task per output partition.
@@ -22,7 +22,6 @@ from .plugin import local_sidecar
 
 _lock = threading.Lock()
 _clients: dict[tuple[tuple[str, ...], Auth], Client] = {}
-_created: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -82,24 +81,24 @@ class Inputs:
             return self.parts[task].compute(scheduler="sync")
 
 
-def ensure_created(ctx: Ctx, plan: Plan) -> None:
-    """Creates plan's shuffle (and the one it co-partitions with) unless it exists."""
-    if plan.after is not None:
-        ensure_created(ctx, plan.after)
-    if plan.id in _created:
-        return
-    home = plan.after.id if plan.after is not None else plan.id
-    try:
-        ctx.client().create(plan.spec, home_of=home)
-    except AlreadyExists:
-        pass
-    with _lock:
-        _created.add(plan.id)
+def create(ctx: Ctx, plans: Sequence[Plan]) -> list[str]:
+    """Create task: creates the shuffles in order (a co-partitioned one after the shuffle
+    it shares ownership with), taking an existing one as created.
+
+    One task creates them: two creates of one ID at once may undo each other on the nodes.
+    """
+    for plan in plans:
+        home = plan.after.id if plan.after is not None else plan.id
+        try:
+            ctx.client().create(plan.spec, home_of=home)
+        except AlreadyExists:
+            pass
+    return [p.id for p in plans]
 
 
-def put(ctx: Ctx, plan: Plan, task: int, part: Any) -> int:
+def put(ctx: Ctx, plan: Plan, task: int, part: Any, created: Sequence[str]) -> int:
     """Put task: puts input partition task (attempts 0..999, then new ones); returns rows."""
-    ensure_created(ctx, plan)
+    del created  # a dependency only: the create task ran
     batches = plan.to_batches(part, task)
     ctx.client().put_task(plan.id, task, range(1000), plan.schema, batches,
                           ctx.first_node(task), plan.dataframe)
@@ -125,12 +124,11 @@ def _runner(ctx: Ctx, plan: Plan, inputs: Inputs) -> TaskRunner:
 
 
 def barrier(ctx: Ctx, plans: Sequence[Plan], inputs: Sequence[Inputs],
-            read_keys: Sequence[str], puts: Sequence[int]) -> Sealed:
+            read_keys: Sequence[Any], puts: Sequence[int]) -> Sealed:
     """Barrier task: barrier rounds with replays for every shuffle, then their endpoints."""
     del puts  # a dependency only: every put task ran
     replayed: dict[str, list[int]] = {}
     for plan, inp in zip(plans, inputs, strict=True):
-        ensure_created(ctx, plan)  # an input with no partitions puts nothing
         r = _runner(ctx, plan, inp)
         r.settle([])
         replayed[plan.id] = r.replayed
@@ -150,7 +148,7 @@ def read(ctx: Ctx, plan: Plan, sealed: Sealed, partition: int) -> pa.Table:
     return ctx.client().read(plan.id, partition, eps[partition], recover(ctx, plan, sealed))
 
 
-def place_reads(read_keys: Sequence[str], eps: Sequence[Endpoint]) -> None:
+def place_reads(read_keys: Sequence[Any], eps: Sequence[Endpoint]) -> None:
     """Best effort: asks the scheduler to run read task p beside the owner of partition p."""
     if not read_keys:
         return
@@ -172,7 +170,7 @@ def _worker_sidecar(dask_worker: Any) -> str:
     return str(plugin.addr) if plugin is not None else ""
 
 
-def _restrict(dask_scheduler: Any, where: dict[str, list[str]]) -> int:
+def _restrict(dask_scheduler: Any, where: dict[Any, list[str]]) -> int:
     n = 0
     for key, workers in where.items():
         ts = dask_scheduler.tasks.get(key)

@@ -39,7 +39,9 @@ def chunk_from_table(table: pa.Table, dtype: np.dtype) -> np.ndarray:
         raise InvalidArgument(f"a chunk's stream has {table.num_rows} rows, not 1")
     shape = json.loads(table.column("shape")[0].as_py())
     buf = table.column("data")[0].as_buffer()
-    return np.frombuffer(buf, dtype=dtype).reshape(shape)
+    meta = table.schema.metadata or {}
+    sent = np.dtype(meta[b"dtype"].decode()) if b"dtype" in meta else dtype
+    return np.frombuffer(buf, dtype=sent).reshape(shape).astype(dtype, copy=False)
 
 
 def normalize_chunks(chunks: Any, shape: Sequence[int], dtype: Any,

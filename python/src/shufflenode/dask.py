@@ -1,7 +1,7 @@
 """Dask DataFrame shuffle, merge and set_index, and Dask Array rechunk, through shufflenode.
 
-Each call builds a graph of 2n+1 tasks per shuffle (put tasks, one barrier task,
-read tasks; see ``_tasks``) on top of the input's graph and returns a lazy Dask
+Each call builds a graph of 2n+2 tasks (a create task, put tasks, one barrier
+task, read tasks; see ``_tasks``) on top of the input's graph and returns a lazy Dask
 collection. The sidecars are found through ``SidecarPlugin`` on the workers of the
 default distributed client, or given as ``nodes``.
 
@@ -76,16 +76,21 @@ def _frame_batches(part: pd.DataFrame, task: int, *, schema: pa.Schema, keep_ind
     return to_batches(part, schema, keep_index, shuffle)
 
 
-def _puts(ctx: T.Ctx, plan: T.Plan, parts: Sequence[Any]) -> list[Any]:
+def _create(ctx: T.Ctx, plans: Sequence[T.Plan]) -> Any:
+    return dask.delayed(T.create, pure=False)(ctx, list(plans),
+                                              dask_key_name=f"shufflenode-create-{plans[0].id}")
+
+
+def _puts(ctx: T.Ctx, plan: T.Plan, parts: Sequence[Any], created: Any) -> list[Any]:
     put = dask.delayed(T.put, pure=False)
-    return [put(ctx, plan, i, p, dask_key_name=f"shufflenode-put-{plan.id}-{i}")
+    return [put(ctx, plan, i, p, created, dask_key_name=f"shufflenode-put-{plan.id}-{i}")
             for i, p in enumerate(parts)]
 
 
 def _barrier(ctx: T.Ctx, plans: Sequence[T.Plan], parts: Sequence[Sequence[Any]],
-             puts: Sequence[Any], nout: int) -> Any:
+             puts: Sequence[Any], nout: int, keys: Sequence[Any] | None = None) -> Any:
     name = plans[0].id
-    keys = [f"shufflenode-read-{name}-{p}" for p in range(nout)]
+    keys = list(keys) if keys is not None else [f"shufflenode-read-{name}-{p}" for p in range(nout)]
     inputs = [T.Inputs(p) for p in parts]
     return dask.delayed(T.barrier, pure=False)(ctx, list(plans), inputs, keys, list(puts),
                                                dask_key_name=f"shufflenode-barrier-{name}")
@@ -109,7 +114,7 @@ def shuffle(df: dd.DataFrame, on: str | Sequence[str], npartitions: int | None =
     plan = _df_plan(_new_id("shuffle", df._name, cols, nout), df,
                     {"kind": "hash", "columns": cols}, nout, True)
     parts = df.to_delayed()
-    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts), nout)
+    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts, _create(ctx, [plan])), nout)
     read = dask.delayed(_read_frame, pure=False)
     outs = [read(ctx, plan, b, p, df._meta, dask_key_name=k)
             for p, k in enumerate(_read_keys(plan, nout))]
@@ -148,7 +153,8 @@ def merge(left: dd.DataFrame, right: dd.DataFrame, how: How = "inner",
     lp = _df_plan(f"{sid}-l", left, {"kind": "hash", "columns": lk}, nout, False)
     rp = _df_plan(f"{sid}-r", right, {"kind": "hash", "columns": rk}, nout, False, lp)
     lparts, rparts = left.to_delayed(), right.to_delayed()
-    puts = _puts(ctx, lp, lparts) + _puts(ctx, rp, rparts)
+    created = _create(ctx, [lp, rp])
+    puts = _puts(ctx, lp, lparts, created) + _puts(ctx, rp, rparts, created)
     b = _barrier(ctx, [lp, rp], [lparts, rparts], puts, nout)
     kw = {"how": how, "left_on": lk, "right_on": rk, "suffixes": suffixes}
     meta = _merge_meta(left._meta_nonempty, right._meta_nonempty, kw)
@@ -232,7 +238,7 @@ def set_index(df: dd.DataFrame, column: str, npartitions: int | None = None,
             "divisions": [division_value(d, typ) for d in divs[1:-1]]}
     plan = _df_plan(sid, df, rule, nout, False)
     parts = df.to_delayed()
-    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts), nout)
+    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts, _create(ctx, [plan])), nout)
     meta = df._meta.set_index(column)
     read = dask.delayed(_read_sorted, pure=False)
     outs = [read(ctx, plan, b, p, df._meta, column, dask_key_name=k)
@@ -274,26 +280,27 @@ def rechunk(x: Any, chunks: Any, nodes: Sequence[str] | None = None,
     import dask.array as da
     from dask.highlevelgraph import HighLevelGraph
 
-    new = normalize_chunks(chunks, x.shape, x.dtype)
+    sid = _new_id("rechunk", x.name, repr(chunks))
+    new = normalize_chunks(chunks, x.shape, x.dtype, sid)
     ctx = _ctx(nodes, auth)
-    sid = _new_id("rechunk", x.name, new)
     spec = array_spec(sid, x.dtype, x.chunks, new)
-    plan = T.Plan(spec, array_schema(x.dtype), _array_batches, False)
+    plan = T.Plan(spec, array_schema(x.dtype),
+                  functools.partial(_array_batches, dtype=np.dtype(x.dtype)), False)
     parts = list(np.asarray(x.to_delayed(), dtype=object).ravel())
-    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts), spec["partitions"])
     grid = [len(c) for c in new]
     name = f"shufflenode-rechunked-{sid}"
+    keys = [(name, *map(int, np.unravel_index(p, grid))) for p in range(spec["partitions"])]
+    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts, _create(ctx, [plan])),
+                 spec["partitions"], keys)
     read = dask.delayed(_read_chunk, pure=False)
-    reads = [read(ctx, plan, b, p, x.dtype, dask_key_name=k)
-             for p, k in enumerate(_read_keys(plan, spec["partitions"]))]
-    layer = {(name, *np.unravel_index(p, grid)): r.key for p, r in enumerate(reads)}
-    hlg = HighLevelGraph.merge(*(r.dask for r in reads), HighLevelGraph.from_collections(name, layer))
+    reads = [read(ctx, plan, b, p, x.dtype, dask_key_name=k) for p, k in enumerate(keys)]
+    hlg = HighLevelGraph.merge(*(r.dask for r in reads))
     return da.Array(hlg, name, new, dtype=x.dtype, meta=np.empty((0,) * x.ndim, dtype=x.dtype))
 
 
-def _array_batches(chunk: np.ndarray, task: int) -> list[pa.RecordBatch]:
+def _array_batches(chunk: np.ndarray, task: int, *, dtype: np.dtype) -> list[pa.RecordBatch]:
     del task
-    return [chunk_batch(np.asarray(chunk))]
+    return [chunk_batch(np.asarray(chunk, dtype=dtype))]
 
 
 def _read_chunk(ctx: T.Ctx, plan: T.Plan, sealed: T.Sealed, p: int, dtype: Any) -> np.ndarray:

@@ -294,7 +294,8 @@ def rechunk(x: Any, chunks: Any, nodes: Sequence[str] | None = None,
                  spec["partitions"], keys)
     read = dask.delayed(_read_chunk, pure=False)
     reads = [read(ctx, plan, b, p, x.dtype, dask_key_name=k) for p, k in enumerate(keys)]
-    hlg = HighLevelGraph.merge(*(r.dask for r in reads))
+    layer = dict(HighLevelGraph.merge(*(r.dask for r in reads)))
+    hlg = HighLevelGraph({name: layer}, {name: set()})
     return da.Array(hlg, name, new, dtype=x.dtype, meta=np.empty((0,) * x.ndim, dtype=x.dtype))
 
 

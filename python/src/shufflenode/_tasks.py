@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from .client import Auth, Client, Endpoint, TaskRunner
 from .errors import AlreadyExists, ShufflenodeError
-from .plugin import local_sidecar
+from .plugin import local_sidecar, worker_plugin
 
 _lock = threading.Lock()
 _clients: dict[tuple[tuple[str, ...], Auth], Client] = {}
@@ -32,11 +32,16 @@ class Ctx:
     auth: Auth = Auth()
 
     def client(self) -> Client:
-        """This process's Client of the nodes (cached)."""
+        """This process's Client of the nodes (cached), with the worker plugin's auth when
+        the graph carries none."""
+        auth = self.auth
+        plugin = worker_plugin()
+        if auth == Auth() and plugin is not None:
+            auth = plugin.auth
         with _lock:
-            key = (self.nodes, self.auth)
+            key = (self.nodes, auth)
             if key not in _clients:
-                _clients[key] = Client(list(self.nodes), self.auth)
+                _clients[key] = Client(list(self.nodes), auth)
             return _clients[key]
 
     def first_node(self, task: int) -> int:
@@ -118,9 +123,8 @@ def _runner(ctx: Ctx, plan: Plan, inputs: Inputs) -> TaskRunner:
     def input_fn(t: int) -> Sequence[pa.RecordBatch]:
         return plan.to_batches(inputs.compute(t), t)
 
-    put_on = (lambda t: ctx.first_node(t))
     return TaskRunner(ctx.client(), plan.id, plan.schema, input_fn, plan.dataframe,
-                      parallel=4, put_on=put_on, round=1)
+                      parallel=4, put_on=ctx.first_node, round=1)
 
 
 def barrier(ctx: Ctx, plans: Sequence[Plan], inputs: Sequence[Inputs],

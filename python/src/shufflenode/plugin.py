@@ -25,7 +25,8 @@ class SidecarPlugin(WorkerPlugin):
 
     - ``start=True``: the worker starts its own ``serve`` process on its host,
       joining the cluster at ``join`` (a gossip ``host:port``; empty for the first);
-    - ``$SHUFFLENODE_API`` in the worker's environment (one sidecar per machine,
+    - ``$SHUFFLENODE_API`` in the worker's environment (and the token from the file
+      ``$SHUFFLENODE_API_TOKEN_FILE`` names, unless ``auth`` has one) (one sidecar per machine,
       started by systemd or a Kubernetes DaemonSet);
     - ``addrs``: the sidecars' API addresses; a worker takes one on its own host,
       chosen from a hash of its name (LocalCluster with ``LocalSidecars``).
@@ -45,6 +46,9 @@ class SidecarPlugin(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         """Finds or starts the sidecar for worker."""
+        token_file = os.environ.get("SHUFFLENODE_API_TOKEN_FILE", "")
+        if not self.auth.token and token_file:
+            self.auth = Auth(token=Path(token_file).read_text().split()[0])
         if self.start:
             self.addr = self._start(str(worker.name))
         else:
@@ -79,14 +83,19 @@ class SidecarPlugin(WorkerPlugin):
         return Client(self.addrs or [self.addr], self.auth)
 
 
-def local_sidecar() -> tuple[str, list[str]]:
-    """(the sidecar beside the current Dask worker, every sidecar it knows), or ("", [])."""
+def worker_plugin() -> SidecarPlugin | None:
+    """The SidecarPlugin of the Dask worker running this code, or None."""
     try:
         from distributed import get_worker
 
-        plugin = get_worker().plugins.get(PLUGIN_NAME)
+        return get_worker().plugins.get(PLUGIN_NAME)  # type: ignore[no-any-return]
     except (ImportError, ValueError):
-        return "", []
+        return None
+
+
+def local_sidecar() -> tuple[str, list[str]]:
+    """(the sidecar beside the current Dask worker, every sidecar it knows), or ("", [])."""
+    plugin = worker_plugin()
     if plugin is None:
         return "", []
     return plugin.addr, list(plugin.addrs)

@@ -146,13 +146,13 @@ def run_one(client: Client, sc: shufflenode.LocalSidecars, build: Callable[[], A
 def table(rows: list[tuple[str, str, float, dict[str, tuple[float, int]]]]) -> str:
     names = list(rows[0][3])
     head = f"{'workload':<10} {'method':<12} {'wall s':>7} {'cpu s':>7} " + " ".join(
-        f"{n[:10]:>10}" for n in names)
+        f"{n[:14]:>14}" for n in names)
     lines = [head, "-" * len(head)]
     for wl, m, wall, per in rows:
         cpu = sum(c for c, _ in per.values())
-        mem = " ".join(f"{per[n][1] / 2**20:>8.0f}Mi" for n in names)
+        mem = " ".join(f"{per[n][0]:>5.1f}s {per[n][1] / 2**20:>5.0f}Mi" for n in names)
         lines.append(f"{wl:<10} {m:<12} {wall:>7.2f} {cpu:>7.1f} {mem}")
-    return "\n".join(lines) + "\n(peak RSS per process; cpu s summed over all processes)"
+    return "\n".join(lines) + "\n(per process: CPU seconds and peak RSS; cpu s: the sum over all processes)"
 
 
 def main() -> None:

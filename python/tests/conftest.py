@@ -12,14 +12,14 @@ from shufflenode.plugin import SidecarPlugin
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sidecars() -> Iterator[shufflenode.LocalSidecars]:
-    """Three serve processes shared by the tests that do not break them."""
+    """Three serve processes shared by a module's tests that do not break them."""
     with shufflenode.LocalSidecars(3) as sc:
         yield sc
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dask_client(sidecars: shufflenode.LocalSidecars) -> Iterator[distributed.Client]:
     """A LocalCluster of 3 single-threaded worker processes, each beside a sidecar."""
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,

@@ -1,0 +1,405 @@
+"""A client of shufflenode's Flight API (docs/flight-api.md) on pyarrow.flight.
+
+``Client`` speaks to the nodes of one cluster: it creates a shuffle on its home
+node (chosen from the shuffle ID, as the Go client does), puts input tasks as
+attempts, runs barrier rounds with replays, finds and reads output partitions
+(following a partition that moved after a lost node) and closes the shuffle.
+``Client.run`` does a whole shuffle given a function that produces input task i.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.flight as flight
+
+from .errors import (
+    AlreadyExists,
+    InvalidArgument,
+    ShufflenodeError,
+    Unavailable,
+    from_flight,
+    retryable,
+)
+
+PROTOCOL_VERSION = 1
+# What pyarrow raises for a failed call (Flight errors, Arrow status errors, OS errors).
+_FLIGHT_ERRORS = (flight.FlightError, pa.ArrowException, OSError)
+MAX_MESSAGE_BYTES = 256 << 20
+
+#: An input function: the record batches of input task i (the same rows on every call).
+Input = Callable[[int], Sequence[pa.RecordBatch]]
+
+
+@dataclass(frozen=True)
+class Auth:
+    """TLS settings and bearer token of the nodes' API (zero value: plaintext, no token)."""
+
+    token: str = ""
+    tls: bool = False
+    ca_file: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+    server_name: str = ""
+
+    def uses_tls(self) -> bool:
+        """TLS is on when asked, or implied by a CA or client certificate."""
+        return self.tls or bool(self.ca_file or self.cert_file)
+
+
+def _read(path: str) -> bytes | None:
+    if not path:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def fnv32a(s: str) -> int:
+    """FNV-1a 32-bit hash of s (the Go client's choice of a shuffle's home node)."""
+    h = 0x811C9DC5
+    for b in s.encode():
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+@dataclass
+class Endpoint:
+    """Where output partition ``partition`` of a shuffle is read."""
+
+    partition: int
+    ticket: bytes
+    addr: str
+
+
+def _addr_of(uri: str | bytes) -> str:
+    text = uri.decode() if isinstance(uri, bytes) else uri
+    return text.split("://", 1)[-1]
+
+
+class Client:
+    """Connections to the API addresses (``host:port``) of the nodes of one cluster.
+
+    Thread-safe: puts and reads of many tasks may run at once.
+    """
+
+    def __init__(self, nodes: str | Sequence[str], auth: Auth | None = None,
+                 timeout: float | None = None) -> None:
+        self.nodes: list[str] = [nodes] if isinstance(nodes, str) else list(nodes)
+        if not self.nodes:
+            raise ValueError("shufflenode: a Client needs at least one node address")
+        self.auth = auth or Auth()
+        self.timeout = timeout
+        self._conns: dict[str, flight.FlightClient] = {}
+        self._lock = threading.Lock()
+        self._avoid: dict[str, float] = {}
+
+    # connections
+
+    def _options(self) -> flight.FlightCallOptions:
+        headers = [(b"authorization", f"Bearer {self.auth.token}".encode())] if self.auth.token else []
+        return flight.FlightCallOptions(headers=headers, timeout=self.timeout)
+
+    def conn(self, addr: str) -> flight.FlightClient:
+        """The (cached) Flight connection to the node at addr."""
+        with self._lock:
+            fc = self._conns.get(addr)
+            if fc is None:
+                fc = self._conns[addr] = self._dial(addr)
+            return fc
+
+    def _dial(self, addr: str) -> flight.FlightClient:
+        a = self.auth
+        scheme = "grpc+tls" if a.uses_tls() else "grpc+tcp"
+        opts = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
+        kw: dict[str, Any] = {"generic_options": opts}
+        if a.uses_tls():
+            kw.update(tls_root_certs=_read(a.ca_file), cert_chain=_read(a.cert_file),
+                      private_key=_read(a.key_file), override_hostname=a.server_name or None)
+        return flight.FlightClient(f"{scheme}://{addr}", **kw)
+
+    def close_connections(self) -> None:
+        """Closes every connection (the Client may dial again later)."""
+        with self._lock:
+            conns, self._conns = self._conns, {}
+        for fc in conns.values():
+            fc.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close_connections()
+
+    # actions
+
+    def action(self, addr: str, typ: str, body: Any, shuffle: str | None = None) -> Any:
+        """Runs action typ on the node at addr; returns its decoded JSON reply or None."""
+        out = None
+        try:
+            for r in self.conn(addr).do_action(flight.Action(typ, json.dumps(body).encode()),
+                                               self._options()):
+                out = json.loads(r.body.to_pybytes()) if r.body.size else out
+        except _FLIGHT_ERRORS as e:
+            raise from_flight(e, shuffle=shuffle, node=addr) from e
+        return out
+
+    def home(self, shuffle: str) -> int:
+        """Index in nodes of the node that creates shuffle (its first coordinator)."""
+        return fnv32a(shuffle) % len(self.nodes)
+
+    def ask(self, shuffle: str, typ: str, body: Any, home_of: str | None = None) -> Any:
+        """Runs an action on shuffle's home node (or home_of's), then the next ones while
+        unreachable."""
+        first, err = self.home(home_of or shuffle), None
+        for i in range(len(self.nodes)):
+            try:
+                return self.action(self.nodes[(first + i) % len(self.nodes)], typ, body, shuffle)
+            except Unavailable as e:
+                err = e
+        assert err is not None
+        raise err
+
+    def check(self, addr: str | None = None) -> str:
+        """Checks that a node answers (and takes the token); returns its name."""
+        rep = self.action(addr or self.nodes[0], "members", {})
+        return str(rep.get("node", "")) if isinstance(rep, dict) else ""
+
+    def members(self, addr: str | None = None) -> list[dict[str, Any]]:
+        """The live members as the node at addr (default: the first) sees them."""
+        rep = self.action(addr or self.nodes[0], "members", {})
+        return rep["members"] if isinstance(rep, dict) else list(rep or [])
+
+    def create(self, spec: dict[str, Any], rounds: int = 10,
+               home_of: str | None = None) -> dict[str, Any]:
+        """Creates the shuffle of spec on its home node (then the next ones while unreachable).
+
+        ``home_of`` names another shuffle whose home takes the create: a ``co_partition``
+        create must go to the node that holds the shuffle it shares ownership with.
+        """
+        spec = {"version": PROTOCOL_VERSION, **spec}
+        err: ShufflenodeError | None = None
+        for r in range(rounds):
+            if r:
+                time.sleep(min(0.05 * 2**r, 2.0))
+            try:
+                return self.ask(spec["id"], "create", spec, home_of)
+            except Unavailable as e:
+                err = e
+        assert err is not None
+        raise err
+
+    def barrier(self, shuffle: str) -> dict[str, Any]:
+        """One barrier: ``{"sealed", "replay", "epoch", "replay_set"}``."""
+        rep = self.ask(shuffle, "barrier", {"shuffle": shuffle})
+        rep.setdefault("replay", [])
+        return rep
+
+    def status(self, shuffle: str) -> dict[str, Any]:
+        """The home node's view of the shuffle."""
+        return self.ask(shuffle, "status", {"shuffle": shuffle})
+
+    def layout(self, shuffle: str) -> dict[str, Any]:
+        """The ``__partitioned__`` layout of a sealed array shuffle."""
+        return self.ask(shuffle, "layout", {"shuffle": shuffle})
+
+    def close(self, shuffle: str) -> None:
+        """Frees the shuffle on every member (closing an unknown shuffle succeeds)."""
+        self.ask(shuffle, "close", {"shuffle": shuffle})
+
+    def locations(self, shuffle: str) -> list[Endpoint]:
+        """One endpoint per output partition, in partition order (GetFlightInfo)."""
+        desc = flight.FlightDescriptor.for_command(json.dumps({"shuffle": shuffle}).encode())
+        first, err = self.home(shuffle), None
+        for i in range(len(self.nodes)):
+            addr = self.nodes[(first + i) % len(self.nodes)]
+            try:
+                info = self.conn(addr).get_flight_info(desc, self._options())
+                return [Endpoint(p, e.ticket.ticket, _addr_of(e.locations[0].uri))
+                        for p, e in enumerate(info.endpoints)]
+            except _FLIGHT_ERRORS as e:
+                err = from_flight(e, shuffle=shuffle, node=addr)
+                if not isinstance(err, Unavailable):
+                    raise err from e
+        assert err is not None
+        raise err
+
+    # puts
+
+    def put(self, shuffle: str, task: int, attempt: int, schema: pa.Schema,
+            batches: Sequence[pa.RecordBatch], addr: str | None = None,
+            rows: int | None = None) -> dict[str, Any]:
+        """Puts one attempt of input task on the node at addr; returns the PutResult metadata.
+
+        ``rows`` (default: counted from batches; None for arrays) is declared so a cut
+        stream fails instead of passing for the whole task.
+        """
+        addr = addr or self.nodes[task % len(self.nodes)]
+        cmd: dict[str, Any] = {"shuffle": shuffle, "task": task, "attempt": attempt}
+        if rows:
+            cmd["rows"] = rows
+        try:
+            return self._put(addr, cmd, schema, batches)
+        except _FLIGHT_ERRORS as e:
+            raise from_flight(e, shuffle=shuffle, task=task, node=addr) from e
+
+    def _put(self, addr: str, cmd: dict[str, Any], schema: pa.Schema,
+             batches: Iterable[pa.RecordBatch]) -> dict[str, Any]:
+        desc = flight.FlightDescriptor.for_command(json.dumps(cmd).encode())
+        writer, reader = self.conn(addr).do_put(desc, schema, self._options())
+        try:
+            for b in batches:
+                writer.write_batch(b)
+            writer.done_writing()
+            meta = reader.read()
+        finally:
+            writer.close()
+        return json.loads(meta.to_pybytes()) if meta is not None and meta.size else {}
+
+    def put_task(self, shuffle: str, task: int, attempts: Iterable[int], schema: pa.Schema,
+                 batches: Sequence[pa.RecordBatch], first_node: int | None = None,
+                 dataframe: bool = True, max_tries: int = 3) -> dict[str, Any]:
+        """Puts task with the first of attempts that is free, retrying retryable failures
+        with the next attempt on the next node (avoiding nodes that just failed)."""
+        rows = sum(b.num_rows for b in batches) if dataframe else None
+        it, err = iter(attempts), None
+        base = task if first_node is None else first_node
+        tries = 0
+        for a in it:
+            addr = self._pick(base + tries)
+            try:
+                rep = self.put(shuffle, task, a, schema, batches, addr, rows)
+                self._avoid.pop(addr, None)
+                return rep
+            except AlreadyExists as e:
+                err = e  # this attempt number was used: take the next one, same node
+                continue
+            except ShufflenodeError as e:
+                if not retryable(e) or tries + 1 >= max_tries:
+                    raise
+                err, tries = e, tries + 1
+                self._avoid[addr] = time.monotonic() + 1.0
+                time.sleep(0.05 * 2**tries)
+        raise err or InvalidArgument("no attempt number left", shuffle=shuffle, task=task)
+
+    def _pick(self, k: int) -> str:
+        n, now = len(self.nodes), time.monotonic()
+        for j in range(n):
+            addr = self.nodes[(k + j) % n]
+            if self._avoid.get(addr, 0.0) <= now:
+                return addr
+        return self.nodes[k % n]
+
+    # reads
+
+    def read(self, shuffle: str, partition: int, endpoint: Endpoint | None = None,
+             recover: Callable[[], None] | None = None, give_up_after: float = 30.0) -> pa.Table:
+        """Reads output partition; after a failure that a lost owner may explain it calls
+        ``recover`` (barrier rounds with replays), finds the partition's owner again and
+        reads on, skipping the rows it already had."""
+        ep = endpoint or self.locations(shuffle)[partition]
+        got: list[pa.RecordBatch] = []
+        schema: pa.Schema | None = None
+        deadline = time.monotonic() + give_up_after
+        while True:
+            try:
+                schema = self._read_into(ep, got, shuffle)
+                return pa.Table.from_batches(got, schema=schema)
+            except ShufflenodeError as e:
+                if not _resumable(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.25)
+                if recover is not None:
+                    recover()
+                ep = self.locations(shuffle)[partition]
+
+    def _read_into(self, ep: Endpoint, got: list[pa.RecordBatch], shuffle: str) -> pa.Schema:
+        skip = sum(b.num_rows for b in got)
+        try:
+            reader = self.conn(ep.addr).do_get(flight.Ticket(ep.ticket), self._options())
+            schema = reader.schema
+            for chunk in reader:
+                b = chunk.data
+                if skip >= b.num_rows:
+                    skip -= b.num_rows
+                    continue
+                got.append(b.slice(skip) if skip else b)
+                skip = 0
+            return schema
+        except _FLIGHT_ERRORS as e:
+            raise from_flight(e, shuffle=shuffle, partition=ep.partition, node=ep.addr) from e
+
+    # a whole shuffle
+
+    def run(self, spec: dict[str, Any], schema: pa.Schema, input_fn: Input,
+            parallel: int | None = None, max_rounds: int = 30,
+            put_on: Callable[[int], int] | None = None) -> list[Endpoint]:
+        """Creates the shuffle, puts every task, settles it and returns its endpoints."""
+        self.create(spec)
+        runner = TaskRunner(self, spec["id"], schema, input_fn, spec["kind"] == "dataframe",
+                            parallel or 2 * len(self.nodes), put_on)
+        runner.settle(list(range(spec["tasks"])), max_rounds)
+        return self.locations(spec["id"])
+
+
+def _resumable(e: ShufflenodeError) -> bool:
+    return retryable(e) or e.code == "FAILED_PRECONDITION"
+
+
+@dataclass
+class TaskRunner:
+    """Puts tasks of one shuffle and carries out the barrier's replays.
+
+    Attempt numbers: round r (0 first) uses ``r * 1_000_000 + k`` for k = 0, 1, ...
+    so every round's attempts are new.
+    """
+
+    client: Client
+    shuffle: str
+    schema: pa.Schema
+    input_fn: Input
+    dataframe: bool = True
+    parallel: int = 4
+    put_on: Callable[[int], int] | None = None
+    round: int = 0
+    replayed: list[int] = field(default_factory=list)
+
+    def put_all(self, tasks: Sequence[int]) -> None:
+        """Puts tasks in parallel; a task that keeps failing retryably is left to the barrier."""
+        with ThreadPoolExecutor(max(1, self.parallel)) as pool:
+            for f in [pool.submit(self._put_one, t) for t in tasks]:
+                f.result()
+
+    def _put_one(self, t: int) -> None:
+        base = self.round * 1_000_000
+        node = self.put_on(t) if self.put_on else None
+        try:
+            self.client.put_task(self.shuffle, t, range(base, base + 1000), self.schema,
+                                 self.input_fn(t), node, self.dataframe)
+        except ShufflenodeError as e:
+            if not retryable(e):
+                raise
+
+    def settle(self, tasks: Sequence[int], max_rounds: int = 30) -> dict[str, Any]:
+        """Puts tasks, then barrier rounds with replays until the shuffle seals."""
+        for _ in range(max_rounds):
+            self.put_all(tasks)
+            self.round += 1
+            b = self.client.barrier(self.shuffle)
+            if b.get("sealed"):
+                return b
+            tasks = [int(t) for t in b["replay"]]
+            self.replayed += tasks
+            time.sleep(min(0.05 * 2**self.round, 2.0))
+        raise ShufflenodeError(f"not sealed after {max_rounds} barrier rounds", shuffle=self.shuffle)
+
+    def recover(self) -> None:
+        """Barrier rounds (with replays) after a failed read: the resume procedure."""
+        self.settle([], 30)

@@ -143,6 +143,8 @@ func refusalCode(err error) wire.RefusalCode {
 	switch {
 	case errors.As(err, &r):
 		return r.Code
+	case errors.Is(err, ErrReplayDiffers):
+		return shuffle.RefuseReplayDiffers
 	case errors.Is(err, ErrUnknownShuffle):
 		return wire.RefuseUnknownShuffle
 	case errors.Is(err, ErrSealed):

@@ -3,8 +3,8 @@ package shard
 import (
 	"bytes"
 	"errors"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 

@@ -15,7 +15,8 @@ const nullHash = 0x6A09E667F3BCC909
 // hash per row over every column, so two attempts that produced the same rows
 // in any order have equal sums, and attempts that produced different rows
 // differ with overwhelming probability. The zero value is empty; grow it
-// with Add.
+// with Add. A row's hash is fmix64(S ^ (((h0*S + h1)*S + h2)...)), where
+// hc is column c's canonical hash and S the hash seed.
 type RowSums struct {
 	Rows []uint64 // by partition
 	Sums []uint64 // by partition
@@ -60,7 +61,8 @@ func rowTypes(rec arrow.Record) ([]colType, error) {
 
 // hashRowColumn hashes rows [lo, lo+len(acc)) of arr into col, sets null
 // rows to nullHash, and folds col into acc (or copies it when combine is
-// false).
+// false) as acc*S + col: column hashes are mixed already, and the order of
+// the columns still counts.
 func hashRowColumn(arr arrow.Array, ct colType, lo int, col, acc []uint64, combine bool) {
 	hashColumn(arr, ct, lo, col, false)
 	if bitmap, off := validity(arr); bitmap != nil {
@@ -70,8 +72,12 @@ func hashRowColumn(arr arrow.Array, ct colType, lo int, col, acc []uint64, combi
 			}
 		}
 	}
+	if !combine {
+		copy(acc, col)
+		return
+	}
 	for i, h := range col {
-		store(acc, i, h, combine)
+		acc[i] = acc[i]*hashSeed + h // no mix per column: the row's last mix (addBlock) does it
 	}
 }
 

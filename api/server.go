@@ -429,6 +429,8 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, service.ErrStaleEpoch):
 		code = codes.Unavailable // before ErrFailed: the attempt is stale, run a new one
+	case errors.Is(err, service.ErrReplayDiffers):
+		code = codes.DataLoss // before ErrFailed: a replay's rows differ from the first attempt's
 	case errors.Is(err, service.ErrFailed):
 		code = codes.Aborted
 	case errors.Is(err, service.ErrLimit), errors.Is(err, syscall.ENOSPC):

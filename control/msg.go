@@ -45,6 +45,10 @@ type Msg struct {
 	Sent        map[string]barrier.Totals `json:"sent,omitempty"`
 	Held        *barrier.Totals           `json:"held,omitempty"`
 	Reason      string                    `json:"reason,omitempty"`
+	// Differs (committed): the receiver found that this attempt, a replay,
+	// produced other rows than the attempt that committed one of its
+	// partitions first; says which (task, partition, attempts, rows).
+	Differs string `json:"differs,omitempty"`
 }
 
 // Reply is the JSON body of the Ack of a Msg.

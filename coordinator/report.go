@@ -41,6 +41,9 @@ func (cd *Coordinator) Begin(sh *Shuffle, c *control.Msg) (control.Reply, error)
 // act on its decision. A report of a done attempt of an older epoch is
 // refused (ErrStaleEpoch): its task runs again.
 func (cd *Coordinator) Report(sh *Shuffle, c *control.Msg) error {
+	if cd.replayDiffers(sh, c) {
+		return nil
+	}
 	sh.Lock()
 	d, err := sh.record(c)
 	sh.Unlock()

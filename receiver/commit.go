@@ -43,6 +43,10 @@ type Commit struct {
 	Key   shuffle.AttemptKey
 	Epoch uint64         // the epoch the attempt ran in
 	Held  barrier.Totals // what this node holds of it
+	// Differs, for a replay of a dataframe task, is a partition that kept
+	// an earlier attempt's rows here and for which this attempt produced
+	// other rows; nil when they agree (see Differs).
+	Differs *Differs
 }
 
 // tryCommit commits k if its marker and all its entries are in, for the
@@ -55,11 +59,18 @@ func (sh *Shuffle) tryCommit(k shuffle.AttemptKey, rs *attempt) *Commit {
 	if rs.committed || rs.end == nil || rs.stored != rs.end.Pieces || rs.epoch != sh.RouteLocked().Epoch {
 		return nil
 	}
-	if _, err := sh.ledger.Commit(k.Task, k.Attempt, sh.RouteLocked().Held); err != nil {
+	replay := sh.ledger.TaskCommitted(k.Task)
+	held := sh.RouteLocked().Held
+	owned, err := sh.ledger.Commit(k.Task, k.Attempt, held)
+	if err != nil {
 		return nil // unreachable: task range was checked
 	}
 	rs.committed = true
-	return &Commit{Key: k, Epoch: rs.epoch, Held: rs.held}
+	c := &Commit{Key: k, Epoch: rs.epoch, Held: rs.held}
+	if replay {
+		c.Differs = sh.checkReplay(k, rs, held, owned)
+	}
+	return c
 }
 
 // afterCommit hands a commit to Config.Committed.

@@ -20,6 +20,17 @@
 // A resent entry (same task, attempt and seq) is stored once. An attempt of
 // an older epoch never commits: its task runs again.
 //
+// Replays of dataframe tasks are checked (integrity.go): each end marker
+// carries the attempt's row sums (rows and an order-independent sum of row
+// hashes) for the partitions this node holds, whether their rows were sent
+// here or not. When a later attempt of a task commits, its sums for the
+// partitions an earlier attempt kept here are compared with that attempt's;
+// a difference is reported with the commit (Commit.Differs) and the
+// coordinator fails the shuffle with shuffle.ErrReplayDiffers, so rows of
+// two versions of one input are never served together. The sums kept cost
+// 24 bytes per non-empty (task, partition) held, less than the segment the
+// accumulator keeps for it.
+//
 // Concurrency: all methods are safe for concurrent use; Receive is called
 // on one goroutine per request and may block while the spill store writes
 // to disk. A Shuffle's state is guarded by its shuffle.State lock, the same

@@ -49,6 +49,10 @@ var (
 	// partition); it always comes with ErrUnavailable: ask again, or ask
 	// another node.
 	ErrNoQuorum = errors.New("service: no quorum")
+	// ErrReplayDiffers: a replayed dataframe task produced other rows than
+	// its first attempt for an output partition that kept the first
+	// attempt's rows; the shuffle fails (it comes wrapped with ErrFailed).
+	ErrReplayDiffers = shuffle.ErrReplayDiffers
 	// ErrLimit: a create asks more than this node allows (Config.MaxShuffles,
 	// MaxTasks, MaxPartitions); the error names the limit.
 	ErrLimit = errors.New("service: over a node limit")

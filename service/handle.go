@@ -119,7 +119,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
 			return control.Reply{}, err
 		}
-		sh.Finish(Failed, errors.New(c.Reason))
+		sh.Finish(Failed, failure(c.Reason))
 		s.split.Forget(sh.ID())
 		return control.Reply{}, nil
 	}
@@ -143,6 +143,8 @@ func refusalCode(err error) wire.RefusalCode {
 	switch {
 	case errors.As(err, &r):
 		return r.Code
+	case errors.Is(err, ErrReplayDiffers):
+		return shuffle.RefuseReplayDiffers
 	case errors.Is(err, ErrUnknownShuffle):
 		return wire.RefuseUnknownShuffle
 	case errors.Is(err, ErrSealed):

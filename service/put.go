@@ -136,6 +136,9 @@ func (s *Service) put(ctx context.Context, sh *entry, k shuffle.AttemptKey, feed
 	}
 	route := splitter.Route{Shuffle: sh.ID(), Epoch: rt.Epoch, Task: k.Task, Attempt: k.Attempt, Dests: sh.Members,
 		Primary: rt.GroupOf, Backups: backupGroups(rt, len(sh.Members))}
+	if sh.Array == nil {
+		route.Holds = rt.Holds // row sums for the receivers' replay checks
+	}
 	if r.Since > 0 {
 		if err := sh.sendOnlyMoved(&route, rt, r.Since-1); err != nil {
 			return PutResult{}, err

@@ -25,6 +25,10 @@ func (s *Service) receive(ctx context.Context, m *shard.Msg) (kept bool, err err
 func (s *Service) reportCommit(sh *shuffle.State, n receiver.Commit) {
 	held := n.Held
 	c := control.Msg{Op: control.OpCommitted, Shuffle: sh.ID(), Epoch: n.Epoch, Node: s.Name(), Task: n.Key.Task, Attempt: n.Key.Attempt, Held: &held}
+	if n.Differs != nil {
+		c.Differs = n.Differs.Detail(sh.ID(), n.Key, s.Name())
+		s.log.Error("replayed task differs", "shuffle", sh.ID(), "task", n.Key.Task, "attempt", n.Key.Attempt, "partition", n.Differs.Partition, "first", n.Differs.First)
+	}
 	if e, err := s.lookup(sh.ID()); err == nil {
 		e.committed(control.Committed{Task: n.Key.Task, Attempt: n.Key.Attempt, Epoch: n.Epoch, Held: held})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
@@ -234,6 +235,8 @@ func refusalSentinel(code wire.RefusalCode) error {
 		return ErrUnavailable
 	case wire.RefuseNotSealed:
 		return ErrNotSealed
+	case shuffle.RefuseReplayDiffers:
+		return fmt.Errorf("%w: %w", ErrFailed, ErrReplayDiffers)
 	}
 	return ErrFailed
 }

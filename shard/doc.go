@@ -16,7 +16,10 @@
 //	         data: length (uvarint), zero padding to a multiple of
 //	         DataAlign bytes from the message's start, the bytes
 //	ends:    count, then per end task, attempt, pieces, and totals
-//	         pieces, rows, bytes, checksum (uvarints)
+//	         pieces, rows, bytes, checksum (uvarints); row sums: count,
+//	         then per sum the partition's delta from the previous one
+//	         (uvarint; the first from 0, the others at least 1), rows
+//	         (uvarint), sum (8 bytes little-endian)
 //
 // Decode checks every count against a limit before allocating and refuses
 // trailing bytes; the decoded entries' Data alias the input (aligned, if the

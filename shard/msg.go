@@ -13,6 +13,7 @@ const (
 	MaxEntries     = 1 << 20
 	MaxRunsPerItem = 1 << 22
 	MaxEnds        = 1 << 20
+	MaxSumsPerEnd  = 1 << 22
 )
 
 // DataAlign is the alignment of each entry's data from the start of the
@@ -85,6 +86,20 @@ type End struct {
 	Attempt uint32
 	Pieces  uint32
 	Totals  barrier.Totals
+	// Sums are the attempt's row sums (dataframes) for the output partitions
+	// the receiver holds in the attempt's epoch, whether or not their rows
+	// were sent to it, in ascending partition order; a partition no row
+	// went to is left out. A receiver compares them with those of the
+	// attempt that committed a partition first (see PartSum).
+	Sums []PartSum
+}
+
+// PartSum is what one attempt produced for one output partition: its rows
+// and the order-independent sum of their hashes (table.RowSums).
+type PartSum struct {
+	Partition uint32
+	Rows      uint64
+	Sum       uint64
 }
 
 // Msg is one shards message: entries and end markers of one shuffle and
@@ -148,6 +163,14 @@ func appendEnd(e *wire.Vec, x End) {
 	e.Uvarint(x.Totals.Rows)
 	e.Uvarint(x.Totals.Bytes)
 	e.Uvarint(x.Totals.Checksum)
+	e.Uvarint(uint64(len(x.Sums)))
+	prev := uint32(0)
+	for _, ps := range x.Sums {
+		e.Uvarint(uint64(ps.Partition - prev)) // ascending: a small delta
+		e.Uvarint(ps.Rows)
+		e.Uint64(ps.Sum)
+		prev = ps.Partition
+	}
 }
 
 // Decode decodes a message. Entry data aliases b.
@@ -163,7 +186,11 @@ func Decode(b []byte) (*Msg, error) {
 	}
 	n = d.Count(MaxEnds)
 	for i := 0; i < n && d.Err() == nil; i++ {
-		m.Ends = append(m.Ends, decodeEnd(d))
+		x, err := decodeEnd(d)
+		if err != nil {
+			return nil, fmt.Errorf("shard: message: %w", err)
+		}
+		m.Ends = append(m.Ends, x)
 	}
 	if err := d.Done(); err != nil {
 		return nil, fmt.Errorf("shard: message: %w", err)
@@ -184,10 +211,32 @@ func decodeEntry(d *wire.Decoder) Entry {
 	return x
 }
 
-func decodeEnd(d *wire.Decoder) End {
-	x := End{Task: d.Uvarint(), Attempt: u32(d), Pieces: u32(d)}
+func decodeEnd(d *wire.Decoder) (x End, err error) {
+	x = End{Task: d.Uvarint(), Attempt: u32(d), Pieces: u32(d)}
 	x.Totals = barrier.Totals{Pieces: d.Uvarint(), Rows: d.Uvarint(), Bytes: d.Uvarint(), Checksum: d.Uvarint()}
-	return x
+	x.Sums, err = decodeSums(d)
+	return x, err
+}
+
+// decodeSums reads an end marker's row sums: partitions must ascend
+// strictly and fit 32 bits.
+func decodeSums(d *wire.Decoder) ([]PartSum, error) {
+	n := d.Count(MaxSumsPerEnd)
+	if n == 0 || d.Err() != nil {
+		return nil, nil
+	}
+	out := make([]PartSum, 0, min(n, d.Remaining()/10))
+	var prev uint64
+	for i := 0; i < n && d.Err() == nil; i++ {
+		delta := d.Uvarint()
+		p := prev + delta
+		if (i > 0 && delta == 0) || delta > 1<<32-1 || p > 1<<32-1 {
+			return nil, fmt.Errorf("%w: row sums: partition %d after %d", wire.ErrMalformed, p, prev)
+		}
+		out = append(out, PartSum{Partition: uint32(p), Rows: d.Uvarint(), Sum: d.Uint64()})
+		prev = p
+	}
+	return out, nil
 }
 
 // u32 reads a uvarint that must fit 32 bits.

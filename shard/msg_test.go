@@ -2,7 +2,9 @@ package shard
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -16,7 +18,11 @@ func sampleMsg() *Msg {
 			{Task: 7, Attempt: 1, Seq: 0, Runs: []Run{{Partition: 2, Count: 10}, {Partition: 9, Count: 1}}, Data: []byte("arrow bytes")},
 			{Task: 1 << 40, Attempt: 0, Seq: 5, Data: []byte{}},
 		},
-		Ends: []End{{Task: 7, Attempt: 1, Pieces: 1, Totals: barrier.Totals{Pieces: 1, Rows: 11, Bytes: 11, Checksum: 1 << 33}}},
+		Ends: []End{
+			{Task: 7, Attempt: 1, Pieces: 1, Totals: barrier.Totals{Pieces: 1, Rows: 11, Bytes: 11, Checksum: 1 << 33},
+				Sums: []PartSum{{Partition: 2, Rows: 10, Sum: 1<<64 - 1}, {Partition: 9, Rows: 1, Sum: 5}, {Partition: 1<<32 - 1, Rows: 0, Sum: 0}}},
+			{Task: 8},
+		},
 	}
 }
 
@@ -43,7 +49,7 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 			for i, e := range tc.m.Ends {
-				if m.Ends[i] != e {
+				if !reflect.DeepEqual(m.Ends[i], e) {
 					t.Fatalf("end %d: %+v, want %+v", i, m.Ends[i], e)
 				}
 			}
@@ -60,6 +66,31 @@ func TestDecodeRejectsTruncation(t *testing.T) {
 	}
 	if _, err := Decode(append(b, 0)); err == nil {
 		t.Fatal("trailing byte accepted")
+	}
+}
+
+// TestDecodeRejectsBadSums: row sums whose partitions do not ascend, or
+// pass 32 bits, are refused.
+func TestDecodeRejectsBadSums(t *testing.T) {
+	for _, sums := range [][]PartSum{
+		{{Partition: 3}, {Partition: 3}},
+		{{Partition: 3}, {Partition: 2}},
+	} {
+		b := AppendMsg(nil, &Msg{Shuffle: "x", Ends: []End{{Task: 1, Sums: sums}}})
+		if _, err := Decode(b); !errors.Is(err, wire.ErrMalformed) {
+			t.Errorf("sums %v: %v, want ErrMalformed", sums, err)
+		}
+	}
+	e := new(wire.Encoder)
+	e.String("x")
+	// epoch, no entries, one end (task 1, attempt, pieces, 4 totals), one
+	// sum of partition 2^32.
+	for _, v := range []uint64{0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1 << 32, 1} {
+		e.Uvarint(v)
+	}
+	e.Uint64(7)
+	if _, err := Decode(e.Bytes()); err == nil || !strings.Contains(err.Error(), "row sums") {
+		t.Errorf("a row sum's partition past 32 bits: %v", err)
 	}
 }
 
@@ -97,6 +128,12 @@ func normal(m *Msg) *Msg {
 		}
 		if len(c.Entries[i].Data) == 0 {
 			c.Entries[i].Data = nil
+		}
+	}
+	c.Ends = append([]End(nil), m.Ends...)
+	for i := range c.Ends {
+		if len(c.Ends[i].Sums) == 0 {
+			c.Ends[i].Sums = nil
 		}
 	}
 	return &c

@@ -33,7 +33,17 @@ var (
 	// ErrDeclaredLost: the coordinator moved the shuffle to an epoch in
 	// which this node is lost; it holds nothing of it any more.
 	ErrDeclaredLost = errors.New("service: node declared lost")
+	// ErrReplayDiffers: a replayed dataframe task produced, for an output
+	// partition that kept its first attempt's rows, other rows than that
+	// attempt (its row sums differ): the input is not deterministic. The
+	// shuffle fails rather than mix the two attempts; the error names the
+	// shuffle, the task and the partition.
+	ErrReplayDiffers = errors.New("service: replayed task's rows differ from its first attempt")
 )
+
+// RefuseReplayDiffers is the refusal code of an error wrapping
+// ErrReplayDiffers (a code of the service's range, see wire.RefusalCode).
+const RefuseReplayDiffers wire.RefusalCode = 64
 
 // Busy is an error that the node's handler turns into a TypeBusy reply:
 // the sender retries after After.

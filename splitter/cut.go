@@ -34,6 +34,12 @@ type Route struct {
 	// Backups maps each partition to its backup's index in Dests, or
 	// len(Dests) for none; nil without replication.
 	Backups []int
+	// Holds, when set, makes the cut sum the rows of each output partition
+	// of a dataframe (table.RowSums) and send each destination, with its end
+	// marker, the sums of the partitions it holds in the attempt's epoch
+	// (Holds(part, dest)), whether their rows were sent to it or not: a
+	// replay sends only what moved, and the receivers of the rest compare.
+	Holds func(part, dest int) bool
 }
 
 // Frame is how a dataframe shuffle cuts record batches.
@@ -54,6 +60,7 @@ type Cut struct {
 	seq  []uint32         // entries sent, per destination index
 	sent []barrier.Totals // totals sent, per destination index
 	pids []uint32         // scratch: partition of each row
+	sums table.RowSums    // per partition, when Route.Holds is set
 }
 
 // NewCut starts cutting one attempt along r.
@@ -67,6 +74,11 @@ func (c *Cut) Record(ctx context.Context, f Frame, rec arrow.Record) error {
 	var err error
 	if c.pids, err = f.Partitioner.Partition(rec, c.pids); err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
+	}
+	if c.r.Holds != nil {
+		if err := c.sums.Add(rec, c.pids); err != nil {
+			return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
+		}
 	}
 	if err := c.split(ctx, f, rec, c.r.Primary); err != nil {
 		return err
@@ -204,12 +216,13 @@ func (c *Cut) queueReleased(ctx context.Context, dest int, e shard.Entry, rows u
 func (c *Cut) End(ctx context.Context, live []string) error {
 	acks := make(chan error, len(c.r.Dests))
 	want := 0
+	sums := c.sumsByDest()
 	for dest, node := range c.r.Dests {
 		if !contains(live, node) {
 			continue
 		}
 		want++
-		end := End{End: shard.End{Task: c.r.Task, Attempt: c.r.Attempt, Pieces: c.seq[dest], Totals: c.sent[dest]},
+		end := End{End: shard.End{Task: c.r.Task, Attempt: c.r.Attempt, Pieces: c.seq[dest], Totals: c.sent[dest], Sums: at(sums, dest)},
 			Done: func(err error) { acks <- err }}
 		if err := c.s.End(c.r.Shuffle, c.r.Epoch, node, end); err != nil {
 			acks <- err
@@ -228,6 +241,33 @@ func (c *Cut) End(ctx context.Context, live []string) error {
 		return fmt.Errorf("shuffle %s task %d attempt %d: %w", c.r.Shuffle, c.r.Task, c.r.Attempt, err)
 	}
 	return nil
+}
+
+// sumsByDest returns, per destination index, the row sums of the
+// partitions it holds that got rows (ascending); nil without Route.Holds.
+func (c *Cut) sumsByDest() [][]shard.PartSum {
+	if c.r.Holds == nil {
+		return nil
+	}
+	out := make([][]shard.PartSum, len(c.r.Dests))
+	for p, rows := range c.sums.Rows {
+		if rows == 0 {
+			continue
+		}
+		for dest := range out {
+			if c.r.Holds(p, dest) {
+				out[dest] = append(out[dest], shard.PartSum{Partition: uint32(p), Rows: rows, Sum: c.sums.Sums[p]})
+			}
+		}
+	}
+	return out
+}
+
+func at[T any](s [][]T, i int) []T {
+	if s == nil {
+		return nil
+	}
+	return s[i]
 }
 
 // Sent returns what was sent to each destination in live, by name.

@@ -1,0 +1,78 @@
+package receiver
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/shufflenode/shufflenode/dedup"
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
+)
+
+// Differs is what a receiver found when a replayed attempt of a dataframe
+// task committed: for Partition, which this node holds and which an
+// earlier attempt (First) committed here, the replay's rows differ from
+// First's (their row sums, see shard.End.Sums). The receiver keeps First's
+// rows for the partition, as the ledger says; the coordinator fails the
+// shuffle (it must not mix the attempts).
+type Differs struct {
+	Partition uint32
+	First     uint32 // the attempt that committed the partition here
+	// FirstRows and Rows are the rows each attempt produced for it; equal
+	// counts mean the rows themselves differ.
+	FirstRows, Rows uint64
+}
+
+// Detail says what d is, for k's replay in shuffle id on node node.
+func (d *Differs) Detail(id string, k shuffle.AttemptKey, node string) string {
+	return fmt.Sprintf("shuffle %s task %d partition %d: attempt %d produced %d rows where attempt %d produced %d, and their row sums differ (node %s)",
+		id, k.Task, d.Partition, k.Attempt, d.Rows, d.First, d.FirstRows, node)
+}
+
+// checkReplay compares the row sums of rs (attempt k, which just
+// committed and owns owned) with those of the earlier attempts that
+// committed the other partitions of held here, and returns the first
+// difference, or nil. Arrays carry no row sums (their pieces are compared
+// byte for byte as they are placed). Called with the shuffle's lock held.
+func (sh *Shuffle) checkReplay(k shuffle.AttemptKey, rs *attempt, held, owned *dedup.Bitset) *Differs {
+	if sh.Array != nil {
+		return nil
+	}
+	var d *Differs
+	held.ForEach(func(p int) bool {
+		if owned.Has(p) {
+			return true
+		}
+		d = sh.compareTo(k, rs, uint32(p))
+		return d == nil
+	})
+	return d
+}
+
+// compareTo compares rs's row sum of partition p with that of the attempt
+// that committed p here.
+func (sh *Shuffle) compareTo(k shuffle.AttemptKey, rs *attempt, p uint32) *Differs {
+	first, ok := sh.ledger.Committed(k.Task, p)
+	if !ok || first == k.Attempt {
+		return nil
+	}
+	fs, ok := sh.recv[shuffle.AttemptKey{Task: k.Task, Attempt: first}]
+	if !ok || fs.end == nil {
+		return nil
+	}
+	a, b := sumOf(fs.end.Sums, p), sumOf(rs.end.Sums, p)
+	if a == b {
+		return nil
+	}
+	return &Differs{Partition: p, First: first, FirstRows: a.Rows, Rows: b.Rows}
+}
+
+// sumOf finds partition p in sums (ascending); a partition left out got no
+// rows.
+func sumOf(sums []shard.PartSum, p uint32) shard.PartSum {
+	i := sort.Search(len(sums), func(i int) bool { return sums[i].Partition >= p })
+	if i < len(sums) && sums[i].Partition == p {
+		return sums[i]
+	}
+	return shard.PartSum{Partition: p}
+}

@@ -1,0 +1,107 @@
+package table
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+)
+
+// nullHash is the hash of a null value in a row sum: distinct from the hash
+// of any value's canonical form with overwhelming probability.
+const nullHash = 0x6A09E667F3BCC909
+
+// RowSums is the order-independent content checksum of a set of rows, kept
+// per output partition: the number of rows and the sum (modulo 2^64) of one
+// hash per row over every column, so two attempts that produced the same rows
+// in any order have equal sums, and attempts that produced different rows
+// differ with overwhelming probability. The zero value is empty; grow it
+// with Add. A row's hash is fmix64(S ^ (((h0*S + h1)*S + h2)...)), where
+// hc is column c's canonical hash and S the hash seed.
+type RowSums struct {
+	Rows []uint64 // by partition
+	Sums []uint64 // by partition
+}
+
+// Add adds the rows of rec to the sums of their partitions (pids[i] is row
+// i's partition, as Partitioner.Partition wrote it). The sums grow to cover
+// every partition named. A row's hash folds in every column's canonical hash
+// (the partitioning hash's forms, see the package documentation), with
+// nullHash for a null value, in column order.
+func (s *RowSums) Add(rec arrow.Record, pids []uint32) error {
+	if int64(len(pids)) != rec.NumRows() {
+		return fmt.Errorf("%w: %d partition ids for %d rows", ErrBadInput, len(pids), rec.NumRows())
+	}
+	types, err := rowTypes(rec)
+	if err != nil {
+		return err
+	}
+	var buf, col [hashBlock]uint64
+	for lo := 0; lo < len(pids); lo += hashBlock {
+		acc := buf[:min(hashBlock, len(pids)-lo)]
+		for c, ct := range types {
+			hashRowColumn(rec.Column(c), ct, lo, col[:len(acc)], acc, c > 0)
+		}
+		s.addBlock(pids[lo:lo+len(acc)], acc)
+	}
+	return nil
+}
+
+// rowTypes classifies every column of rec, refusing an unsupported type.
+func rowTypes(rec arrow.Record) ([]colType, error) {
+	types := make([]colType, rec.NumCols())
+	for c := range types {
+		ct, ok := typeOf(rec.Column(c).DataType())
+		if !ok {
+			return nil, fmt.Errorf("%w: column %q of type %s", ErrUnsupportedType, rec.Schema().Field(c).Name, rec.Column(c).DataType())
+		}
+		types[c] = ct
+	}
+	return types, nil
+}
+
+// hashRowColumn hashes rows [lo, lo+len(acc)) of arr into col, sets null
+// rows to nullHash, and folds col into acc (or copies it when combine is
+// false) as acc*S + col: column hashes are mixed already, and the order of
+// the columns still counts.
+func hashRowColumn(arr arrow.Array, ct colType, lo int, col, acc []uint64, combine bool) {
+	hashColumn(arr, ct, lo, col, false)
+	if bitmap, off := validity(arr); bitmap != nil {
+		for i := range col {
+			if !isValid(bitmap, off, lo+i) {
+				col[i] = nullHash
+			}
+		}
+	}
+	if !combine {
+		copy(acc, col)
+		return
+	}
+	for i, h := range col {
+		acc[i] = acc[i]*hashSeed + h // no mix per column: the row's last mix (addBlock) does it
+	}
+}
+
+// addBlock adds one block of row hashes to their partitions.
+func (s *RowSums) addBlock(pids []uint32, hashes []uint64) {
+	for i, p := range pids {
+		if int(p) >= len(s.Sums) {
+			s.grow(int(p) + 1)
+		}
+		s.Rows[p]++
+		s.Sums[p] += fmix64(hashes[i] ^ hashSeed) // a last mix, so sums of related rows do not cancel
+	}
+}
+
+// grow extends the sums to n partitions.
+func (s *RowSums) grow(n int) {
+	s.Rows = append(s.Rows, make([]uint64, n-len(s.Rows))...)
+	s.Sums = append(s.Sums, make([]uint64, n-len(s.Sums))...)
+}
+
+// Of returns the rows and sum of partition p (zeros when no row went there).
+func (s *RowSums) Of(p int) (rows, sum uint64) {
+	if p < 0 || p >= len(s.Sums) {
+		return 0, 0
+	}
+	return s.Rows[p], s.Sums[p]
+}

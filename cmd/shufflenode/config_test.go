@@ -303,7 +303,7 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY",
 		"input-root input_root SHUFFLENODE_INPUT_ROOT", "insecure-api insecure_api SHUFFLENODE_INSECURE_API", "join join SHUFFLENODE_JOIN",
 		"keep-regions keep_regions SHUFFLENODE_KEEP_REGIONS", "listen listen SHUFFLENODE_LISTEN",
-		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS",
+		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS", "max-runs max_runs SHUFFLENODE_MAX_RUNS",
 		"max-shuffles max_shuffles SHUFFLENODE_MAX_SHUFFLES", "max-tasks max_tasks SHUFFLENODE_MAX_TASKS",
 		"memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
 		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY", "op-memory op_memory SHUFFLENODE_OP_MEMORY", "output-root output_root SHUFFLENODE_OUTPUT_ROOT",

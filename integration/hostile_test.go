@@ -1,0 +1,64 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/splitaxes"
+)
+
+// TestHostileAmplifyingSpec: a create of a few hundred bytes whose cyclic
+// axis has 2^23 blocks (planning it took every node to 1.3-1.7 GiB and
+// 25-30 CPU-seconds) is refused at once as over the node's run cap, before
+// any node plans it; the nodes stay up and small, and a spec just under the
+// cap still works.
+func TestHostileAmplifyingSpec(t *testing.T) {
+	c := startProcs(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := c.procs[1].dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, blocks := range []int64{1 << 23, 1 << 26} {
+		start := time.Now()
+		err := cl.Create(ctx, cyclicSpec("amplify", blocks))
+		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--max-runs") {
+			t.Fatalf("create of %d cyclic blocks: %v, want ResourceExhausted naming --max-runs", blocks, err)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("create of %d cyclic blocks took %v to refuse", blocks, d)
+		}
+	}
+	if err := cl.Create(ctx, cyclicSpec("under-cap", 1<<17)); err != nil {
+		t.Fatalf("create under the cap: %v", err)
+	}
+	for _, p := range c.procs {
+		if !p.alive() {
+			t.Fatalf("%s exited", p.name)
+		}
+		peak, err := p.peakRSS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: peak RSS %d MiB", p.name, peak>>20)
+		if peak > 400<<20 {
+			t.Errorf("%s: peak RSS %d MiB, want under 400 MiB (64 MiB budget)", p.name, peak>>20)
+		}
+	}
+}
+
+// cyclicSpec is a 1-d array of blocks elements dealt one at a time to 4 old
+// chunks, rechunked into one new chunk.
+func cyclicSpec(id string, blocks int64) *spec.Spec {
+	return &spec.Spec{ID: id, Kind: spec.Array, DType: "|u1", Tasks: 4, Partitions: 1,
+		OldChunks: spec.Chunks{splitaxes.CyclicSizes(blocks, 4, 1)}, NewChunks: spec.Chunks{{blocks}},
+		OldDist: []*splitaxes.Dist{{Type: splitaxes.Cyclic, Size: blocks, BlockSize: 1}}}
+}

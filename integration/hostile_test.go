@@ -2,6 +2,10 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +65,41 @@ func cyclicSpec(id string, blocks int64) *spec.Spec {
 	return &spec.Spec{ID: id, Kind: spec.Array, DType: "|u1", Tasks: 4, Partitions: 1,
 		OldChunks: spec.Chunks{splitaxes.CyclicSizes(blocks, 4, 1)}, NewChunks: spec.Chunks{{blocks}},
 		OldDist: []*splitaxes.Dist{{Type: splitaxes.Cyclic, Size: blocks, BlockSize: 1}}}
+}
+
+// TestHostileOpenCluster: serve refuses to gossip or serve peer streams on
+// an address other hosts can reach without the cluster's keys (without the
+// gossip key any process that reached the gossip port joined, and could
+// close other clients' shuffles and own partitions of new ones), and says
+// how to go on; --insecure-cluster lets it past that check. The addresses
+// are TEST-NET ones no interface holds: nothing is ever bound off loopback.
+func TestHostileOpenCluster(t *testing.T) {
+	bin := shufflenodeBinary(t)
+	dir := t.TempDir()
+	base := []string{"serve", "--profile", "local", "--name", "open", "--data-dir", dir, "--api", "127.0.0.1:0", "--admin", ""}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"gossip without a key", []string{"--gossip", "192.0.2.1:7946"}, 2, "--gossip-key"},
+		{"peer streams without a key", []string{"--gossip", "127.0.0.1:0", "--listen", "/ip4/192.0.2.1/tcp/7949"}, 2, "--network-key"},
+		{"--insecure-cluster gets past the check", []string{"--gossip", "192.0.2.1:7946", "--insecure-cluster"}, 1, "192.0.2.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append(slices.Clone(base), tc.args...)...)
+			cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SHUFFLENODE_") })
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("serve %v: %v, want exit code %d naming %s; output:\n%s", tc.args, err, tc.code, tc.want, out)
+			}
+			if tc.code == 2 && !strings.Contains(string(out), "--insecure-cluster") {
+				t.Errorf("the refusal does not say how to go on:\n%s", out)
+			}
+		})
+	}
 }

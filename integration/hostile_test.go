@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/splitaxes"
 )
@@ -86,6 +87,7 @@ func TestHostileOpenCluster(t *testing.T) {
 		{"gossip without a key", []string{"--gossip", "192.0.2.1:7946"}, 2, "--gossip-key"},
 		{"peer streams without a key", []string{"--gossip", "127.0.0.1:0", "--listen", "/ip4/192.0.2.1/tcp/7949"}, 2, "--network-key"},
 		{"--insecure-cluster gets past the check", []string{"--gossip", "192.0.2.1:7946", "--insecure-cluster"}, 1, "192.0.2.1"},
+		{"profiles on an exposed admin port", []string{"--gossip", "127.0.0.1:0", "--admin", "192.0.2.1:7948", "--pprof"}, 2, "--pprof"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -97,9 +99,44 @@ func TestHostileOpenCluster(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(string(out), tc.want) {
 				t.Fatalf("serve %v: %v, want exit code %d naming %s; output:\n%s", tc.args, err, tc.code, tc.want, out)
 			}
-			if tc.code == 2 && !strings.Contains(string(out), "--insecure-cluster") {
+			if tc.code == 2 && tc.want != "--pprof" && !strings.Contains(string(out), "--insecure-cluster") {
 				t.Errorf("the refusal does not say how to go on:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestHostileJoinBeforeSeed: a node whose seed is not up yet waits for it
+// (nodes started together race their seeds) instead of exiting, and joins
+// once the seed comes up.
+func TestHostileJoinBeforeSeed(t *testing.T) {
+	bin := shufflenodeBinary(t)
+	dir := t.TempDir()
+	ports, err := job.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := ports[0]
+	c := &procCluster{procs: make([]*proc, 2), dir: dir}
+	t.Cleanup(func() { c.stop(t) })
+	if c.procs[1], err = spawnArgs(bin, dir, "proc-1", seed, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // several failed joins
+	if !c.procs[1].alive() {
+		t.Fatalf("proc-1 exited while its seed was down:\n%s", tail(c.procs[1].log, 10))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if c.procs[0], err = startProcArgs(ctx, bin, dir, "proc-0", "", []string{"--gossip", seed}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.procs {
+		if err := waitMembers(ctx, p, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(tail(c.procs[1].log, 200), "trying again") {
+		t.Errorf("proc-1 did not log its retries:\n%s", tail(c.procs[1].log, 10))
 	}
 }

@@ -61,3 +61,22 @@ func multiaddrExposed(ma string) bool {
 	}
 	return true
 }
+
+// checkAdmin refuses Go's profiles (--pprof) on an exposed admin address:
+// the admin port has no authentication, and a profile shows the node's
+// internals and costs CPU while it runs.
+func checkAdmin(cfg node.Config) error {
+	if cfg.AdminAddr != "" && cfg.AdminPprof && api.Exposed(cfg.AdminAddr) {
+		return fmt.Errorf("refusing to serve /debug/pprof on --admin %s, which is not a loopback address: "+
+			"the admin port has no authentication; bind it to 127.0.0.1 (and reach it through a tunnel) or drop --pprof", cfg.AdminAddr)
+	}
+	return nil
+}
+
+// warnAdmin logs when /metrics and /status are open to other hosts.
+func warnAdmin(cfg node.Config) {
+	if cfg.AdminAddr != "" && api.Exposed(cfg.AdminAddr) {
+		cfg.Logger.Warn("the admin port (/metrics, /status) has no authentication and is not on loopback: keep it off untrusted networks",
+			"admin", cfg.AdminAddr)
+	}
+}

@@ -66,6 +66,7 @@ func (f *serveFlags) config() (node.Config, error) {
 		Cluster: dht.Config{Name: f.name, DataDir: f.dataDir, GossipAddr: f.gossip, Profile: f.profile,
 			ListenAddrs: splitList(f.listen), Join: splitList(f.join), RejoinInterval: f.rejoinInterval,
 			Advertise: f.advertise, AdvertiseGossip: f.advGossip, AdvertiseAddrs: splitList(f.advP2P), Logger: log,
+			JoinWait:      -1, // until SIGTERM: nodes started together race their seeds
 			ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, SuspicionMult: f.suspicionMult},
 		Service: service.Config{MemoryLimit: int64(f.memLimit), OpMemory: int64(f.opMemory), SpillDir: filepath.Join(f.dataDir, "spill"),
 			IdleExpiry: f.idleExpiry, KeepRegions: f.keepRegions, Logger: log},
@@ -150,6 +151,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = checkCluster(cfg, f.insecureCluster)
 	}
+	if err == nil {
+		err = checkAdmin(cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
 		return 2
@@ -164,6 +168,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	warnOpenAPI(cfg)
 	warnOpenCluster(cfg, f.insecureCluster)
+	warnAdmin(cfg)
 	cfg.Logger.Info("serving", "node", n.Name(), "api", n.APIAddr(), "gossip", n.Cluster.Self().GossipAddr, "peer", n.Cluster.Self().PeerID)
 	<-ctx.Done()
 	cfg.Logger.Info("stopping", "node", n.Name())

@@ -119,7 +119,7 @@ func checkAuthor(from member.Member, c *control.Msg) error {
 		if !slices.Contains(c.Members, from.Name) {
 			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: create from node %s, which is not among its members", c.Shuffle, from.Name))
 		}
-	case control.OpEpoch, control.OpTakeover, control.OpSeal, control.OpFail:
+	case control.OpEpoch, control.OpTakeover, control.OpSeal, control.OpFail, control.OpAbort:
 		author = c.Node
 	default:
 		return nil
@@ -141,6 +141,8 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		return s.toCoordinator(co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
+	case control.OpAbort:
+		return control.Reply{}, s.abortFrom(sh, c)
 	case control.OpTakeover:
 		return s.applyTakeover(sh, c)
 	case control.OpSeal:

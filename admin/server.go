@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,17 @@ type Options struct {
 	// Pprof serves Go's profiles under /debug/pprof/. Off by default: a
 	// profile costs CPU while it runs and shows the node's internals.
 	Pprof bool
+	// IdleTimeout closes a kept-alive connection that sends no request for
+	// this long (default DefaultIdleTimeout); ReadTimeout bounds reading one
+	// request, headers included (default DefaultReadTimeout).
+	IdleTimeout, ReadTimeout time.Duration
+}
+
+// withDefaults fills in the zero fields.
+func (o Options) withDefaults() Options {
+	o.IdleTimeout = cmp.Or(o.IdleTimeout, DefaultIdleTimeout)
+	o.ReadTimeout = cmp.Or(o.ReadTimeout, DefaultReadTimeout)
+	return o
 }
 
 // Server is a node's admin HTTP server.
@@ -54,9 +66,22 @@ func Listen(addr string, src Source, opts Options) (*Server, error) {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	o := opts.withDefaults()
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: o.ReadTimeout, ReadTimeout: o.ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: maxHeaderBytes}
 	return s, nil
 }
+
+// The admin server's limits: a client that sends slowly, reads slowly or
+// idles is cut off, so connections cannot pile up. A CPU profile or trace
+// (?seconds=N) must end within WriteTimeout (net/http/pprof refuses a
+// longer one).
+const (
+	DefaultReadTimeout = 10 * time.Second // GET requests: no body to wait for
+	DefaultIdleTimeout = time.Minute
+	WriteTimeout       = 2 * time.Minute
+	maxHeaderBytes     = 64 << 10
+)
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.lis.Addr().String() }

@@ -25,6 +25,7 @@ const (
 	OpTakeover  = "takeover"  // successor -> members: the coordinator was lost, I coordinate; reply with your facts
 	OpPing      = "ping"      // successor -> members: do you answer? (before a takeover; changes nothing)
 	OpCheck     = "check"     // member -> candidates: is the shuffle open, and am I (Node) still in it?
+	OpAbort     = "abort"     // member -> coordinator: I (Node) cannot go on with the shuffle (Reason, e.g. my spill disk is full): fail it
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by

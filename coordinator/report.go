@@ -71,6 +71,13 @@ func (sh *Shuffle) record(c *control.Msg) (barrier.Decision, error) {
 	return barrier.Decision{}, fmt.Errorf("%w: committed report without totals", shuffle.ErrBadInput)
 }
 
+// Abort fails sh for a reason a member found that the shuffle cannot go
+// past (its spill disk is full): every member is told, barrier waiters
+// get the error. A shuffle already sealed or failed is left as it is.
+func (cd *Coordinator) Abort(sh *Shuffle, reason error) {
+	cd.decide(sh, sh.fail(reason))
+}
+
 // decide acts on a tracker decision: tell every member.
 func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
 	switch {

@@ -53,6 +53,47 @@ func probe(a *keys, t *hashTable, keepA bool, matched []bool) pairs {
 	return p
 }
 
+// probeCursor is probe in steps: it walks a's rows in order through t and
+// hands out their pairs (the same, in the same order) at most max at a
+// time, so a key with many rows on both sides never has all its pairs in
+// memory at once: a join's pairs grow as the product of a key's rows.
+type probeCursor struct {
+	a       *keys
+	t       *hashTable
+	keepA   bool
+	matched []bool // t's matched rows, marked unless nil
+	i       int32  // the a row being walked
+	r       int32  // its next match in t
+	more    bool   // the lookup's more (see hashTable.after)
+	inRow   bool   // whether row i was looked up
+}
+
+// fill sets p to the next pairs, at most max, reusing p's arrays, and
+// reports whether there were any.
+func (c *probeCursor) fill(p *pairs, max int) bool {
+	p.a, p.b = p.a[:0], p.b[:0]
+	for len(p.a) < max && c.i < int32(c.a.n) {
+		if !c.inRow {
+			c.r, c.more = c.t.lookup(c.a, c.i)
+			c.inRow = true
+		}
+		switch {
+		case c.r < 0 && c.keepA:
+			p.add(c.i, -1)
+		case c.r >= 0:
+			p.add(c.i, c.r)
+			if c.matched != nil {
+				c.matched[c.r] = true
+			}
+			if c.r = c.t.after(c.r, c.more); c.r >= 0 {
+				continue
+			}
+		}
+		c.i, c.inRow, c.more = c.i+1, false, false
+	}
+	return len(p.a) > 0
+}
+
 func addUnmatchedB(p *pairs, matchedB []bool) {
 	for j, m := range matchedB {
 		if !m {

@@ -102,7 +102,14 @@ func (s *StreamJoin) Add(rec arrow.Record) error {
 		return err
 	}
 	s.leadRows += rec.NumRows()
-	return s.emit(rec, cast, probe(ks, s.table, s.keepLead, s.matched))
+	cur := probeCursor{a: ks, t: s.table, keepA: s.keepLead, matched: s.matched}
+	var p pairs
+	for cur.fill(&p, s.batchRows) {
+		if err := s.emit(rec, cast, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Finish emits what the join owes once every lead record was added: for

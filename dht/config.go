@@ -48,6 +48,11 @@ type Config struct {
 	// for longer than failure detection, or a seed that restarted, finds
 	// the cluster again. Default 30 s; negative: never.
 	RejoinInterval time.Duration
+	// JoinWait is how long New keeps trying its seeds while none answers
+	// (nodes started together race their seeds), waiting 0.5 s between
+	// tries, doubling up to 15 s. Default 0: one try, then ErrJoin;
+	// negative: until New's ctx ends.
+	JoinWait time.Duration
 	// Advertise is the host (IP address or DNS name) the other members
 	// should use to reach this node, when it differs from the bind
 	// addresses (0.0.0.0, NAT, pods): memberlist advertises it (resolved

@@ -153,12 +153,55 @@ func (n *Node) startMemberlist(ctx context.Context) error {
 	return nil
 }
 
-// join contacts the seeds; memberlist's Join blocks, so it runs on its own
-// goroutine and ctx can abandon it (Close then shuts memberlist down).
+// join contacts the seeds, trying again with backoff for up to
+// Config.JoinWait while none answers (see joinOnce). Memberlist runs
+// meanwhile, so seeds that come up may join this node instead.
 func (n *Node) join(ctx context.Context) error {
 	if len(n.cfg.Join) == 0 {
 		return nil
 	}
+	if n.cfg.JoinWait < 0 {
+		return n.joinRetrying(ctx)
+	}
+	if n.cfg.JoinWait > 0 {
+		ctx, cancel := context.WithTimeout(ctx, n.cfg.JoinWait)
+		defer cancel()
+		return n.joinRetrying(ctx)
+	}
+	return n.joinOnce(ctx)
+}
+
+// Backoff of joinRetrying: the first wait and the longest.
+const (
+	joinRetryFirst = 500 * time.Millisecond
+	joinRetryMax   = 15 * time.Second
+)
+
+// joinRetrying calls joinOnce until it succeeds, a member joined this node
+// meanwhile, or ctx ends (then the last error).
+func (n *Node) joinRetrying(ctx context.Context) error {
+	wait := joinRetryFirst
+	for {
+		err := n.joinOnce(ctx)
+		switch {
+		case err == nil, n.ml.NumMembers() > 1: // joined, or a member joined this node
+			return nil
+		case ctx.Err() != nil:
+			return err
+		}
+		n.log.Warn("no seed answered: trying again", "seeds", n.cfg.Join, "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, joinRetryMax)
+	}
+}
+
+// joinOnce contacts the seeds; memberlist's Join blocks, so it runs on its
+// own goroutine and ctx can abandon it (Close then shuts memberlist down).
+func (n *Node) joinOnce(ctx context.Context) error {
 	done := make(chan error, 1)
 	n.goTracked(func() {
 		k, err := n.ml.Join(n.cfg.Join)

@@ -17,15 +17,20 @@ import (
 // node as its coordinator. It returns once every member has it. A spec with
 // CoPartition shares the ownership of that shuffle, which this node must
 // hold (see pinLike).
+//
+// The caps are checked before anything is planned; each member (this node
+// among them) plans the spec once, when it installs it, and this node
+// installs it first, so a spec that does not plan is refused here before
+// any other member spends on it.
 func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
-	if _, err := sp.Validate(); err != nil {
+	if err := s.checkSpecLimits(sp); err != nil {
+		return err
+	}
+	if _, err := sp.Precheck(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	if _, err := s.lookup(sp.ID); err == nil {
 		return fmt.Errorf("%w: %s", ErrExists, sp.ID)
-	}
-	if err := s.checkSpecLimits(sp); err != nil {
-		return err
 	}
 	if err := s.checkOpen(sp.ID); err != nil {
 		return err
@@ -35,7 +40,7 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 		return err
 	}
 	c := control.Msg{Op: control.OpCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: pin.members, Lost: pin.lost}
-	if err := s.broadcast(ctx, pin.live, c); err != nil {
+	if err := s.createOn(ctx, pin.live, c); err != nil {
 		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control.Msg{Op: control.OpClose, Shuffle: sp.ID})
 		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
 	}
@@ -45,6 +50,19 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions,
 		"members", len(pin.live), "epoch", len(pin.lost), "co_partition", sp.CoPartition)
 	return nil
+}
+
+// createOn installs c on this node, if it is among live, and then on the
+// other members of live.
+func (s *Service) createOn(ctx context.Context, live []string, c control.Msg) error {
+	if !slices.Contains(live, s.Name()) {
+		return s.broadcast(ctx, live, c)
+	}
+	if _, err := s.request(ctx, s.Name(), c); err != nil {
+		return err
+	}
+	others := slices.DeleteFunc(slices.Clone(live), func(n string) bool { return n == s.Name() })
+	return s.broadcast(ctx, others, c)
 }
 
 // pinned is the member view a new shuffle starts from.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
@@ -29,7 +30,7 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 	case wire.TypeShards:
 		err = s.handleShards(ctx, req.Payload)
 	case wire.TypeControl:
-		reply, err = s.handleControl(ctx, req.Payload)
+		reply, err = s.handleControl(ctx, from, req.Payload)
 	default:
 		err = shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
@@ -59,10 +60,14 @@ func (s *Service) handleShards(ctx context.Context, b []byte) error {
 	return err
 }
 
-func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
+func (s *Service) handleControl(ctx context.Context, from member.Member, b []byte) ([]byte, error) {
 	c, err := control.Decode(b)
 	if err != nil {
 		return nil, shuffle.Refuse(wire.RefuseBadRequest, err)
+	}
+	if err := checkAuthor(from, c); err != nil {
+		s.log.Warn("control message refused", "peer", from.Name, "shuffle", c.Shuffle, "op", c.Op, "err", err)
+		return nil, err
 	}
 	if c.Op == control.OpCreate {
 		return nil, s.install(c)
@@ -96,6 +101,35 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 	return json.Marshal(r)
 }
 
+// checkAuthor refuses a control message whose author is not the member
+// that sent it (the peer the network authenticated): a create comes from
+// the coordinator it names, one of its pinned members; a decision (epoch,
+// takeover, seal, fail) from the node it names, whose term the shuffle
+// then checks. A member cannot speak for another. A peer the network does
+// not know as a member yet (from.Name empty: its stream came before its
+// gossip) is not checked here.
+func checkAuthor(from member.Member, c *control.Msg) error {
+	if from.Name == "" {
+		return nil
+	}
+	var author string
+	switch c.Op {
+	case control.OpCreate:
+		author = c.Coordinator
+		if !slices.Contains(c.Members, from.Name) {
+			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: create from node %s, which is not among its members", c.Shuffle, from.Name))
+		}
+	case control.OpEpoch, control.OpTakeover, control.OpSeal, control.OpFail, control.OpAbort:
+		author = c.Node
+	default:
+		return nil
+	}
+	if author != from.Name {
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: %s in the name of node %s, sent by node %s", c.Shuffle, c.Op, author, from.Name))
+	}
+	return nil
+}
+
 // dispatch runs a control operation on a known shuffle.
 func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	switch c.Op {
@@ -107,6 +141,8 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		return s.toCoordinator(co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
+	case control.OpAbort:
+		return control.Reply{}, s.abortFrom(sh, c)
 	case control.OpTakeover:
 		return s.applyTakeover(sh, c)
 	case control.OpSeal:

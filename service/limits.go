@@ -6,8 +6,9 @@ import (
 	"github.com/shufflenode/shufflenode/spec"
 )
 
-// checkSpecLimits refuses a spec with more tasks or partitions than this
-// node allows.
+// checkSpecLimits refuses a spec with more tasks, partitions or plan runs
+// than this node allows. It costs O(size of the spec) and runs before
+// anything is planned or allocated for it.
 func (s *Service) checkSpecLimits(sp *spec.Spec) error {
 	switch {
 	case sp.Tasks > s.cfg.MaxTasks:
@@ -16,6 +17,9 @@ func (s *Service) checkSpecLimits(sp *spec.Spec) error {
 	case sp.Partitions > s.cfg.MaxPartitions:
 		return fmt.Errorf("%w: shuffle %s: %d partitions, over node %s's limit of %d (MaxPartitions, serve --max-partitions)",
 			ErrLimit, sp.ID, sp.Partitions, s.Name(), s.cfg.MaxPartitions)
+	case sp.Kind == spec.Array && sp.Runs() > s.cfg.MaxRuns:
+		return fmt.Errorf("%w: shuffle %s: its distributed axes plan into %d runs, over node %s's limit of %d (MaxRuns, serve --max-runs): use larger cyclic blocks",
+			ErrLimit, sp.ID, sp.Runs(), s.Name(), s.cfg.MaxRuns)
 	}
 	return nil
 }

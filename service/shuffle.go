@@ -40,6 +40,8 @@ type entry struct {
 	// (quorum.go), nil once it may act; its warning is logged once.
 	short atomic.Pointer[quorum]
 	born  time.Time // when this node installed it
+	// aborted: this node asked the coordinator to fail the shuffle (abort)
+	aborted atomic.Bool
 }
 
 // coordPart returns sh's coordinator part, nil unless this node coordinates it.

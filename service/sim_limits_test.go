@@ -7,6 +7,8 @@ import (
 
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
+	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/splitaxes"
 )
 
 // TestSimLimits: a create over a node's caps is refused with ErrLimit,
@@ -72,4 +74,52 @@ func TestSimMemberLimits(t *testing.T) {
 			t.Errorf("%s holds %v after the refused create", s.Name(), got)
 		}
 	}
+}
+
+// TestSimRunsLimit: an array spec whose cyclic axis has more blocks than
+// the node's MaxRuns is refused with ErrLimit before it is planned, on the
+// coordinator and on a member with a lower cap; none keeps it.
+func TestSimRunsLimit(t *testing.T) {
+	t.Parallel()
+	c := startSim(t, 2, service.Config{MaxRuns: 1 << 10}, simnet.Config{})
+	ctx := testCtx(t)
+	err := c.svcs[0].Create(ctx, cyclicArraySpec("cyclic-big", 1<<23))
+	if !errors.Is(err, service.ErrLimit) || !strings.Contains(err.Error(), "--max-runs") || !strings.Contains(err.Error(), "cyclic-big") {
+		t.Fatalf("Create: %v, want ErrLimit naming cyclic-big and --max-runs", err)
+	}
+	if err := c.svcs[0].Create(ctx, cyclicArraySpec("cyclic-small", 1000)); err != nil {
+		t.Fatalf("Create within the cap: %v", err)
+	}
+	for _, s := range c.svcs {
+		if got := len(s.Shuffles()); got != 1 {
+			t.Errorf("%s holds %d shuffles, want 1", s.Name(), got)
+		}
+	}
+}
+
+// TestSimPlanErrorOnCoordinator: a spec that passes the cheap checks but
+// does not plan is refused as bad input by the coordinator, which installs
+// it first: no member holds it after.
+func TestSimPlanErrorOnCoordinator(t *testing.T) {
+	t.Parallel()
+	c := startSim(t, 3, service.Config{}, simnet.Config{})
+	ctx := testCtx(t)
+	sp := cyclicArraySpec("cyclic-bad", 64)
+	sp.OldChunks[0][0]++ // the sizes do not match the dist: only planning finds out
+	if err := c.svcs[1].Create(ctx, sp); !errors.Is(err, service.ErrBadInput) || !strings.Contains(err.Error(), "cyclic-bad") {
+		t.Fatalf("Create: %v, want ErrBadInput naming cyclic-bad", err)
+	}
+	for _, s := range c.svcs {
+		if got := len(s.Shuffles()); got != 0 {
+			t.Errorf("%s holds %d shuffles, want 0", s.Name(), got)
+		}
+	}
+}
+
+// cyclicArraySpec is a 1-d array of blocks elements dealt one at a time to
+// 4 old chunks, rechunked into one new chunk.
+func cyclicArraySpec(id string, blocks int64) *spec.Spec {
+	return &spec.Spec{ID: id, Kind: spec.Array, DType: "<f8", Tasks: 4, Partitions: 1,
+		OldChunks: spec.Chunks{splitaxes.CyclicSizes(blocks, 4, 1)}, NewChunks: spec.Chunks{{blocks}},
+		OldDist: []*splitaxes.Dist{{Type: splitaxes.Cyclic, Size: blocks, BlockSize: 1}}}
 }

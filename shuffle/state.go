@@ -74,7 +74,7 @@ type State struct {
 // the members already lost, in order (a shuffle co-partitioned with an older
 // one starts in that one's epoch: len(lost)); usually none.
 func New(sp *spec.Spec, creator string, members, lost []string, self string) (*State, error) {
-	schema, err := sp.Validate()
+	schema, err := sp.Precheck() // setupKind plans an array once
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/splitaxes"
@@ -135,20 +136,81 @@ func (s *Spec) distPlan() (*splitaxes.Plan, error) {
 }
 
 func distAt(ds []*splitaxes.Dist, d int) *splitaxes.Dist {
-	if ds == nil {
+	if d >= len(ds) {
 		return nil
 	}
 	return ds[d]
 }
 
-// validateArray checks an array spec: dtype, chunkings, and that tasks and
-// partitions match the grids.
-func (s *Spec) validateArray() error {
+// MaxRuns bounds Runs: planning costs about 220 bytes allocated (120
+// kept) and under a microsecond per run, so a spec at the bound plans in
+// about a second and 1 GB. Nodes cap it lower (service.Config.MaxRuns).
+const MaxRuns = 1 << 22
+
+// Runs returns how many runs planning the spec's distributed axes (those
+// with an OldDist or NewDist) builds, both sides together, computed from
+// the spec alone in O(axes + chunks): what a node checks against its cap
+// before it plans. A cyclic axis has a run per block, however small its
+// spec; a block or consecutive side a run per chunk; an unstructured side
+// at most one per index. It saturates at math.MaxInt64; a malformed dist
+// counts 0 (planning refuses it).
+func (s *Spec) Runs() int64 {
+	var n int64
+	for a := range s.OldChunks {
+		od, nd := distAt(s.OldDist, a), distAt(s.NewDist, a)
+		if od == nil && nd == nil {
+			continue
+		}
+		n = addSat(n, sideRuns(od, s.OldChunks, a))
+		n = addSat(n, sideRuns(nd, s.NewChunks, a))
+	}
+	return n
+}
+
+// sideRuns is the run count of one side of axis a (see Runs).
+func sideRuns(d *splitaxes.Dist, chunks Chunks, a int) int64 {
+	switch {
+	case d == nil || d.Type == splitaxes.Block:
+		if a < len(chunks) {
+			return int64(len(chunks[a]))
+		}
+		return 0
+	case d.Type == splitaxes.Cyclic:
+		if d.BlockSize < 1 || d.Size < 0 {
+			return 0
+		}
+		return d.Size/d.BlockSize + 1
+	case d.Type == splitaxes.Unstructured:
+		var n int64
+		for _, ix := range d.Indices {
+			n += int64(len(ix))
+		}
+		return n
+	}
+	return 0
+}
+
+// addSat adds two counts, saturating at math.MaxInt64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// validateArray checks an array spec: dtype, chunkings, that tasks and
+// partitions match the grids and, unless precheck, that it plans.
+func (s *Spec) validateArray(precheck bool) error {
 	if _, err := rechunk.ParseDType(s.DType); err != nil {
 		return fmt.Errorf("%w: shuffle %s: dtype: %w", ErrInvalid, s.ID, err)
 	}
-	if _, err := s.Plan(); err != nil {
+	if err := s.checkDists(); err != nil {
 		return err
+	}
+	if !precheck {
+		if _, err := s.Plan(); err != nil {
+			return err
+		}
 	}
 	tasks, parts := s.OldChunks.count(MaxTasks), s.NewChunks.count(MaxPartitions)
 	if tasks < 0 || parts < 0 {
@@ -157,6 +219,21 @@ func (s *Spec) validateArray() error {
 	if s.Tasks != tasks || s.Partitions != parts {
 		return fmt.Errorf("%w: shuffle %s: tasks = %d and partitions = %d, but the chunk grids have %d old and %d new chunks",
 			ErrInvalid, s.ID, s.Tasks, s.Partitions, tasks, parts)
+	}
+	return nil
+}
+
+// checkDists checks what planning needs before it allocates: one dist
+// per axis where dists are given, and at most MaxRuns runs.
+func (s *Spec) checkDists() error {
+	nd := len(s.OldChunks)
+	if len(s.NewChunks) != nd || (s.OldDist != nil && len(s.OldDist) != nd) || (s.NewDist != nil && len(s.NewDist) != nd) {
+		return fmt.Errorf("%w: shuffle %s: %d old axes, %d new, %d old dists, %d new dists",
+			ErrInvalid, s.ID, nd, len(s.NewChunks), len(s.OldDist), len(s.NewDist))
+	}
+	if r := s.Runs(); r > MaxRuns {
+		return fmt.Errorf("%w: shuffle %s: its distributed axes make %d runs, at most %d (use larger cyclic blocks)",
+			ErrInvalid, s.ID, r, MaxRuns)
 	}
 	return nil
 }

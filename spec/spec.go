@@ -102,8 +102,18 @@ func (s *Spec) ArrowSchema() (*arrow.Schema, error) {
 	return sc, nil
 }
 
-// Validate checks the spec and returns its decoded schema (nil for arrays).
-func (s *Spec) Validate() (*arrow.Schema, error) {
+// Validate checks the spec and returns its decoded schema (nil for
+// arrays). It plans an array (see Plan): a client checks its spec with it
+// before it sends it.
+func (s *Spec) Validate() (*arrow.Schema, error) { return s.validate(false) }
+
+// Precheck is Validate without planning an array: every check that costs
+// O(size of the spec), what a node runs on a spec from the network before
+// it checks its caps (Runs among them) and plans it once. A spec that
+// passes Precheck may still fail Plan.
+func (s *Spec) Precheck() (*arrow.Schema, error) { return s.validate(true) }
+
+func (s *Spec) validate(precheck bool) (*arrow.Schema, error) {
 	if err := ValidateID(s.ID); err != nil {
 		return nil, err
 	}
@@ -118,7 +128,7 @@ func (s *Spec) Validate() (*arrow.Schema, error) {
 	}
 	switch s.Kind {
 	case Array:
-		return nil, s.validateArray()
+		return nil, s.validateArray(precheck)
 	case Dataframe:
 	default:
 		return nil, fmt.Errorf("%w: shuffle %s: kind %q, want %q or %q", ErrInvalid, s.ID, s.Kind, Dataframe, Array)

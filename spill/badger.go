@@ -35,6 +35,8 @@ type badgerDisk struct {
 	lock    *os.File // the locked marker file
 	created bool     // Open created dir: Close removes it
 
+	free func(dir string) (int64, error) // freeBytes; tests replace it
+
 	mu     sync.Mutex                // serializes opening and closing badger
 	db     atomic.Pointer[badger.DB] // nil until the first write
 	closed bool
@@ -83,7 +85,7 @@ func openBadger(dir string, budget int64, log *slog.Logger) (*badgerDisk, error)
 	if err != nil {
 		return nil, err
 	}
-	d := &badgerDisk{dir: dir, budget: budget, log: log, lock: lock, created: created}
+	d := &badgerDisk{dir: dir, budget: budget, log: log, lock: lock, created: created, free: freeBytes}
 	if err := wipeDir(dir); err != nil {
 		d.unlock()
 		return nil, err
@@ -108,6 +110,9 @@ func (d *badgerDisk) open() (*badger.DB, error) {
 	}
 	if d.closed {
 		return nil, fmt.Errorf("%w: %s", ErrClosed, d.dir)
+	}
+	if err := d.checkRoom(0); err != nil {
+		return nil, fmt.Errorf("opening badger: %w", err)
 	}
 	db, err := badger.Open(badgerOptions(d.dir, d.budget, d.log))
 	if err != nil {
@@ -175,9 +180,14 @@ func containsString(list []string, s string) bool {
 }
 
 // WriteBatch writes entries in badger WriteBatches of about badgerFlushBytes each.
+// It first checks that the file system has room for them (see checkRoom): badger writes
+// through memory mappings, where a full disk is SIGBUS, not an error.
 func (d *badgerDisk) WriteBatch(entries []Entry) error {
 	db, err := d.open()
 	if err != nil {
+		return err
+	}
+	if err := d.checkRoom(entriesBytes(entries)); err != nil {
 		return err
 	}
 	wb := db.NewWriteBatch()
@@ -195,6 +205,15 @@ func (d *badgerDisk) WriteBatch(entries []Entry) error {
 		}
 	}
 	return flush(wb)
+}
+
+// entriesBytes is what entries take in badger's value log: keys, values and a header each.
+func entriesBytes(entries []Entry) int64 {
+	var n int64
+	for _, e := range entries {
+		n += int64(len(e.Key)+len(e.Value)) + 32
+	}
+	return n
 }
 
 // flush commits wb and waits for it, cancelling it on error.

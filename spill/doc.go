@@ -39,6 +39,13 @@
 //
 // # Errors
 //
+// Badger writes its value log and tables through memory mappings, where a full disk would be
+// SIGBUS, not an error: before opening badger and before each spill, the store checks with
+// statfs that the file system has room for the spill's bytes plus a margin for what badger
+// writes on its own (four memtables' worth and 8 MiB), and fails the spill with ENOSPC
+// otherwise. The check cannot see another process filling the disk between it and the write:
+// give the spill directory a file system of its own.
+//
 // A failed spill (disk full, any write error) fails the Put that needed the room with an
 // error wrapping ErrDisk and the cause (for example syscall.ENOSPC), naming the shuffle and
 // node. The pieces that failed to spill stay in memory, in the queue, and a later spill

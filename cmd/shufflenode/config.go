@@ -382,8 +382,11 @@ func isInt(f *flag.Flag) bool {
 	if !ok {
 		return false
 	}
-	_, ok = g.Get().(int)
-	return ok
+	switch g.Get().(type) {
+	case int, int64:
+		return true
+	}
+	return false
 }
 
 // isBool reports whether f is a switch.

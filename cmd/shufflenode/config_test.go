@@ -301,9 +301,9 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"config config SHUFFLENODE_CONFIG",
 		"data-dir data_dir SHUFFLENODE_DATA_DIR", "gossip gossip SHUFFLENODE_GOSSIP",
 		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY",
-		"input-root input_root SHUFFLENODE_INPUT_ROOT", "insecure-api insecure_api SHUFFLENODE_INSECURE_API", "join join SHUFFLENODE_JOIN",
+		"input-root input_root SHUFFLENODE_INPUT_ROOT", "insecure-api insecure_api SHUFFLENODE_INSECURE_API", "insecure-cluster insecure_cluster SHUFFLENODE_INSECURE_CLUSTER", "join join SHUFFLENODE_JOIN",
 		"keep-regions keep_regions SHUFFLENODE_KEEP_REGIONS", "listen listen SHUFFLENODE_LISTEN",
-		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS",
+		"log-level log_level SHUFFLENODE_LOG_LEVEL", "max-partitions max_partitions SHUFFLENODE_MAX_PARTITIONS", "max-runs max_runs SHUFFLENODE_MAX_RUNS",
 		"max-shuffles max_shuffles SHUFFLENODE_MAX_SHUFFLES", "max-tasks max_tasks SHUFFLENODE_MAX_TASKS",
 		"memory-limit memory_limit SHUFFLENODE_MEMORY_LIMIT",
 		"name name SHUFFLENODE_NAME", "network-key network_key SHUFFLENODE_NETWORK_KEY", "op-memory op_memory SHUFFLENODE_OP_MEMORY", "output-root output_root SHUFFLENODE_OUTPUT_ROOT",
@@ -355,7 +355,7 @@ func configMapFile(t testing.TB, manifest, key string) string {
 // node.Config it gives passes dht's validation (key, token and certificate
 // files aside: they exist only on a deployed host), holds what the file
 // means, keeps the admin port on loopback without pprof, and guards an
-// exposed API (serve would start).
+// exposed API and exposed cluster ports with their keys (serve would start).
 func TestDeployConfigs(t *testing.T) {
 	want := map[string]func(f serveFlags) bool{
 		"config.example.yaml": func(f serveFlags) bool {
@@ -365,7 +365,7 @@ func TestDeployConfigs(t *testing.T) {
 		},
 		"container-config.yaml": func(f serveFlags) bool {
 			return f.api == "0.0.0.0:7947" && f.listen == "/ip4/0.0.0.0/tcp/7949" && f.dataDir == "/var/lib/shufflenode" &&
-				f.admin == "127.0.0.1:7948" && f.sec.tokenFile != ""
+				f.admin == "127.0.0.1:7948" && f.sec.tokenFile != "" && f.gossipKey != "" && f.networkKey != ""
 		},
 		"k8s ConfigMap": func(f serveFlags) bool {
 			return f.memLimit == 1<<30 && f.networkKey == "/etc/shufflenode-keys/network.key" && f.dataDir == "/var/lib/shufflenode" &&
@@ -386,6 +386,7 @@ func TestDeployConfigs(t *testing.T) {
 				t.Errorf("%s gives %+v", name, f)
 			}
 			guarded := f.sec.tokenFile != "" || f.sec.cert != ""
+			keyed := f.networkKey != "" && f.gossipKey != ""
 			f.networkKey, f.gossipKey, f.sec = "", "", apiSecurityFlags{insecure: f.sec.insecure}
 			cfg, err := f.config()
 			if err != nil {
@@ -399,6 +400,12 @@ func TestDeployConfigs(t *testing.T) {
 			}
 			if err := f.sec.checkExposed(cfg.APIAddr, cfg.APISecurity); err != nil || f.sec.insecure || f.pprof {
 				t.Errorf("serve would refuse it or serve it open: %v (insecure_api %v, pprof %v)", err, f.sec.insecure, f.pprof)
+			}
+			if keyed {
+				cfg.Cluster.NetworkKey, cfg.Cluster.GossipKey = []byte("stand-in"), []byte("stand-in")
+			}
+			if err := checkCluster(cfg, false); err != nil || f.insecureCluster {
+				t.Errorf("serve would refuse its cluster ports or run them open: %v (insecure_cluster %v)", err, f.insecureCluster)
 			}
 		})
 	}

@@ -164,15 +164,19 @@ func (f *clientAuthFlags) given() bool {
 }
 
 // limitFlags are serve's caps on what a client may ask of the node.
-type limitFlags struct{ shuffles, tasks, partitions int }
+type limitFlags struct {
+	shuffles, tasks, partitions int
+	runs                        int64
+}
 
 func (f *limitFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.shuffles, "max-shuffles", service.DefaultMaxShuffles, "shuffles this node holds at once; a create past it is refused")
 	fs.IntVar(&f.tasks, "max-tasks", service.DefaultMaxTasks, "input tasks of one shuffle; a create asking more is refused")
 	fs.IntVar(&f.partitions, "max-partitions", service.DefaultMaxPartitions, "output partitions of one shuffle; a create asking more is refused")
+	fs.Int64Var(&f.runs, "max-runs", service.DefaultMaxRuns, "runs an array's distributed axes plan into (a cyclic axis: one per block); a create asking more is refused")
 }
 
 // apply sets the caps in c.
 func (f *limitFlags) apply(c *service.Config) {
-	c.MaxShuffles, c.MaxTasks, c.MaxPartitions = f.shuffles, f.tasks, f.partitions
+	c.MaxShuffles, c.MaxTasks, c.MaxPartitions, c.MaxRuns = f.shuffles, f.tasks, f.partitions, f.runs
 }

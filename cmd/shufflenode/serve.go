@@ -28,7 +28,7 @@ type serveFlags struct {
 	memLimit, opMemory                       byteSize
 	idleExpiry, keepRegions                  time.Duration
 	sec                                      apiSecurityFlags
-	pprof                                    bool
+	pprof, insecureCluster                   bool
 	limits                                   limitFlags
 	probeInterval, probeTimeout              time.Duration
 	suspicionMult                            int
@@ -66,6 +66,7 @@ func (f *serveFlags) config() (node.Config, error) {
 		Cluster: dht.Config{Name: f.name, DataDir: f.dataDir, GossipAddr: f.gossip, Profile: f.profile,
 			ListenAddrs: splitList(f.listen), Join: splitList(f.join), RejoinInterval: f.rejoinInterval,
 			Advertise: f.advertise, AdvertiseGossip: f.advGossip, AdvertiseAddrs: splitList(f.advP2P), Logger: log,
+			JoinWait:      -1, // until SIGTERM: nodes started together race their seeds
 			ProbeInterval: f.probeInterval, ProbeTimeout: f.probeTimeout, SuspicionMult: f.suspicionMult},
 		Service: service.Config{MemoryLimit: int64(f.memLimit), OpMemory: int64(f.opMemory), SpillDir: filepath.Join(f.dataDir, "spill"),
 			IdleExpiry: f.idleExpiry, KeepRegions: f.keepRegions, Logger: log},
@@ -117,6 +118,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.keepRegions, "keep-regions", 30*time.Second, "keep the memory of closed shuffles' received data mapped this long for the next shuffles, up to 3/4 of --memory-limit (negative: never)")
 	f.sec.register(fs)
 	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles at /debug/pprof on --admin")
+	fs.BoolVar(&f.insecureCluster, "insecure-cluster", false, "allow non-loopback --gossip and --listen addresses without --gossip-key and --network-key (anyone who reaches them joins the cluster)")
 	f.limits.register(fs)
 	fs.DurationVar(&f.probeInterval, "probe-interval", 0, "failure detector: how often a node probes one other member (0: the --profile's, 1s; a crash is declared after a few intervals)")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", 0, "failure detector: how long a probe waits for its ack before asking others to probe (0: the --profile's, 500ms lan, 200ms local; must be shorter than the interval)")
@@ -146,6 +148,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = f.sec.checkExposed(cfg.APIAddr, cfg.APISecurity)
 	}
+	if err == nil {
+		err = checkCluster(cfg, f.insecureCluster)
+	}
+	if err == nil {
+		err = checkAdmin(cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
 		return 2
@@ -159,6 +167,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	warnOpenAPI(cfg)
+	warnOpenCluster(cfg, f.insecureCluster)
+	warnAdmin(cfg)
 	cfg.Logger.Info("serving", "node", n.Name(), "api", n.APIAddr(), "gossip", n.Cluster.Self().GossipAddr, "peer", n.Cluster.Self().PeerID)
 	<-ctx.Done()
 	cfg.Logger.Info("stopping", "node", n.Name())

@@ -49,9 +49,11 @@ type Msg struct {
 
 // Reply is the JSON body of the Ack of a Msg.
 type Reply struct {
-	Status string   `json:"status,omitempty"`
-	Reason string   `json:"reason,omitempty"`
-	Epoch  uint64   `json:"epoch,omitempty"`
+	Status string `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Epoch  uint64 `json:"epoch,omitempty"`
+	// Term (check): the answering coordinator's term.
+	Term   uint64   `json:"term,omitempty"`
 	Replay []uint64 `json:"replay,omitempty"`
 	// Replayed: the coordinator's replay-set size so far.
 	Replayed int `json:"replayed,omitempty"`

@@ -159,3 +159,29 @@ func AnswerCheck(q *CheckQuery) Answer {
 	}
 	return Answer{Status: StatusUnknown}
 }
+
+// Record is what the cluster's record of a shuffle says of it: its pinned
+// members, and the lost list of its latest epoch with that epoch's
+// coordinator and term.
+type Record struct {
+	Members, Lost []string
+	Coordinator   string
+	Term          uint64
+}
+
+// Unheld is the answer of a node asked by a client about a shuffle it does
+// not hold, though the cluster's record knows it (the node restarted, or
+// missed the create, or was declared lost): never "unknown", which a client
+// takes as final, but "ask another node", with the reason. A node cannot
+// rejoin a shuffle it lost the state of: what it committed before is gone,
+// and only its coordinator declaring it lost (a new epoch, the replays of
+// what it held) makes the shuffle whole again.
+func Unheld(self string, r *Record) string {
+	switch {
+	case slices.Contains(r.Lost, self):
+		return "node " + self + " was declared lost in epoch " + strconv.Itoa(len(r.Lost)) + " by " + r.Coordinator
+	case !slices.Contains(r.Members, self):
+		return "node " + self + " is not one of its members"
+	}
+	return "node " + self + " holds no state of it (it restarted): its coordinator " + r.Coordinator + " declares it lost"
+}

@@ -134,6 +134,8 @@ func (c *cluster) run(f []string) {
 	case "restart": // restart NODE: it comes back without the shuffle
 		c.nodes[f[1]].held, c.nodes[f[1]].coordinating = false, false
 		c.nodes[f[1]].down = map[string]bool{}
+	case "put": // put NODE: a client's put reaches NODE
+		c.put(f[1])
 	case "state":
 		c.state()
 	default:
@@ -358,4 +360,27 @@ func (c *cluster) state() {
 		}
 		c.logf("%s: %s, epoch %d, term %d, follows %s, live %v", m, role, e.Number, e.Term, e.Coordinator, e.Live)
 	}
+}
+
+// put is n's answer to a client's put: it takes it if it holds the
+// shuffle; else it answers "ask another node" with the reason the record
+// of the highest term gives.
+func (c *cluster) put(name string) {
+	if n := c.nodes[name]; n.held {
+		c.logf("%s takes the put", name)
+		return
+	}
+	var best *Epoch
+	for _, m := range c.members {
+		if o := c.nodes[m]; o.held && o.coordinating {
+			if e := c.epochOf(o.lost); best == nil || e.Term > best.Term {
+				best = &e
+			}
+		}
+	}
+	if best == nil {
+		c.logf("%s: unknown shuffle (no record)", name)
+		return
+	}
+	c.logf("%s: ask another node: %s", name, Unheld(name, &Record{Members: c.members, Lost: best.Lost, Coordinator: best.Coordinator, Term: best.Term}))
 }

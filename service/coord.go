@@ -32,7 +32,9 @@ func (s *Service) coordOf(sh *entry) (*coordinator.Shuffle, error) {
 type coordNode struct{ s *Service }
 
 func (n coordNode) Broadcast(ctx context.Context, nodes []string, m control.Msg) error {
-	return n.s.broadcast(ctx, nodes, m)
+	err := n.s.broadcast(ctx, nodes, m)
+	n.s.noteRefused(m.Shuffle, err)
+	return err
 }
 func (n coordNode) Go(fn func(ctx context.Context)) { n.s.background(fn) }
 func (n coordNode) Forget(id string, epoch uint64)  { n.s.split.ForgetBefore(id, epoch) }
@@ -61,7 +63,7 @@ type BarrierResult struct {
 // (quorum.go) answers at once with an error wrapping ErrUnavailable and
 // ErrNoQuorum: nobody on its side will replace the coordinator.
 func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error) {
-	sh, err := s.lookup(id)
+	sh, err := s.clientLookup(ctx, id)
 	if err != nil {
 		return BarrierResult{}, err
 	}

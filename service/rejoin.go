@@ -85,7 +85,7 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 	}
 	var r recovery.Ruling
 	if v := s.viewOf(sh); v.Coordinating {
-		r = s.closedElsewhere(ctx, sh.ID(), v)
+		r = s.closedElsewhere(ctx, sh, v)
 	} else {
 		r = s.verdict(ctx, sh.ID(), rt.Coordinator, recovery.CheckTargets(v))
 	}
@@ -102,27 +102,6 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 	if err := s.dropAs(sh.ID(), r.Why, !r.Closed); err != nil {
 		s.log.Error("freeing a shuffle this node is no longer in", "shuffle", sh.ID(), "err", err)
 	}
-}
-
-// closedElsewhere asks the members this coordinator declared lost and
-// sees up again (recovery.Back) whether they freed shuffle id on its
-// client's close, and says whether to drop it and why. A cut-off node that
-// took over (half of the members up is enough) or that coordinated the
-// shuffle before the cut moved on without the others; back, it learns the
-// shuffle was closed. A member that counts itself in another coordinator's
-// epoch is a split (two coordinators): logged, not acted on here.
-func (s *Service) closedElsewhere(ctx context.Context, id string, v *recovery.View) recovery.Ruling {
-	back := recovery.Back(v)
-	answers := s.askAll(ctx, id, back)
-	for _, n := range back {
-		switch a := answers[n]; a.Status {
-		case recovery.StatusClosed:
-			return recovery.Ruling{Why: "closed (node " + n + " freed it on its client's close)", Drop: true, Closed: true}
-		case recovery.StatusMember, recovery.StatusLost:
-			s.log.Warn("another node coordinates this shuffle too", "shuffle", id, "peer", n, "epoch", a.Epoch)
-		}
-	}
-	return recovery.Ruling{}
 }
 
 // askAll sends control.OpCheck about shuffle id to nodes, in parallel, and

@@ -40,7 +40,10 @@ type entry struct {
 	// short: the quorum this node last found too small to act on a loss
 	// (quorum.go), nil once it may act; its warning is logged once.
 	short atomic.Pointer[recovery.Count]
-	born  time.Time // when this node installed it
+	// refused: a decision this node sent as coordinator was refused for an
+	// older term or epoch: its next check asks its successors (fence.go).
+	refused atomic.Bool
+	born    time.Time // when this node installed it
 }
 
 // coordPart returns sh's coordinator part, nil unless this node coordinates it.

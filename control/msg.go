@@ -25,6 +25,7 @@ const (
 	OpTakeover  = "takeover"  // successor -> members: the coordinator was lost, I coordinate; reply with your facts
 	OpPing      = "ping"      // successor -> members: do you answer? (before a takeover; changes nothing)
 	OpCheck     = "check"     // member -> candidates: is the shuffle open, and am I (Node) still in it?
+	OpRestarted = "restarted" // member -> coordinator: I (Node) restarted and hold no state of the shuffle: declare me lost
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by

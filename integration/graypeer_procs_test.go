@@ -70,13 +70,29 @@ func freeze(t *testing.T, p *proc, d time.Duration) {
 }
 
 // TestProcessRestartNode SIGKILLs a data node (neither the coordinator nor
-// the client's home) at a put, waits until the others see it gone, and
-// starts it again with the same name, data directory and addresses before
-// any later task is put. Back, it does not hold the shuffle: it answers
-// the client's puts "ask another node" (the shuffle's record knows it), not
-// "unknown shuffle", and the job finishes in epoch 1.
+// the client's home) at a put and starts it again with the same name, data
+// directory and addresses before any later task is put: once the others
+// saw it gone (the coordinator declared it lost), or at once (quicker than
+// failure detection: nobody saw it fail). Back, it does not hold the
+// shuffle: it answers the client's puts "ask another node" (the shuffle's
+// record knows it), not "unknown shuffle"; if the record still counts it
+// live it tells the coordinator it restarted, which declares it lost. The
+// job finishes in epoch 1.
 func TestProcessRestartNode(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		awaitGone bool
+	}{{"after detection", true}, {"at once", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			restartDuringJob(t, tc.awaitGone)
+		})
+	}
+}
+
+// restartDuringJob runs TestProcessRestartNode's job.
+func restartDuringJob(t *testing.T, awaitGone bool) {
 	c := startProcs(t, 4)
 	cfg := procDemo("restart-node", 42)
 	at := procParallel + 2
@@ -84,7 +100,7 @@ func TestProcessRestartNode(t *testing.T) {
 	var victim *proc
 	cfg.BeforeInput = func(i int) {
 		if i >= at { // every later put waits until the node is back
-			once.Do(func() { victim = restartDataNode(t, c, cfg.ID) })
+			once.Do(func() { victim = restartDataNode(t, c, cfg.ID, awaitGone) })
 		}
 	}
 	rep, err := runDemo(t, c.apis(), cfg)
@@ -96,9 +112,9 @@ func TestProcessRestartNode(t *testing.T) {
 
 // restartDataNode SIGKILLs a process that neither coordinates shuffle id
 // nor is the client's home for it, waits until the coordinator no longer
-// lists it, starts it again on its addresses and data directory, waits
-// until it is a member again, and returns it.
-func restartDataNode(t *testing.T, c *procCluster, id string) *proc {
+// lists it (if awaitGone), starts it again on its addresses and data
+// directory, waits until it is a member again, and returns it.
+func restartDataNode(t *testing.T, c *procCluster, id string, awaitGone bool) *proc {
 	coord := coordinatorProc(t, c, id)
 	home := clientHome(id, len(c.procs))
 	i := 0
@@ -107,12 +123,14 @@ func restartDataNode(t *testing.T, c *procCluster, id string) *proc {
 	}
 	old := c.procs[i]
 	old.kill()
-	if !waitGone(coord, old, 30*time.Second) {
-		t.Errorf("%s never saw %s gone", coord.name, old.name)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sleep(ctx, 2*time.Second) // the coordinator's quorum pings and epoch move
+	if awaitGone {
+		if !waitGone(coord, old, 30*time.Second) {
+			t.Errorf("%s never saw %s gone", coord.name, old.name)
+		}
+		sleep(ctx, 2*time.Second) // the coordinator's quorum pings and epoch move
+	}
 	join := coord.gossip
 	p, err := spawnAt(shufflenodeBinary(t), c.dir, old.name, join, old.token, old.gossip, old.api)
 	if err != nil {

@@ -175,13 +175,15 @@ type Record struct {
 // takes as final, but "ask another node", with the reason. A node cannot
 // rejoin a shuffle it lost the state of: what it committed before is gone,
 // and only its coordinator declaring it lost (a new epoch, the replays of
-// what it held) makes the shuffle whole again.
-func Unheld(self string, r *Record) string {
+// what it held) makes the shuffle whole again. So a member the record
+// still counts live tells the coordinator it restarted (tell): a restart
+// quicker than failure detection is never reported as a failure.
+func Unheld(self string, r *Record) (why string, tell bool) {
 	switch {
 	case slices.Contains(r.Lost, self):
-		return "node " + self + " was declared lost in epoch " + strconv.Itoa(len(r.Lost)) + " by " + r.Coordinator
+		return "node " + self + " was declared lost in epoch " + strconv.Itoa(len(r.Lost)) + " by " + r.Coordinator, false
 	case !slices.Contains(r.Members, self):
-		return "node " + self + " is not one of its members"
+		return "node " + self + " is not one of its members", false
 	}
-	return "node " + self + " holds no state of it (it restarted): its coordinator " + r.Coordinator + " declares it lost"
+	return "node " + self + " holds no state of it (it restarted): it asks its coordinator " + r.Coordinator + " to declare it lost", true
 }

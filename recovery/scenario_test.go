@@ -364,7 +364,8 @@ func (c *cluster) state() {
 
 // put is n's answer to a client's put: it takes it if it holds the
 // shuffle; else it answers "ask another node" with the reason the record
-// of the highest term gives.
+// of the highest term gives, and a restarted member tells the coordinator,
+// which declares it lost.
 func (c *cluster) put(name string) {
 	if n := c.nodes[name]; n.held {
 		c.logf("%s takes the put", name)
@@ -382,5 +383,12 @@ func (c *cluster) put(name string) {
 		c.logf("%s: unknown shuffle (no record)", name)
 		return
 	}
-	c.logf("%s: ask another node: %s", name, Unheld(name, &Record{Members: c.members, Lost: best.Lost, Coordinator: best.Coordinator, Term: best.Term}))
+	why, tell := Unheld(name, &Record{Members: c.members, Lost: best.Lost, Coordinator: best.Coordinator, Term: best.Term})
+	c.logf("%s: ask another node: %s", name, why)
+	co := c.nodes[best.Coordinator]
+	if tell && c.reach(name, co.name) && slices.Contains(best.Live, name) {
+		co.lost = append(co.lost, name)
+		c.logf("%s declares %s lost: epoch %d", co.name, name, len(co.lost))
+		c.broadcast(co)
+	}
 }

@@ -29,7 +29,7 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 	case wire.TypeShards:
 		err = s.handleShards(ctx, req.Payload)
 	case wire.TypeControl:
-		reply, err = s.handleControl(ctx, req.Payload)
+		reply, err = s.handleControl(ctx, from.Name, req.Payload)
 	default:
 		err = shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
@@ -59,7 +59,7 @@ func (s *Service) handleShards(ctx context.Context, b []byte) error {
 	return err
 }
 
-func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
+func (s *Service) handleControl(ctx context.Context, from string, b []byte) ([]byte, error) {
 	c, err := control.Decode(b)
 	if err != nil {
 		return nil, shuffle.Refuse(wire.RefuseBadRequest, err)
@@ -88,6 +88,13 @@ func (s *Service) handleControl(ctx context.Context, b []byte) ([]byte, error) {
 		return nil, err
 	}
 	sh.Touch()
+	if c.Op == control.OpRestarted {
+		r, err := s.restarted(sh, c, from)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(r)
+	}
 	r, err := s.dispatch(sh, c)
 	if err != nil {
 		s.dropIfLost(sh.ID(), err)

@@ -60,7 +60,7 @@ type BarrierResult struct {
 // reached (it was lost and its successor is taking over) it keeps asking,
 // the current coordinator each time, for up to Config.LossWait. A node that
 // sees the coordinator down and too few members up for a takeover
-// (quorum.go) answers at once with an error wrapping ErrUnavailable and
+// (package recovery) answers at once with an error wrapping ErrUnavailable and
 // ErrNoQuorum: nobody on its side will replace the coordinator.
 func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error) {
 	sh, err := s.clientLookup(ctx, id)

@@ -25,6 +25,7 @@ const (
 
 var actionNames = [...]string{"done", "ping", "verdict", "take-over", "later", "lose"}
 
+// String names the action.
 func (a Action) String() string { return actionNames[a] }
 
 // Quorum is a settled quorum: the rule, the count and whether it was met.

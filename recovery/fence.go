@@ -36,6 +36,7 @@ const (
 
 var fenceNames = [...]string{"ignore", "tell", "step-down"}
 
+// String names the action.
 func (a FenceAction) String() string { return fenceNames[a] }
 
 // Fence rules on answer a of node n to a check from a coordinator of epoch

@@ -75,6 +75,7 @@ func (r Rule) Met(c Count) bool {
 	return c.Majority()
 }
 
+// String names the rule.
 func (r Rule) String() string {
 	if r == Half {
 		return "half"
@@ -108,6 +109,7 @@ const (
 	VoteWon
 )
 
+// String names the result.
 func (r VoteResult) String() string {
 	switch r {
 	case VoteWon:

@@ -57,6 +57,7 @@ const (
 
 var statusNames = [...]string{"no-answer", "member", "lost", "closed", "unknown", "busy"}
 
+// String names the status.
 func (s Status) String() string { return statusNames[s] }
 
 // Answer is one node's answer to a check: its status and, when it

@@ -15,7 +15,11 @@
 // may have missed decisions (it was cut off) sends OpCheck to the
 // shuffle's coordinator candidates: each says whether it coordinates the
 // shuffle with the member live (StatusMember) or lost (StatusLost), freed
-// it on a close (StatusClosed), or none of these (StatusUnknown).
+// it on a close (StatusClosed), or none of these (StatusUnknown); a
+// coordinator's answer carries its Term, so that of two coordinators the
+// one of the higher term sends the other its epoch (which declares it lost)
+// or the lower one steps down. A member restarted without its state of a
+// shuffle sends OpRestarted to the coordinator, which declares it lost.
 //
 // The caller's duties: decode every received body with Decode (it bounds the
 // size and checks the shuffle ID) and fill only the fields the Op uses.

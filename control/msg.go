@@ -26,6 +26,7 @@ const (
 	OpPing      = "ping"      // successor -> members: do you answer? (before a takeover; changes nothing)
 	OpCheck     = "check"     // member -> candidates: is the shuffle open, and am I (Node) still in it?
 	OpAbort     = "abort"     // member -> coordinator: I (Node) cannot go on with the shuffle (Reason, e.g. my spill disk is full): fail it
+	OpRestarted = "restarted" // member -> coordinator: I (Node) restarted and hold no state of the shuffle: declare me lost
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by
@@ -54,9 +55,11 @@ type Msg struct {
 
 // Reply is the JSON body of the Ack of a Msg.
 type Reply struct {
-	Status string   `json:"status,omitempty"`
-	Reason string   `json:"reason,omitempty"`
-	Epoch  uint64   `json:"epoch,omitempty"`
+	Status string `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Epoch  uint64 `json:"epoch,omitempty"`
+	// Term (check): the answering coordinator's term.
+	Term   uint64   `json:"term,omitempty"`
 	Replay []uint64 `json:"replay,omitempty"`
 	// Replayed: the coordinator's replay-set size so far.
 	Replayed int `json:"replayed,omitempty"`

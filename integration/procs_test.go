@@ -358,7 +358,12 @@ func spawn(bin, dir, name, join, token string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	gossip, api := ports[0], ports[1]
+	return spawnAt(bin, dir, name, join, token, ports[0], ports[1])
+}
+
+// spawnAt starts one serve process named name on the given gossip and API
+// addresses (its data directory is dir/name).
+func spawnAt(bin, dir, name, join, token, gossip, api string) (*proc, error) {
 	p := &proc{name: name, api: api, gossip: gossip, log: filepath.Join(dir, name+".stderr"), token: token, exited: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -32,7 +32,9 @@ func (s *Service) coordOf(sh *entry) (*coordinator.Shuffle, error) {
 type coordNode struct{ s *Service }
 
 func (n coordNode) Broadcast(ctx context.Context, nodes []string, m control.Msg) error {
-	return n.s.broadcast(ctx, nodes, m)
+	err := n.s.broadcast(ctx, nodes, m)
+	n.s.noteRefused(m.Shuffle, err)
+	return err
 }
 func (n coordNode) Go(fn func(ctx context.Context)) { n.s.background(fn) }
 func (n coordNode) Forget(id string, epoch uint64)  { n.s.split.ForgetBefore(id, epoch) }
@@ -58,10 +60,10 @@ type BarrierResult struct {
 // reached (it was lost and its successor is taking over) it keeps asking,
 // the current coordinator each time, for up to Config.LossWait. A node that
 // sees the coordinator down and too few members up for a takeover
-// (quorum.go) answers at once with an error wrapping ErrUnavailable and
+// (package recovery) answers at once with an error wrapping ErrUnavailable and
 // ErrNoQuorum: nobody on its side will replace the coordinator.
 func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error) {
-	sh, err := s.lookup(id)
+	sh, err := s.clientLookup(ctx, id)
 	if err != nil {
 		return BarrierResult{}, err
 	}

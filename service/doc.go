@@ -34,11 +34,16 @@
 // client (see package coordinator). A lost coordinator is replaced by the
 // first live coordinator candidate, which moves the shuffle to the epoch
 // without it and rebuilds the barrier from the members' facts (failover.go).
-// No split brain (quorum.go): a successor takes over only while a strict
-// majority of the epoch's members is up and answers it, the coordinator
-// declares members lost only while at least half of the shuffle's members
-// are up and answer it; the two sides of a partition are disjoint, so at most one of
-// them acts.
+// Who acts on a loss, when, and with what quorum is decided by the pure
+// core in package recovery (which also holds the split-brain argument);
+// this package drives it: it builds the node's view of a shuffle, pings
+// the members the core asks about and performs its decisions (recover.go,
+// quorum.go). A node back from a cut checks whether it is still in its
+// shuffles (rejoin.go); of two coordinators, the one of the higher term
+// fences the other (fence.go); a node asked about a shuffle it does not
+// hold, though the records know it, answers "ask another node", and a
+// member restarted without its state has the coordinator declare it lost
+// (restart.go).
 // Where the network keeps records (kad-dht), the coordinator also writes the
 // shuffle's spec, lost list and term as a record, and a member that missed
 // the create installs the shuffle from it (records.go).

@@ -20,9 +20,9 @@ func (s *Service) RouteOf(id string) (uint64, []string) {
 }
 
 // SetAfterTakeoverPings has f called with the node and the shuffle each
-// time a successor's pings found a majority up, before it checks its route
-// and takes over; the returned func removes it.
-func SetAfterTakeoverPings(f func(node, id string)) (restore func()) {
-	afterTakeoverPings.Store(&f)
-	return func() { afterTakeoverPings.Store(nil) }
+// time this node's pings, as a successor, found a majority up, before it
+// checks its route and takes over; the returned func removes it.
+func (s *Service) SetAfterTakeoverPings(f func(node, id string)) (restore func()) {
+	s.afterPings.Store(&f)
+	return func() { s.afterPings.Store(nil) }
 }

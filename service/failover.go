@@ -13,7 +13,7 @@ import (
 // Coordinator failover. Who coordinates a shuffle follows from its lost
 // list (package shuffle, coord.go): when the coordinator is seen down, the
 // first coordinator candidate not down takes over, if it sees a strict
-// majority of the epoch's members up (quorum.go). It sends
+// majority of the epoch's members up (package recovery, quorum.go). It sends
 // control.OpTakeover (its term, the new epoch and lost list: the old one
 // with every member seen down, the coordinator first among them) to every
 // live member, itself first. Each member moves to that epoch, as for an

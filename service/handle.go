@@ -93,6 +93,13 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 		return nil, err
 	}
 	sh.Touch()
+	if c.Op == control.OpRestarted {
+		r, err := s.restarted(sh, c, from.Name)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(r)
+	}
 	r, err := s.dispatch(sh, c)
 	if err != nil {
 		s.dropIfLost(sh.ID(), err)

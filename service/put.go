@@ -29,7 +29,7 @@ type PutResult struct {
 // coordinator recorded it done. A failed put leaves nothing committed: the
 // caller may retry with a higher attempt number.
 func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint32, schema *arrow.Schema, next func() (arrow.Record, error)) (PutResult, error) {
-	sh, err := s.lookup(id)
+	sh, err := s.clientLookup(ctx, id)
 	if err != nil {
 		return PutResult{}, err
 	}

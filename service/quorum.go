@@ -4,135 +4,61 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-// Quorum. A partition looks, from each side, like a crash of the other
-// side: both see the others' members down. So that at most one side moves
-// a shuffle on, a node counts the members it has up, itself included, and
-// acts on a loss only with enough of them:
-//
-//   - a successor takes over from a coordinator seen down only with a
-//     strict majority of the members of the shuffle's current epoch
-//     (Route().Live, as it knows it) up: first as it sees them (not seen
-//     down), then as they answer a ping (control.OpPing). Failure
-//     detection reports the other side of a partition one member at a
-//     time, often the coordinator first: a member not seen down yet may be
-//     on the other side, one that answers is on this one;
-//   - the coordinator declares members lost (moves their partitions,
-//     orders their replays, may seal without them) only with at least half
-//     of the shuffle's members (every member pinned at create) up: first
-//     as it sees them, then as they answer a ping. It breaks the tie of an
-//     even split. Below half it declares nobody lost and waits; when
-//     members come back it checks again (memberEvent), and when the
-//     partition heals the others are simply back.
-//
-// The coordinator counts against every member pinned at create, not its
-// current epoch, for the same one-at-a-time reason: against its shrinking
-// epoch, a coordinator cut off alone from three would see 3 of 4, then 2
-// of 3, then 1 of 2 up and end up alone in a member list of its own, free
-// to seal, while the three others take over. Counted against every member,
-// and with the ping, it declares none of them lost: the members it does
-// not see down yet do not answer.
-//
-// Why at most one side acts: let A be the coordinator's side of a
-// partition and B the other, disjoint; LB the epoch's members as B knows
-// them and M every member pinned at create (the coordinator's epochs only
-// drop members from LB, which is within M). To seal without B, the
-// coordinator must declare every member of B in its epoch lost; when it
-// declares the last one, its epoch's other members are all in A, and it
-// needs 2*|A up| >= |M|. B takes over only if a strict majority of LB
-// answered its successor, all in B: 2*|B| > |LB|. Both cannot hold:
-// A up and B are disjoint parts of LB, so |B| <= |LB| - |M|/2 <= |LB|/2.
-//
-// The cost: with 4 members, a crash of the coordinator and one other
-// member at once leaves 2 of 4 up, not a strict majority, and the shuffle
-// waits for one of them to come back; with 5 members 3 of 5 go on. A
-// coordinator whose members crash one after another stops declaring them
-// lost once fewer than half of the members pinned at create are up. And a
-// takeover waits for the pings, up to probeTimeout when a member not yet
-// seen down does not answer.
+// Quorum: the rules, and why at most one side of a partition moves a
+// shuffle on, are package recovery's (quorum.go). This file carries them
+// out: it builds the node's view of a shuffle for the core, pings the
+// members the core asks about, and keeps the last quorum found short (for
+// quorumErr and a warning logged once).
 
-// quorum is how many members of a shuffle's current epoch this node sees
-// up (itself included), of how many the epoch has (live) and the shuffle
-// pinned at create (members).
-type quorum struct{ up, live, members int }
-
-// quorumOf counts sh's members up as this node sees them.
-func (s *Service) quorumOf(sh *entry) quorum {
-	live := sh.Route().Live
-	q := quorum{live: len(live), members: len(sh.Members)}
-	for _, n := range live {
-		if n == s.Name() || !s.isDown(n) {
-			q.up++
+// viewOf is this node's view of sh, for the recovery core.
+func (s *Service) viewOf(sh *entry) *recovery.View {
+	rt := sh.Route()
+	s.mu.RLock()
+	down := make(map[string]bool, len(s.down))
+	for n, d := range s.down {
+		if d {
+			down[n] = true
 		}
 	}
-	return q
-}
-
-// majority reports a strict majority up: enough to take over.
-func (q quorum) majority() bool { return 2*q.up > q.live }
-
-// half reports at least half of the members pinned at create up: enough
-// for the coordinator to declare the others lost.
-func (q quorum) half() bool { return 2*q.up >= q.members }
-
-// mayTakeOver reports whether this node, the successor of sh's lost
-// coordinator, has a strict majority of the members of sh's epoch up:
-// first as it sees them (not seen down), then as they answer a ping
-// (reachMajority); if not, it logs so (once until it may again).
-func (s *Service) mayTakeOver(ctx context.Context, sh *entry) bool {
-	q := s.quorumOf(sh)
-	if q.majority() {
-		q = s.reachMajority(ctx, sh)
+	s.mu.RUnlock()
+	return &recovery.View{
+		Self: s.Name(), Candidates: sh.Candidates(), Members: len(sh.Members),
+		Epoch:        recovery.Epoch{Number: rt.Epoch, Term: rt.Term, Coordinator: rt.Coordinator, Live: rt.Live, Lost: rt.Lost},
+		Coordinating: sh.coordPart() != nil, Down: down,
 	}
-	return s.noteQuorum(sh, q.majority(), q, "coordinator lost, but this node sees no majority up: not taking over")
 }
 
 // probeTimeout bounds the ping of the members before a takeover (a
 // member asked takeoverTries times takes ~2.5 s).
 const probeTimeout = 3 * time.Second
 
-// reachMajority pings the members of sh's epoch not seen down (but this
-// node), in parallel, and counts this node and those that answer, until
-// they are a strict majority or every ping is over. Failure detection
-// reports the other side of a partition one member at a time: a member
-// not seen down yet may be on the other side, one that answers now is on
-// this one. Any reply counts, a refusal too (an older node refuses the
-// op).
-func (s *Service) reachMajority(ctx context.Context, sh *entry) quorum {
-	return s.reach(ctx, sh, quorum.majority)
-}
-
-// reach pings the members of sh's epoch not seen down (but this node), in
-// parallel, and counts this node and those that answer until enough says
-// so or every ping is over.
-func (s *Service) reach(ctx context.Context, sh *entry, enough func(quorum) bool) quorum {
+// pingAll pings nodes about shuffle id, in parallel, and feeds each answer
+// to f until its poll is settled or every ping is over.
+func (s *Service) pingAll(ctx context.Context, id string, f *recovery.Failover, nodes []string) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	live := sh.Route().Live
-	others := slices.DeleteFunc(otherThan(live, s.Name()), s.isDown)
-	answers := make(chan bool, len(others))
-	for _, n := range others {
-		wg.Go(func() { answers <- s.ping(ctx, n, sh.ID()) })
+	type answer struct {
+		node string
+		ok   bool
 	}
-	q := quorum{up: 1, live: len(live), members: len(sh.Members)}
-	for range others {
-		if enough(q) {
-			break
-		}
-		if <-answers {
-			q.up++
-		}
+	answers := make(chan answer, len(nodes))
+	for _, n := range nodes {
+		wg.Go(func() { answers <- answer{n, s.ping(ctx, n, id)} })
 	}
-	return q
+	for settled := f.Settled(); !settled; {
+		a := <-answers
+		settled = f.Answered(a.node, a.ok)
+	}
 }
 
 // ping reports whether node n answers control.OpPing about shuffle id,
@@ -183,49 +109,30 @@ func (q *silence) recent(n string, d time.Duration) bool {
 	return ok && time.Since(at) < d
 }
 
-// anyDown reports whether this node sees a member of sh's epoch, other
-// than itself, down.
-func (s *Service) anyDown(sh *entry) bool {
-	for _, n := range sh.Route().Live {
-		if n != s.Name() && s.isDown(n) {
-			return true
-		}
-	}
-	return false
-}
-
 // answered reports whether a request that returned err got a reply.
 func answered(err error) bool {
 	_, refused := wire.RefusalCodeOf(err)
 	return err == nil || refused || errors.Is(err, wire.ErrBusy)
 }
 
-// mayLose reports whether this node, sh's coordinator, has at least half
-// of sh's members up, and may declare the others lost: first as it sees
-// them, then as they answer a ping (a coordinator cut off alone is told of
-// the others' failures one at a time and, without the ping, would declare
-// the first ones lost while it still counted the rest up); if not, it logs
-// so (once until it may again).
-func (s *Service) mayLose(ctx context.Context, sh *entry) bool {
-	q := s.quorumOf(sh)
-	if q.half() {
-		q = s.reach(ctx, sh, quorum.half)
-	}
-	return s.noteQuorum(sh, q.half(), q, "coordinator sees fewer than half of the shuffle's members up: declaring nobody lost, waiting")
+// shortMsg is the warning logged when a quorum under each rule is short.
+var shortMsg = map[recovery.Rule]string{
+	recovery.Majority: "coordinator lost, but this node sees no majority up: not taking over",
+	recovery.Half:     "coordinator sees fewer than half of the shuffle's members up: declaring nobody lost, waiting",
 }
 
-// noteQuorum returns ok. When ok is false it keeps q as sh's last quorum
-// short of what it needed (for quorumErr), and logs msg unless it was
-// short the last time too.
-func (s *Service) noteQuorum(sh *entry, ok bool, q quorum, msg string) bool {
-	if ok {
+// noteQuorum records a settled quorum q of sh. When it is short it keeps
+// its count as sh's last quorum short of what it needed (for quorumErr),
+// and logs so unless it was short the last time too.
+func (s *Service) noteQuorum(sh *entry, q recovery.Quorum) {
+	if q.Met {
 		sh.short.Store(nil)
-		return true
+		return
 	}
-	if sh.short.Swap(&q) == nil {
-		s.log.Warn(msg, "shuffle", sh.ID(), "up", q.up, "live", q.live, "members", q.members)
+	c := q.Count
+	if sh.short.Swap(&c) == nil {
+		s.log.Warn(shortMsg[q.Rule], "shuffle", sh.ID(), "up", c.Up, "live", c.Live, "members", c.Members)
 	}
-	return false
 }
 
 // quorumErr returns an error wrapping ErrUnavailable and ErrNoQuorum when
@@ -237,13 +144,13 @@ func (s *Service) quorumErr(sh *entry) error {
 	if sh.coordPart() != nil || co == s.Name() || !s.isDown(co) {
 		return nil
 	}
-	q := s.quorumOf(sh)
-	if last := sh.short.Load(); q.majority() && last != nil {
+	q := recovery.Seen(s.viewOf(sh))
+	if last := sh.short.Load(); q.Majority() && last != nil {
 		q = *last // this node's ping found fewer members up than it sees
 	}
-	if !q.majority() {
+	if !q.Majority() {
 		return fmt.Errorf("%w: shuffle %s: node %s sees its coordinator %s down, up %d of %d members: %w",
-			ErrUnavailable, sh.ID(), s.Name(), co, q.up, q.live, ErrNoQuorum)
+			ErrUnavailable, sh.ID(), s.Name(), co, q.Up, q.Live, ErrNoQuorum)
 	}
 	return nil
 }

@@ -2,11 +2,10 @@ package service
 
 import (
 	"context"
-	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/recovery"
 )
 
 // watch follows membership events for as long as the service runs: a
@@ -86,10 +85,6 @@ func (s *Service) held() []*entry {
 // a takeover it dropped (failoverLater).
 const takeoverRecheck = time.Second
 
-// afterTakeoverPings, when set (by tests), is called when a successor's
-// pings found a majority up, before it checks its route and takes over.
-var afterTakeoverPings atomic.Pointer[func(node, id string)]
-
 // failoverLater runs failover on sh again after takeoverRecheck. A
 // successor drops a takeover when sh's route moved while it pinged the
 // members (up to probeTimeout): only a coordinator moves an epoch, so the
@@ -126,41 +121,48 @@ func (s *Service) failoverAll(ctx context.Context) {
 	}
 }
 
-// failover brings sh up to date with the members seen down: as the
-// successor of a coordinator that is down, take over if a strict majority
-// of the members is up; as its coordinator, lose each of them (those seen
-// down during a takeover too) if at least half is up (quorum.go).
+// failover brings sh up to date with the members seen down, as the
+// recovery core decides (recovery.Failover): as the successor of a
+// coordinator that is down, take over if a strict majority of the members
+// is up; as its coordinator, lose each of them (those seen down during a
+// takeover too) if at least half is up.
 func (s *Service) failover(ctx context.Context, sh *entry) {
 	sh.failover.Lock()
 	defer sh.failover.Unlock()
-	rt := sh.Route()
-	before := rt.Epoch
+	before := sh.Route().Epoch
 	defer func() {
 		if sh.coordPart() != nil && sh.Route().Epoch != before {
 			s.publish(sh)
 		}
 	}()
-	if sh.coordPart() == nil && s.isDown(sh.Coordinator()) {
-		if next, lost, ok := sh.Successor(s.isDown); ok && next == s.Name() && s.mayTakeOver(ctx, sh) {
-			if hook := afterTakeoverPings.Load(); hook != nil {
-				(*hook)(s.Name(), sh.ID())
-			}
-			if now := sh.Route(); now.Epoch != rt.Epoch || now.Term != rt.Term {
-				s.log.Warn("coordinator lost, but the shuffle moved on while this node asked the members: deciding again",
-					"shuffle", sh.ID(), "epoch", now.Epoch, "term", now.Term)
-				s.failoverLater(sh)
-				return
-			}
-			s.takeOver(ctx, sh, lost)
+	f := recovery.NewFailover()
+	for d := f.Step(s.viewOf(sh)); d.Action != recovery.Done; d = f.Step(s.viewOf(sh)) {
+		s.perform(ctx, sh, f, d)
+	}
+}
+
+// perform carries out one decision of sh's failover round f.
+func (s *Service) perform(ctx context.Context, sh *entry, f *recovery.Failover, d recovery.Decision) {
+	switch d.Action {
+	case recovery.Ping:
+		s.pingAll(ctx, sh.ID(), f, d.Nodes)
+	case recovery.Verdict:
+		s.noteQuorum(sh, d.Quorum)
+		if hook := s.afterPings.Load(); hook != nil && d.Quorum.Met && d.Quorum.Rule == recovery.Majority {
+			(*hook)(s.Name(), sh.ID())
 		}
-	}
-	co := sh.coordPart()
-	if co == nil || !s.anyDown(sh) || !s.mayLose(ctx, sh) {
-		return
-	}
-	for _, n := range slices.Clone(sh.Route().Live) {
-		if s.isDown(n) && n != s.Name() {
-			s.coord.Lose(ctx, co, n)
+	case recovery.Later:
+		rt := sh.Route()
+		s.log.Warn("coordinator lost, but the shuffle moved on while this node asked the members: deciding again",
+			"shuffle", sh.ID(), "epoch", rt.Epoch, "term", rt.Term)
+		s.failoverLater(sh)
+	case recovery.TakeOver:
+		s.takeOver(ctx, sh, d.Lost)
+	case recovery.Lose:
+		if co := sh.coordPart(); co != nil {
+			for _, n := range d.Nodes {
+				s.coord.Lose(ctx, co, n)
+			}
 		}
 	}
 }

@@ -71,6 +71,9 @@ type Service struct {
 	takeovers takeoverStats
 	recheck   rechecker
 	silent    silence // members that recently did not answer a ping (quorum.go)
+	// afterPings, when set (by tests), is called when this node's pings as
+	// a successor found a majority up, before it checks its route.
+	afterPings atomic.Pointer[func(node, id string)]
 }
 
 // New opens the spill store and starts the splitter. The service handles no

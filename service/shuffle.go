@@ -9,6 +9,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
 )
@@ -38,10 +39,13 @@ type entry struct {
 	failover sync.Mutex
 	// short: the quorum this node last found too small to act on a loss
 	// (quorum.go), nil once it may act; its warning is logged once.
-	short atomic.Pointer[quorum]
+	short atomic.Pointer[recovery.Count]
 	born  time.Time // when this node installed it
 	// aborted: this node asked the coordinator to fail the shuffle (abort)
 	aborted atomic.Bool
+	// refused: a decision this node sent as coordinator was refused for an
+	// older term or epoch: its next check asks its successors (fence.go).
+	refused atomic.Bool
 }
 
 // coordPart returns sh's coordinator part, nil unless this node coordinates it.

@@ -187,7 +187,7 @@ func TestSimEpochMoveDuringTakeoverPings(t *testing.T) {
 	others := slices.DeleteFunc(slices.Clone(members), func(n string) bool { return n == "node-0" || n == next })
 	move := control.Msg{Op: control.OpEpoch, Shuffle: f.id, Node: "node-0", Term: 0, Epoch: 1, Lost: []string{others[0]}}
 	var moved atomic.Bool
-	defer service.SetAfterTakeoverPings(func(node, id string) {
+	defer c.svcs[c.index[next]].SetAfterTakeoverPings(func(node, id string) {
 		if node != next || id != f.id || !moved.CompareAndSwap(false, true) {
 			return
 		}

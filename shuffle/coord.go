@@ -1,68 +1,30 @@
 package shuffle
 
 import (
-	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
-	"encoding/binary"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/wire"
-	"hash/fnv"
-	"slices"
 )
 
-// Who coordinates a shuffle is a function of its lost list, so every member
-// agrees without talking: the candidates are the node that took the create,
-// then the other pinned members in an order drawn from the shuffle ID; the
-// coordinator of an epoch is the first candidate not lost, and its term is
-// its place in the list. Members are only ever added to the lost list, so
-// the term only grows, and one term has exactly one coordinator.
-
-// candidates orders the pinned members for the coordinator role: creator
-// first, the others by a hash of (shuffle ID, member), ties by name.
-func candidates(id, creator string, members []string) []string {
-	rest := slices.DeleteFunc(slices.Clone(members), func(m string) bool { return m == creator })
-	slices.SortFunc(rest, func(a, b string) int {
-		ha, hb := candidateHash(id, a), candidateHash(id, b)
-		return cmp.Or(cmp.Compare(ha, hb), cmp.Compare(a, b))
-	})
-	return append([]string{creator}, rest...)
-}
-
-// candidateHash is FNV-1a of the shuffle ID and the member, length-prefixed.
-func candidateHash(id, member string) uint64 {
-	h := fnv.New64a()
-	var n [8]byte
-	for _, s := range []string{id, member} {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	return h.Sum64()
-}
+// Who coordinates a shuffle is a function of its lost list (see package
+// recovery, which orders the candidates and picks the coordinator of an
+// epoch): every member agrees without talking.
 
 // coordinatorFor returns the coordinator and term of the epoch in which
 // lost are gone: the first candidate not lost and its index. ok is false
 // when every candidate is lost.
 func (st *State) coordinatorFor(lost []string) (node string, term uint64, ok bool) {
-	return firstLive(st.candidates, lost)
+	return recovery.FirstLive(st.candidates, lost)
 }
 
 // CoordinatorOf is who coordinates shuffle id, created by creator over
 // members, in the epoch where lost are gone, and in which term, as every
 // member computes it; ok is false when every member is lost.
 func CoordinatorOf(id, creator string, members, lost []string) (node string, term uint64, ok bool) {
-	return firstLive(candidates(id, creator, members), lost)
-}
-
-// firstLive returns the first of cand not in lost and its index.
-func firstLive(cand, lost []string) (string, uint64, bool) {
-	for i, c := range cand {
-		if !slices.Contains(lost, c) {
-			return c, uint64(i), true
-		}
-	}
-	return "", 0, false
+	return recovery.FirstLive(recovery.Candidates(id, creator, members), lost)
 }
 
 // Candidates returns the coordinator candidates in order (do not modify).
@@ -74,14 +36,7 @@ func (st *State) Candidates() []string { return st.candidates }
 // of down in candidate order). ok is false when every candidate is down.
 func (st *State) Successor(down func(string) bool) (node string, lost []string, ok bool) {
 	rt := st.Route()
-	lost = slices.Clone(rt.Lost)
-	for _, c := range st.candidates {
-		if down(c) && slices.Contains(rt.Live, c) {
-			lost = append(lost, c)
-		}
-	}
-	node, _, ok = st.coordinatorFor(lost)
-	return node, lost, ok
+	return recovery.Successor(st.candidates, rt.Live, rt.Lost, down)
 }
 
 // Coordinator returns the coordinator of the current epoch.

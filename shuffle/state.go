@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/ownership"
 	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/table"
@@ -83,7 +84,7 @@ func New(sp *spec.Spec, creator string, members, lost []string, self string) (*S
 	if !slices.Contains(st.Members, creator) {
 		return nil, fmt.Errorf("service: shuffle %s: creator %s is not a pinned member", sp.ID, creator)
 	}
-	st.candidates = candidates(sp.ID, creator, st.Members)
+	st.candidates = recovery.Candidates(sp.ID, creator, st.Members)
 	if err := st.setupKind(); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	}
 	c := control.Msg{Op: control.OpCreate, Shuffle: sp.ID, Spec: sp, Coordinator: s.Name(), Members: pin.members, Lost: pin.lost}
 	if err := s.createOn(ctx, pin.live, c); err != nil {
-		_ = s.broadcast(context.WithoutCancel(ctx), pin.live, control.Msg{Op: control.OpClose, Shuffle: sp.ID})
+		s.undoCreate(context.WithoutCancel(ctx), pin.live, sp.ID)
 		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
 	}
 	if sh, err := s.lookup(sp.ID); err == nil {
@@ -63,6 +63,30 @@ func (s *Service) createOn(ctx context.Context, live []string, c control.Msg) er
 	}
 	others := slices.DeleteFunc(slices.Clone(live), func(n string) bool { return n == s.Name() })
 	return s.broadcast(ctx, others, c)
+}
+
+// undoCreate removes, from the members of live, the shuffle this node
+// failed to create, and only where this node created it: the close names
+// this node as creator, and a member whose shuffle another node created
+// keeps it. Two creates of one ID racing on two nodes then never remove
+// each other's shuffle: a member that already held the other's refused
+// this one (ErrExists), and each undoes only its own installs, so a
+// create that succeeded everywhere stays whole.
+func (s *Service) undoCreate(ctx context.Context, live []string, id string) {
+	_ = s.broadcast(ctx, live, control.Msg{Op: control.OpClose, Shuffle: id, Coordinator: s.Name()})
+}
+
+// closeFrom handles control.OpClose: a client's close (no creator named)
+// drops the shuffle; a failed create's undo drops it only if the node it
+// names created it here.
+func (s *Service) closeFrom(c *control.Msg) error {
+	if c.Coordinator != "" {
+		sh, err := s.lookup(c.Shuffle)
+		if err != nil || sh.Creator != c.Coordinator {
+			return nil
+		}
+	}
+	return s.drop(c.Shuffle)
 }
 
 // pinned is the member view a new shuffle starts from.

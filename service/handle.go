@@ -73,7 +73,7 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 		return nil, s.install(c)
 	}
 	if c.Op == control.OpClose {
-		return nil, s.drop(c.Shuffle)
+		return nil, s.closeFrom(c)
 	}
 	if c.Op == control.OpPing {
 		return nil, nil // the answer is the reply itself (quorum.go)
@@ -196,7 +196,9 @@ func refusalCode(err error) wire.RefusalCode {
 		return wire.RefuseNotOwner
 	case errors.Is(err, ErrNotSealed):
 		return wire.RefuseNotSealed
-	case errors.Is(err, ErrBadInput), errors.Is(err, ErrConflict), errors.Is(err, ErrExists), errors.Is(err, ErrLimit):
+	case errors.Is(err, ErrExists):
+		return shuffle.RefuseExists
+	case errors.Is(err, ErrBadInput), errors.Is(err, ErrConflict), errors.Is(err, ErrLimit):
 		return wire.RefuseBadRequest
 	}
 	return wire.RefuseFailed

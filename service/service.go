@@ -240,6 +240,8 @@ func refusalSentinel(code wire.RefusalCode) error {
 		return ErrNotSealed
 	case shuffle.RefuseReplayDiffers:
 		return fmt.Errorf("%w: %w", ErrFailed, ErrReplayDiffers)
+	case shuffle.RefuseExists:
+		return ErrExists
 	}
 	return ErrFailed
 }

@@ -45,6 +45,10 @@ var (
 // ErrReplayDiffers (a code of the service's range, see wire.RefusalCode).
 const RefuseReplayDiffers wire.RefusalCode = 64
 
+// RefuseExists is the refusal code of a create refused because the member
+// already holds a shuffle of that ID (another node's create of it).
+const RefuseExists wire.RefusalCode = 65
+
 // Busy is an error that the node's handler turns into a TypeBusy reply:
 // the sender retries after After.
 type Busy struct {

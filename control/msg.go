@@ -44,7 +44,11 @@ type Msg struct {
 	Attempt     uint32                    `json:"attempt,omitempty"`
 	Sent        map[string]barrier.Totals `json:"sent,omitempty"`
 	Held        *barrier.Totals           `json:"held,omitempty"`
-	Reason      string                    `json:"reason,omitempty"`
+	// Commits (committed): a batch of the commits of Node as a receiver,
+	// each with its own task, attempt, epoch and totals, in place of Task,
+	// Attempt, Epoch and Held (one message for many tasks).
+	Commits []Committed `json:"commits,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
 }
 
 // Reply is the JSON body of the Ack of a Msg.

@@ -69,7 +69,8 @@ type Service struct {
 
 	takeovers takeoverStats
 	recheck   rechecker
-	silent    silence // members that recently did not answer a ping (quorum.go)
+	silent    silence       // members that recently did not answer a ping (quorum.go)
+	commits   commitReports // commit reports waiting for the coordinator (commits.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no

@@ -188,6 +188,9 @@ func btoi(b bool) int {
 // 64 bytes per task plus 8 bytes per partition, against the 1.25 GB of one
 // set per task.
 func TestLedgerMemoryAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("commits 100,000 tasks of 100,000 partitions")
+	}
 	const tasks, partitions = 100_000, 100_000
 	held := NewBitset(partitions)
 	for p := 0; p < partitions; p += 4 { // one node of four

@@ -309,6 +309,9 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if err := json.Unmarshal(t.Ticket, &tk); err != nil {
 		return status.Error(codes.InvalidArgument, "ticket must be a Ticket as JSON")
 	}
+	if tk.Many() {
+		return s.doGetMany(tk, stream)
+	}
 	schema, err := s.partitionSchema(tk)
 	if err != nil {
 		return toStatus(err)

@@ -6,7 +6,9 @@
 //
 // Who sends what: a node creating a shuffle sends OpCreate to every member
 // (it becomes the coordinator); the node running a task attempt sends
-// OpBegin and OpDone to the coordinator; a receiver sends OpCommitted; any
+// OpBegin and OpDone to the coordinator; a receiver sends OpCommitted, with
+// the commits made since its previous report in Commits (one message for
+// many tasks; a message with Task and Held alone is one commit); any
 // node polls OpBarrier; the coordinator sends OpSeal, OpFail and OpEpoch to
 // the members; any node sends OpClose. When the coordinator is lost, its
 // successor sends OpTakeover to the members, which move to the successor's

@@ -46,11 +46,15 @@ type Msg struct {
 	Attempt     uint32                    `json:"attempt,omitempty"`
 	Sent        map[string]barrier.Totals `json:"sent,omitempty"`
 	Held        *barrier.Totals           `json:"held,omitempty"`
-	Reason      string                    `json:"reason,omitempty"`
 	// Differs (committed): the receiver found that this attempt, a replay,
 	// produced other rows than the attempt that committed one of its
 	// partitions first; says which (task, partition, attempts, rows).
 	Differs string `json:"differs,omitempty"`
+	// Commits (committed): a batch of the commits of Node as a receiver,
+	// each with its own task, attempt, epoch and totals, in place of Task,
+	// Attempt, Epoch and Held (one message for many tasks).
+	Commits []Committed `json:"commits,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
 }
 
 // Reply is the JSON body of the Ack of a Msg.
@@ -94,6 +98,8 @@ type Committed struct {
 	Attempt uint32         `json:"attempt"`
 	Epoch   uint64         `json:"epoch"`
 	Held    barrier.Totals `json:"held"`
+	// Differs: as Msg.Differs, for this commit.
+	Differs string `json:"differs,omitempty"`
 }
 
 // Decode decodes and checks a control message body.

@@ -11,9 +11,15 @@ import (
 // owns it; later attempts' data for that partition is dropped. It is a
 // plain state machine with no I/O, not safe for concurrent use.
 //
-// Memory: per task a short list of (attempt, set of partitions), so about
-// tasks*partitions/8 bytes when every task commits once (12.5 MB for
-// 10000 x 10000), with no map entry per shard.
+// Memory: per task a short list of (attempt, set of partitions), with no
+// map entry per shard. A task's first commit owns every partition the
+// receiver held in its epoch, the same set for every task of that epoch:
+// those sets are shared (one copy per distinct set, not per task), so a
+// shuffle whose tasks commit once costs O(tasks + partitions) bytes here
+// (a few MB for 100,000 x 100,000) where a copy per task cost
+// tasks*partitions/8 (1.25 GB). Only a set that differs from the last
+// shared one (a replay's, or a commit that added partitions) is a copy of
+// its own.
 type Ledger struct {
 	tasks []taskCommits // by task
 	// firsts holds the owned sets of the tasks' first commits, in blocks of
@@ -25,7 +31,11 @@ type Ledger struct {
 	firsts     [][]uint64
 	words      int // words of a set that spans every partition
 	partitions int
-	stats      LedgerStats
+	// shared is the last first-commit set, which every first commit with
+	// the same members shares (read only: a commit that grows a shared set
+	// copies it first).
+	shared []uint64
+	stats  LedgerStats
 }
 
 // firstsBlock is the number of tasks whose first sets share a block.
@@ -35,6 +45,7 @@ const firstsBlock = 256
 type commit struct {
 	owned   Bitset
 	attempt uint32
+	shared  bool // owned's words are Ledger.shared's (or an earlier one): never written
 }
 
 // taskCommits is the attempts of one task that committed, in commit order.
@@ -189,17 +200,31 @@ func (l *Ledger) own(task uint64, c *commit, fresh *Bitset) {
 	}
 	before := c.owned.Count()
 	switch {
+	case c.shared:
+		w := append(l.firstWords(task), c.owned.w...) // grow a private copy, not the shared set
+		c.owned, c.shared = Bitset{w: w}, false
+		c.owned.Or(fresh)
 	case c.owned.w != nil:
 		bytes := c.owned.Bytes()
 		c.owned.Or(fresh) // in place for a first set: fresh spans no more than it can
 		l.stats.MemoryBytes += c.owned.Bytes() - bytes
 	case c == &l.tasks[task].first:
-		c.owned.w = append(l.firstWords(task), fresh.w...)
+		c.owned.w, c.shared = l.intern(fresh), true
 	default:
 		c.owned = *fresh // a trimmed copy nobody else holds
 		l.stats.MemoryBytes += c.owned.Bytes() - bitsetHeader
 	}
 	l.stats.PartitionsOwned += c.owned.Count() - before
+}
+
+// intern returns the words of a shared set equal to fresh (trimmed): the
+// last one, or a new one that becomes the last.
+func (l *Ledger) intern(fresh *Bitset) []uint64 {
+	if last := (Bitset{w: l.shared}); !last.Equal(fresh) {
+		l.shared = fresh.clone().w
+		l.stats.MemoryBytes += 8 * len(l.shared)
+	}
+	return l.shared
 }
 
 // firstWords returns the empty place of task's first set in firsts, with

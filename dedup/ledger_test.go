@@ -3,6 +3,7 @@ package dedup
 import (
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -116,6 +117,11 @@ func TestLedgerCommit(t *testing.T) {
 		{"lower attempt committing later loses", []commitCall{{2, 5, []int{0}, []int{0}, nil}, {2, 1, []int{0}, nil, nil}}},
 		{"repeat adds partitions", []commitCall{{0, 0, []int{1}, []int{1}, nil}, {0, 0, []int{2}, []int{1, 2}, nil}}},
 		{"tasks are independent", []commitCall{{0, 0, []int{1}, []int{1}, nil}, {1, 1, []int{1}, []int{1}, nil}}},
+		{"a shared set grows for one task only", []commitCall{
+			{0, 0, []int{1, 3}, []int{1, 3}, nil}, {1, 0, []int{1, 3}, []int{1, 3}, nil},
+			{0, 0, []int{5}, []int{1, 3, 5}, nil}, {1, 0, nil, []int{1, 3}, nil},
+			{2, 0, []int{1, 3}, []int{1, 3}, nil},
+		}},
 		{"empty set commits the task", []commitCall{{1, 0, nil, nil, nil}}},
 		{"task out of range", []commitCall{{3, 0, []int{1}, nil, ErrTaskRange}}},
 		{"partition out of range", []commitCall{{0, 0, []int{1, 10}, nil, ErrPartitionRange}}},
@@ -174,4 +180,42 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestLedgerMemoryAtScale commits every task of a 100,000 x 100,000
+// shuffle once, each owning the receiver's share of the partitions (what a
+// receiver does), and checks the ledger stays O(tasks + partitions): within
+// 64 bytes per task plus 8 bytes per partition, against the 1.25 GB of one
+// set per task.
+func TestLedgerMemoryAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("commits 100,000 tasks of 100,000 partitions")
+	}
+	const tasks, partitions = 100_000, 100_000
+	held := NewBitset(partitions)
+	for p := 0; p < partitions; p += 4 { // one node of four
+		held.Set(p)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := NewLedger(tasks, partitions)
+	for task := range uint64(tasks) {
+		if _, err := l.Commit(task, 0, held); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	bound := uint64(64*tasks + 8*partitions)
+	if grown := after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc); grown > bound {
+		t.Errorf("ledger grew the heap by %d bytes, over the bound %d", grown, bound)
+	}
+	if st := l.Stats(); st.MemoryBytes > int(bound) || st.PartitionsOwned != tasks*partitions/4 {
+		t.Errorf("stats %+v: want MemoryBytes <= %d and %d partitions owned", st, bound, tasks*partitions/4)
+	}
+	if !l.Visible(tasks-1, 0, 4) || l.Visible(tasks-1, 0, 5) || l.Visible(0, 1, 4) {
+		t.Error("visibility of the shared set is wrong")
+	}
+	runtime.KeepAlive(l)
 }

@@ -70,10 +70,16 @@ type PutReply struct {
 	InputBytes uint64 `json:"input_bytes,omitempty"`
 }
 
-// Ticket names one output partition.
+// Ticket names one output partition, or with Partitions or Range several
+// of one dataframe shuffle, read in one DoGet (see PartitionsTicket).
 type Ticket struct {
 	Shuffle   string `json:"shuffle"`
 	Partition int    `json:"partition"`
+	// Partitions lists the partitions of a multi-partition read, in the
+	// order they are streamed.
+	Partitions []int `json:"partitions,omitempty"`
+	// Range [lo, hi) is a multi-partition read of partitions lo..hi-1.
+	Range []int `json:"range,omitempty"`
 }
 
 // Status is the reply of the status action.

@@ -170,7 +170,10 @@ func (in *inputs) expect(t int, rec arrow.Record) error {
 	return in.v.Input(rec)
 }
 
-// readAll reads every partition with bounded parallelism into the verifier.
+// readAll reads every partition with bounded parallelism into the verifier:
+// a reader takes a group of partitions of one owner (client.Result.ByOwner)
+// and reads it in one DoGet, so many small partitions are not as many round
+// trips.
 func readAll(ctx context.Context, res *client.Result, v *Verifier, c DemoConfig, nodes int) error {
 	par := c.ReadParallel
 	if par <= 0 {
@@ -179,32 +182,58 @@ func readAll(ctx context.Context, res *client.Result, v *Verifier, c DemoConfig,
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
-	parts := make(chan int)
+	groups := make(chan []int)
 	done := 0
 	report := progress(c.Progress, "read")
+	ended := func(int) error {
+		mu.Lock()
+		done++
+		report(done, c.Partitions)
+		mu.Unlock()
+		return nil
+	}
 	for range par {
 		wg.Go(func() {
-			for p := range parts {
-				if c.BeforeRead != nil {
-					c.BeforeRead(p)
-				}
-				err := res.Read(ctx, p, func(rec arrow.Record) error { return v.Output(p, rec) })
+			for g := range groups {
+				err := readGroup(ctx, res, v, c, g, ended)
 				mu.Lock()
 				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("job: reading partition %d: %w", p, err)
+					firstErr = err
 				}
-				done++
-				report(done, c.Partitions)
 				mu.Unlock()
 			}
 		})
 	}
-	for p := range c.Partitions {
-		parts <- p
+	all := make([]int, c.Partitions)
+	for p := range all {
+		all[p] = p
 	}
-	close(parts)
+	for _, g := range res.ByOwner(all, readGroupSize(c.Partitions, par)) {
+		groups <- g
+	}
+	close(groups)
 	wg.Wait()
 	return firstErr
+}
+
+// readGroupSize is how many partitions one DoGet reads: enough that a
+// reader makes few calls, few enough that every reader has groups to read.
+func readGroupSize(partitions, readers int) int {
+	return min(1024, max(1, partitions/(4*readers)))
+}
+
+// readGroup reads one group of partitions (one owner's) into the verifier.
+func readGroup(ctx context.Context, res *client.Result, v *Verifier, c DemoConfig, g []int, ended func(int) error) error {
+	if c.BeforeRead != nil {
+		for _, p := range g {
+			c.BeforeRead(p)
+		}
+	}
+	err := res.ReadMany(ctx, g, v.Output, ended)
+	if err != nil {
+		return fmt.Errorf("job: reading partitions %d..%d (%d of them): %w", g[0], g[len(g)-1], len(g), err)
+	}
+	return nil
 }
 
 func progress(fn func(string, int, int), phase string) func(int, int) {

@@ -176,6 +176,10 @@ func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (contro
 		return s.coord.Begin(co, c)
 	case control.OpBarrier:
 		return s.coord.Status(co)
+	case control.OpCommitted:
+		if len(c.Commits) > 0 {
+			return control.Reply{}, s.reportCommits(co, c)
+		}
 	}
 	return control.Reply{}, s.coord.Report(co, c)
 }

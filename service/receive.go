@@ -64,19 +64,15 @@ func (s *Service) abortFrom(sh *entry, c *control.Msg) error {
 // reportCommit reports a commit to the coordinator in the background (it is
 // the receiver's Config.Committed).
 func (s *Service) reportCommit(sh *shuffle.State, n receiver.Commit) {
-	held := n.Held
-	c := control.Msg{Op: control.OpCommitted, Shuffle: sh.ID(), Epoch: n.Epoch, Node: s.Name(), Task: n.Key.Task, Attempt: n.Key.Attempt, Held: &held}
+	c := control.Committed{Task: n.Key.Task, Attempt: n.Key.Attempt, Epoch: n.Epoch, Held: n.Held}
 	if n.Differs != nil {
 		c.Differs = n.Differs.Detail(sh.ID(), n.Key, s.Name())
 		s.log.Error("replayed task differs", "shuffle", sh.ID(), "task", n.Key.Task, "attempt", n.Key.Attempt, "partition", n.Differs.Partition, "first", n.Differs.First)
 	}
 	if e, err := s.lookup(sh.ID()); err == nil {
-		e.committed(control.Committed{Task: n.Key.Task, Attempt: n.Key.Attempt, Epoch: n.Epoch, Held: held})
+		e.committed(c)
 	}
-	s.background(func(ctx context.Context) {
-		err := control.Retry(ctx, 8, func() error { _, err := s.request(ctx, sh.Coordinator(), c); return err })
-		if err != nil {
-			s.log.Error("reporting commit failed", "shuffle", sh.ID(), "task", n.Key.Task, "attempt", n.Key.Attempt, "err", err)
-		}
-	})
+	if s.commits.add(sh, c) {
+		s.background(func(ctx context.Context) { s.sendCommits(ctx, sh) })
+	}
 }

@@ -21,6 +21,7 @@ type queue struct {
 	pending []*Batch // ready to send
 	err     error    // sticky: set by a failed send or by stop
 	stopped bool
+	idle    int     // workers waiting in next for a batch
 	order   ordered // batches complete (their end markers) in queue order
 }
 
@@ -60,7 +61,11 @@ func (q *queue) add(epoch uint64, e shard.Entry, n, limit int64, release func())
 	return nil
 }
 
-// end appends an end marker and sends the buffer.
+// end appends an end marker and sends the buffer if a worker is idle. If
+// every worker is sending, the buffer waits for the first that is done
+// (next), gathering the markers and entries of the tasks that end
+// meanwhile: one message for many tasks' markers instead of one each, and
+// the marker is never later than one send behind.
 func (q *queue) end(epoch uint64, e End) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -69,7 +74,9 @@ func (q *queue) end(epoch uint64, e End) error {
 	}
 	b := q.batch(epoch)
 	b.Ends = append(b.Ends, e)
-	q.pushLocked()
+	if q.idle > 0 {
+		q.pushLocked()
+	}
 	return nil
 }
 
@@ -134,7 +141,13 @@ func (q *queue) next() (b *Batch, err error, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.pending) == 0 && !q.stopped {
+		if q.cur != nil && len(q.cur.Ends) > 0 {
+			q.pushLocked() // markers that waited for a worker (end)
+			break
+		}
+		q.idle++
 		q.cond.Wait()
+		q.idle--
 	}
 	if len(q.pending) == 0 {
 		return nil, nil, false

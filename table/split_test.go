@@ -92,6 +92,9 @@ func TestSplitMatchesBruteForce(t *testing.T) {
 		{"more groups than used", 300, 1, 290, 5, 9, 0.5},
 		{"all null", 100, 3, 60, 4, 2, 1},
 		{"empty slice", 100, 50, 0, 4, 2, 0.1},
+		{"sparse: few rows, many partitions", 300, 0, 300, 10_000, 4, 0.1},
+		{"sparse sliced", 400, 9, 250, 100_000, 5, 0.2},
+		{"sparse, 40 rows over 1000 partitions", 40, 0, 40, 1000, 3, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -172,6 +175,8 @@ func TestSplitErrors(t *testing.T) {
 		{"group out of range", rec, pids, []int{1}, 1, ErrBadInput},
 		{"negative group", rec, pids, []int{-1}, 1, ErrBadInput},
 		{"nil record", nil, nil, nil, 0, ErrBadInput},
+		{"sparse pid out of range", rec, bad, make([]int, 9), 1, ErrBadInput},
+		{"sparse group out of range", rec, pids, append([]int{3}, make([]int, 99)...), 2, ErrBadInput},
 		{"unsupported column", lrec, nil, []int{0}, 1, ErrUnsupportedType},
 	}
 	for _, c := range cases {

@@ -15,17 +15,18 @@ import (
 )
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "shuffle" || args[0] == "recovery") {
+	if len(args) > 0 && (args[0] == "shuffle" || args[0] == "recovery" || args[0] == "scale") {
 		return benchCases(args[0], args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: shufflenode bench [flags] | bench shuffle|recovery [demo flags]")
+		fmt.Fprintln(stderr, "usage: shufflenode bench [flags] | bench shuffle|recovery|scale [demo flags]")
 		return 2
 	}
 	return benchRecord(args, stdout, stderr)
 }
 
-// benchCases runs bench shuffle or bench recovery.
+// benchCases runs bench shuffle, bench recovery or bench scale (medians of
+// three runs per case).
 func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 	var f demoFlags
 	fs := newFlags("bench "+name, stderr)
@@ -36,9 +37,12 @@ func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var err error
-	if name == "recovery" {
+	switch name {
+	case "recovery":
 		err = bench.BenchRecovery(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil))
-	} else {
+	case "scale":
+		err = bench.BenchScale(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), 3)
+	default:
 		err = bench.BenchShuffle(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), int64(f.data))
 	}
 	if err != nil {

@@ -8,7 +8,7 @@
 // the result), bench (the benchmark of record: this machine's ceilings,
 // then each job's time, MB/s, CPU, peak RSS and ratio to its ceiling;
 // --jobs, --quick SCALE, --processes N or --cluster for serve processes;
-// bench shuffle and bench recovery run the demo's case tables), serve (one node, until SIGINT or
+// bench shuffle, bench recovery and bench scale run the demo's case tables), serve (one node, until SIGINT or
 // SIGTERM), status, layout, plan rechunk, and the jobs shuffle (Parquet),
 // merge, set-index, rechunk (Zarr v2), redistribute (DAP arrays as .npy +
 // dim_data), gen-parquet, gen-zarr and gen-dap. Jobs run on

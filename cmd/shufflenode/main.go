@@ -19,7 +19,7 @@ commands:
   gen-zarr  write a synthetic Zarr v2 array (for trying rechunk)
   redistribute redistribute a DAP distributed array (.npy + dim_data per process) to a target distribution
   gen-dap   write a synthetic DAP distributed array (for trying redistribute)
-  bench     the benchmark of record: ceilings, then each job (bench shuffle, bench recovery: demo cases)
+  bench     the benchmark of record: ceilings, then each job (bench shuffle, bench recovery, bench scale: demo cases)
   serve     run one node (sidecar) until SIGINT/SIGTERM
   status    print the members a running node sees (--node API_ADDR)
   plan      print a rechunk plan (plan rechunk --old JSON --new JSON)

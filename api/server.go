@@ -212,7 +212,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	// messages' buffers are pooled.
 	rdr, err := flightproto.NewPooledReader(stream, s.mem)
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "put: reading the stream: %v", err)
+		return toStatus(streamErr("put: reading the stream's schema", err))
 	}
 	defer rdr.Release()
 	var cmd flightproto.PutCmd
@@ -224,7 +224,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 			return rdr.Record(), nil
 		}
 		if err := rdr.Err(); err != nil {
-			return nil, err
+			return nil, streamErr(fmt.Sprintf("put of shuffle %s task %d attempt %d", cmd.Shuffle, cmd.Task, cmd.Attempt), err)
 		}
 		return nil, io.EOF
 	}
@@ -415,9 +415,22 @@ func (s *Server) proxy(ctx context.Context, tk flightproto.Ticket, w *flightprot
 	})
 }
 
-// toStatus maps service errors to gRPC status codes.
+// streamErr is err, an error reading a Flight stream, made a bad input
+// (InvalidArgument) when it is about the bytes the caller sent.
+func streamErr(what string, err error) error {
+	if errors.Is(err, flightproto.ErrMalformed) {
+		return fmt.Errorf("%w: %s: %w", service.ErrBadInput, what, err)
+	}
+	return err
+}
+
+// toStatus maps service errors to gRPC status codes; an error that already
+// carries a gRPC status (the stream's own) keeps its code.
 func toStatus(err error) error {
 	code := codes.Internal
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown && st.Code() != codes.OK {
+		code = st.Code()
+	}
 	switch {
 	case errors.Is(err, service.ErrUnknownShuffle):
 		code = codes.NotFound

@@ -76,7 +76,7 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, done: make(chan error, 1)}
-	s.srv = newFlightServer(s, lis, opts...)
+	s.srv = newFlightServer(s, newLimitListener(lis, sec.Limits.withDefaults().MaxConnections), opts...)
 	return s, nil
 }
 

@@ -247,8 +247,17 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return toStatus(err)
 	}
-	b, _ := json.Marshal(flightproto.PutReply{Rows: res.Rows, Bytes: res.Bytes, Skipped: res.Skipped, InputBytes: count.bytes})
+	b, _ := json.Marshal(putReply(res, count))
 	return stream.Send(&flight.PutResult{AppMetadata: b})
+}
+
+// putReply is a put's reply: the rows the node read (an array chunk is one
+// row); all zero when the put was skipped, which uses none of its input.
+func putReply(res service.PutResult, count *inputCount) flightproto.PutReply {
+	if res.Skipped {
+		return flightproto.PutReply{Skipped: true}
+	}
+	return flightproto.PutReply{Rows: count.rows, Bytes: res.Bytes, InputBytes: count.bytes}
 }
 
 // inputCount wraps a put's next: it counts the rows and Arrow bytes of the
@@ -288,7 +297,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	info := &flight.FlightInfo{Schema: flight.SerializeSchema(schema, s.mem), FlightDescriptor: d, TotalRecords: -1, TotalBytes: -1}
+	info := &flight.FlightInfo{Schema: flightproto.SerializeSchema(schema, s.mem), FlightDescriptor: d, TotalRecords: -1, TotalBytes: -1}
 	for _, l := range locs {
 		t, _ := json.Marshal(flightproto.Ticket{Shuffle: ref.Shuffle, Partition: l.Partition})
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{

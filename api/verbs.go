@@ -38,7 +38,7 @@ func (s *Server) GetSchema(_ context.Context, d *flight.FlightDescriptor) (*flig
 	if err != nil {
 		return nil, toStatus(fmt.Errorf("get schema of shuffle %q: %w", ref.Shuffle, err))
 	}
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, s.mem)}, nil
+	return &flight.SchemaResult{Schema: flightproto.SerializeSchema(schema, s.mem)}, nil
 }
 
 // Handshake answers a client's handshake with this node's protocol

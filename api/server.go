@@ -188,7 +188,7 @@ func (s *Server) status(id string) (any, error) {
 }
 
 func (s *Server) members() flightproto.MembersReply {
-	r := flightproto.MembersReply{Version: flightproto.ProtocolVersion, Node: s.svc.Name(), Members: []flightproto.Member{}}
+	r := flightproto.MembersReply{Version: flightproto.ProtocolVersion, Revision: flightproto.ProtocolRevision, Node: s.svc.Name(), Members: []flightproto.Member{}}
 	for _, m := range s.svc.Members() {
 		r.Members = append(r.Members, flightproto.Member{Name: m.Name, PeerID: m.PeerID, Addrs: m.Addrs, APIAddr: m.APIAddr, Gossip: m.GossipAddr})
 	}

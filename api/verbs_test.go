@@ -259,7 +259,8 @@ func TestDocCoversProtocol(t *testing.T) {
 		want = append(want, fmt.Sprintf("### %s", a.Type))
 	}
 	for _, c := range []codes.Code{codes.NotFound, codes.InvalidArgument, codes.AlreadyExists, codes.FailedPrecondition,
-		codes.Aborted, codes.Unavailable, codes.Unimplemented, codes.Canceled, codes.DeadlineExceeded, codes.Internal, codes.Unauthenticated} {
+		codes.Aborted, codes.Unavailable, codes.Unimplemented, codes.Canceled, codes.DeadlineExceeded, codes.Internal, codes.Unauthenticated,
+		codes.ResourceExhausted, codes.PermissionDenied} {
 		want = append(want, "`"+c.String()+"`")
 	}
 	for _, w := range want {

@@ -211,6 +211,9 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	// Put copies every record's rows (splitter.Cut) before the next: its
 	// messages' buffers are pooled.
 	rdr, err := flightproto.NewPooledReader(stream, s.mem)
+	if errors.Is(err, io.EOF) {
+		return status.Error(codes.InvalidArgument, "put: the stream ended before its schema message")
+	}
 	if err != nil {
 		return toStatus(streamErr("put: reading the stream's schema", err))
 	}

@@ -27,15 +27,22 @@
 //     checked the Handshake's own token first) (verbs.go).
 //
 // Who may call: ListenSecure takes a Security: TLS (certificate and key),
-// mutual TLS (a client CA) and/or a bearer token that gRPC interceptors
-// check on every unary and streaming call, whatever the method (the Flight
-// verbs above and any added later). A call without the token fails with
-// Unauthenticated saying what is missing. Listen is ListenSecure with no
-// security, for loopback; Exposed tells which addresses need more (the
-// binary refuses them open).
+// mutual TLS (a client CA) and/or a bearer token that a gRPC tap handle
+// checks when a call's headers arrive, before any of its messages is read,
+// whatever the method (the Flight verbs above and any added later). A call
+// without the token fails with Unauthenticated saying what is missing, and
+// costs the node its headers only. Security.Limits bound every caller's
+// connections, calls per connection, idle connections and handshake time
+// (limits.go). Listen is ListenSecure with no security, for loopback;
+// Exposed tells which addresses need more (the binary refuses them open).
+//
+// Bytes a client sends are decoded by flightproto's strict reader only: a
+// message it refuses (a malformed or unsupported schema, a batch that does
+// not decode, a FlightData that is not protobuf) is InvalidArgument, never
+// handed to a decoder that trusts the counts it claims.
 //
 // Errors carry gRPC status codes a client acts on: NotFound (unknown
-// shuffle), InvalidArgument (bad spec or input), AlreadyExists,
+// shuffle), InvalidArgument (bad spec or input, malformed messages), AlreadyExists,
 // FailedPrecondition (not sealed, sealed), Aborted (the shuffle failed),
 // Unavailable (a peer is unreachable: retry), Unimplemented (an unknown
 // action or protocol version), ResourceExhausted (a create over a node's

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // Security is who may call a node's API. The zero value lets in every
@@ -52,6 +53,9 @@ type Security struct {
 	// absolute path to a directory. None: the node reads no files for
 	// callers and refuses such puts with PermissionDenied.
 	InputRoots []string
+	// Limits bound the connections and calls of every caller (zero value:
+	// the defaults).
+	Limits Limits
 }
 
 // TLS reports whether the API is served over TLS.
@@ -92,7 +96,7 @@ func (s Security) serverOptions(log *slog.Logger) ([]grpc.ServerOption, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	var opts []grpc.ServerOption
+	opts := s.Limits.serverOptions()
 	if s.TLS() {
 		cfg, err := s.tlsConfig(log)
 		if err != nil {
@@ -105,7 +109,7 @@ func (s Security) serverOptions(log *slog.Logger) ([]grpc.ServerOption, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, grpc.ChainUnaryInterceptor(g.unary), grpc.ChainStreamInterceptor(g.stream))
+		opts = append(opts, grpc.InTapHandle(g.tap))
 	}
 	return opts, nil
 }
@@ -178,18 +182,11 @@ func (s Security) tokenGuard(log *slog.Logger) (tokenGuard, error) {
 // matched).
 type tokenGuard struct{ sums func() [][sha256.Size]byte }
 
-func (g tokenGuard) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if err := g.check(ctx); err != nil {
-		return nil, err
-	}
-	return next(ctx, req)
-}
-
-func (g tokenGuard) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, next grpc.StreamHandler) error {
-	if err := g.check(ss.Context()); err != nil {
-		return err
-	}
-	return next(srv, ss)
+// tap checks the token when a call's headers arrive, before gRPC reads
+// (and buffers) any of its messages: a call without the token costs the
+// node its headers only, whatever the size of the message it announces.
+func (g tokenGuard) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+	return ctx, g.check(ctx)
 }
 
 // check returns nil if the call's metadata holds the token, else an

@@ -76,7 +76,7 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, done: make(chan error, 1)}
-	s.srv = newFlightServer(s, lis, opts...)
+	s.srv = newFlightServer(s, newLimitListener(lis, sec.Limits.withDefaults().MaxConnections), opts...)
 	return s, nil
 }
 
@@ -188,7 +188,7 @@ func (s *Server) status(id string) (any, error) {
 }
 
 func (s *Server) members() flightproto.MembersReply {
-	r := flightproto.MembersReply{Version: flightproto.ProtocolVersion, Node: s.svc.Name(), Members: []flightproto.Member{}}
+	r := flightproto.MembersReply{Version: flightproto.ProtocolVersion, Revision: flightproto.ProtocolRevision, Node: s.svc.Name(), Members: []flightproto.Member{}}
 	for _, m := range s.svc.Members() {
 		r.Members = append(r.Members, flightproto.Member{Name: m.Name, PeerID: m.PeerID, Addrs: m.Addrs, APIAddr: m.APIAddr, Gossip: m.GossipAddr})
 	}
@@ -211,8 +211,11 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	// Put copies every record's rows (splitter.Cut) before the next: its
 	// messages' buffers are pooled.
 	rdr, err := flightproto.NewPooledReader(stream, s.mem)
+	if errors.Is(err, io.EOF) {
+		return status.Error(codes.InvalidArgument, "put: the stream ended before its schema message")
+	}
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "put: reading the stream: %v", err)
+		return toStatus(streamErr("put: reading the stream's schema", err))
 	}
 	defer rdr.Release()
 	var cmd flightproto.PutCmd
@@ -224,7 +227,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 			return rdr.Record(), nil
 		}
 		if err := rdr.Err(); err != nil {
-			return nil, err
+			return nil, streamErr(fmt.Sprintf("put of shuffle %s task %d attempt %d", cmd.Shuffle, cmd.Task, cmd.Attempt), err)
 		}
 		return nil, io.EOF
 	}
@@ -247,8 +250,17 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return toStatus(err)
 	}
-	b, _ := json.Marshal(flightproto.PutReply{Rows: res.Rows, Bytes: res.Bytes, Skipped: res.Skipped, InputBytes: count.bytes})
+	b, _ := json.Marshal(putReply(res, count))
 	return stream.Send(&flight.PutResult{AppMetadata: b})
+}
+
+// putReply is a put's reply: the rows the node read (an array chunk is one
+// row); all zero when the put was skipped, which uses none of its input.
+func putReply(res service.PutResult, count *inputCount) flightproto.PutReply {
+	if res.Skipped {
+		return flightproto.PutReply{Skipped: true}
+	}
+	return flightproto.PutReply{Rows: count.rows, Bytes: res.Bytes, InputBytes: count.bytes}
 }
 
 // inputCount wraps a put's next: it counts the rows and Arrow bytes of the
@@ -288,7 +300,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	info := &flight.FlightInfo{Schema: flight.SerializeSchema(schema, s.mem), FlightDescriptor: d, TotalRecords: -1, TotalBytes: -1}
+	info := &flight.FlightInfo{Schema: flightproto.SerializeSchema(schema, s.mem), FlightDescriptor: d, TotalRecords: -1, TotalBytes: -1}
 	for _, l := range locs {
 		t, _ := json.Marshal(flightproto.Ticket{Shuffle: ref.Shuffle, Partition: l.Partition})
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{
@@ -418,9 +430,22 @@ func (s *Server) proxy(ctx context.Context, tk flightproto.Ticket, w *flightprot
 	})
 }
 
-// toStatus maps service errors to gRPC status codes.
+// streamErr is err, an error reading a Flight stream, made a bad input
+// (InvalidArgument) when it is about the bytes the caller sent.
+func streamErr(what string, err error) error {
+	if errors.Is(err, flightproto.ErrMalformed) {
+		return fmt.Errorf("%w: %s: %w", service.ErrBadInput, what, err)
+	}
+	return err
+}
+
+// toStatus maps service errors to gRPC status codes; an error that already
+// carries a gRPC status (the stream's own) keeps its code.
 func toStatus(err error) error {
 	code := codes.Internal
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown && st.Code() != codes.OK {
+		code = st.Code()
+	}
 	switch {
 	case errors.Is(err, service.ErrUnknownShuffle):
 		code = codes.NotFound

@@ -38,7 +38,7 @@ func (s *Server) GetSchema(_ context.Context, d *flight.FlightDescriptor) (*flig
 	if err != nil {
 		return nil, toStatus(fmt.Errorf("get schema of shuffle %q: %w", ref.Shuffle, err))
 	}
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, s.mem)}, nil
+	return &flight.SchemaResult{Schema: flightproto.SerializeSchema(schema, s.mem)}, nil
 }
 
 // Handshake answers a client's handshake with this node's protocol
@@ -52,7 +52,7 @@ func (s *Server) Handshake(stream flight.FlightService_HandshakeServer) error {
 	if _, err := stream.Recv(); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	b, _ := json.Marshal(flightproto.HandshakeReply{Version: flightproto.ProtocolVersion, Node: s.svc.Name(), Auth: s.auth})
+	b, _ := json.Marshal(flightproto.HandshakeReply{Version: flightproto.ProtocolVersion, Revision: flightproto.ProtocolRevision, Node: s.svc.Name(), Auth: s.auth})
 	return stream.Send(&flight.HandshakeResponse{ProtocolVersion: flightproto.ProtocolVersion, Payload: b})
 }
 

@@ -26,7 +26,7 @@ import (
 
 // startNode serves the API of a one-node cluster (on an in-memory network)
 // on loopback and returns a Flight client of it; both close with t.
-func startNode(t *testing.T) flight.Client {
+func startNode(t testing.TB) flight.Client {
 	t.Helper()
 	fc, err := flightproto.Dial(startServer(t))
 	if err != nil {
@@ -38,7 +38,7 @@ func startNode(t *testing.T) flight.Client {
 
 // startServer serves the API of a one-node cluster (on an in-memory
 // network) on loopback and returns its address; it closes with t.
-func startServer(t *testing.T) string {
+func startServer(t testing.TB) string {
 	t.Helper()
 	nw, err := simnet.New(simnet.DefaultConfig())
 	if err != nil {
@@ -66,7 +66,7 @@ func startServer(t *testing.T) string {
 }
 
 // doAction runs an action and returns its results' bodies.
-func doAction(t *testing.T, fc flight.Client, typ string, body any) ([][]byte, error) {
+func doAction(t testing.TB, fc flight.Client, typ string, body any) ([][]byte, error) {
 	t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -90,7 +90,7 @@ func doAction(t *testing.T, fc flight.Client, typ string, body any) ([][]byte, e
 }
 
 // dataframeSpec is a small hash shuffle of the generator's schema.
-func dataframeSpec(t *testing.T, id string) *spec.Spec {
+func dataframeSpec(t testing.TB, id string) *spec.Spec {
 	t.Helper()
 	codec, err := table.NewCodec(table.GenSchema(), nil)
 	if err != nil {
@@ -259,7 +259,8 @@ func TestDocCoversProtocol(t *testing.T) {
 		want = append(want, fmt.Sprintf("### %s", a.Type))
 	}
 	for _, c := range []codes.Code{codes.NotFound, codes.InvalidArgument, codes.AlreadyExists, codes.FailedPrecondition,
-		codes.Aborted, codes.Unavailable, codes.Unimplemented, codes.Canceled, codes.DeadlineExceeded, codes.Internal, codes.Unauthenticated} {
+		codes.Aborted, codes.Unavailable, codes.Unimplemented, codes.Canceled, codes.DeadlineExceeded, codes.Internal, codes.Unauthenticated,
+		codes.ResourceExhausted, codes.PermissionDenied} {
 		want = append(want, "`"+c.String()+"`")
 	}
 	for _, w := range want {

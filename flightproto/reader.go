@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/table"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Reader reads the record batches of a Flight stream (a DoPut or a DoGet)
@@ -20,14 +22,15 @@ import (
 // record can keep it. Every length, offset and null count is checked before
 // an array is built (table.Codec.DecodeMessage).
 //
-// Streams whose schema the zero-copy decoder does not take (dictionaries,
-// nested types) are read by Arrow's reader instead, unchanged.
+// Only flat schemas of the types table.Codec takes are read: a schema
+// message it refuses (dictionaries, nested types, or bytes that are not a
+// schema at all) is an error wrapping ErrMalformed, and its bytes go to no
+// other decoder (Arrow's reader allocates by the counts a message claims).
 // Not safe for concurrent use.
 type Reader struct {
 	stream flight.DataStreamReader
 	pooled msgReceiver // set: messages are received into pooled buffers
 	codec  *table.Codec
-	arrow  *flight.Reader // the fallback, when codec is nil
 	desc   *flight.FlightDescriptor
 	appMD  []byte
 	rec    arrow.Record
@@ -35,7 +38,9 @@ type Reader struct {
 }
 
 // NewReader reads the schema message from stream and returns a Reader of
-// its batches, allocating (for compressed bodies) from mem.
+// its batches, allocating (for compressed bodies) from mem. A first
+// message that is not a schema table.Codec takes is an error wrapping
+// ErrMalformed; one the stream failed to deliver is the stream's error.
 func NewReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, error) {
 	first, err := stream.Recv()
 	if err != nil {
@@ -47,7 +52,7 @@ func NewReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, e
 		r.codec, err = table.NewCodec(schema, mem)
 	}
 	if err != nil {
-		return r.fallback(first, mem)
+		return nil, fmt.Errorf("%w: the stream's schema message: %w", ErrMalformed, err)
 	}
 	return r, nil
 }
@@ -64,7 +69,7 @@ func NewReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, e
 // of other codecs read as NewReader's.
 func NewPooledReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, error) {
 	r, err := NewReader(stream, mem)
-	if err == nil && r.arrow == nil {
+	if err == nil {
 		r.pooled, _ = stream.(msgReceiver)
 	}
 	return r, err
@@ -73,47 +78,25 @@ func NewPooledReader(stream flight.DataStreamReader, mem memory.Allocator) (*Rea
 // msgReceiver is a gRPC stream's RecvMsg, which the codec decodes.
 type msgReceiver interface{ RecvMsg(m any) error }
 
-// fallback hands the stream, first message included, to Arrow's reader.
-func (r *Reader) fallback(first *flight.FlightData, mem memory.Allocator) (*Reader, error) {
-	rdr, err := flight.NewRecordReader(&replay{first: first, rest: r.stream}, ipc.WithAllocator(mem))
-	if err != nil {
-		return nil, err
-	}
-	r.arrow = rdr
-	return r, nil
-}
-
 // Schema returns the stream's schema.
 func (r *Reader) Schema() *arrow.Schema {
-	if r.arrow != nil {
-		return r.arrow.Schema()
-	}
 	return r.codec.Schema()
 }
 
 // LatestFlightDescriptor returns the descriptor sent with the stream's
 // first message (nil if none).
 func (r *Reader) LatestFlightDescriptor() *flight.FlightDescriptor {
-	if r.arrow != nil {
-		return r.arrow.LatestFlightDescriptor()
-	}
 	return r.desc
 }
 
 // LatestAppMetadata returns the app metadata of the last message read.
 func (r *Reader) LatestAppMetadata() []byte {
-	if r.arrow != nil {
-		return r.arrow.LatestAppMetadata()
-	}
 	return r.appMD
 }
 
 // Next advances to the next batch; false at the end of the stream or on an
 // error (see Err).
 func (r *Reader) Next() bool {
-	if r.arrow != nil {
-		return r.arrow.Next()
-	}
 	r.releaseRecord()
 	if r.err != nil {
 		return false
@@ -143,7 +126,7 @@ func (r *Reader) nextRecord() (arrow.Record, error) {
 		}
 		rec, err := r.decode(d)
 		if err != nil {
-			return nil, fmt.Errorf("flightproto: reading a batch: %w", err)
+			return nil, fmt.Errorf("%w: reading a batch: %w", ErrMalformed, err)
 		}
 		return rec, nil
 	}
@@ -153,11 +136,11 @@ func (r *Reader) nextRecord() (arrow.Record, error) {
 func (r *Reader) recv() (*pooledData, error) {
 	if r.pooled != nil {
 		d := new(pooledData)
-		return d, r.pooled.RecvMsg(d)
+		return d, malformedOr(r.pooled.RecvMsg(d))
 	}
 	fd, err := r.stream.Recv()
 	if err != nil {
-		return nil, err
+		return nil, malformedOr(err)
 	}
 	d := new(pooledData)
 	d.DataHeader, d.DataBody, d.AppMetadata = fd.DataHeader, fd.DataBody, fd.AppMetadata
@@ -192,26 +175,16 @@ func (m msgBody) Free([]byte) { m.d.release() }
 // Record returns the current batch, valid until the next call to Next or
 // Release (Retain it to keep it longer).
 func (r *Reader) Record() arrow.Record {
-	if r.arrow != nil {
-		return r.arrow.Record()
-	}
 	return r.rec
 }
 
 // Err returns the error that ended Next, nil at a clean end of stream.
 func (r *Reader) Err() error {
-	if r.arrow != nil {
-		return r.arrow.Err()
-	}
 	return r.err
 }
 
-// Release releases the current batch (and the fallback reader).
+// Release releases the current batch.
 func (r *Reader) Release() {
-	if r.arrow != nil {
-		r.arrow.Release()
-		return
-	}
 	r.releaseRecord()
 }
 
@@ -222,17 +195,14 @@ func (r *Reader) releaseRecord() {
 	}
 }
 
-// replay hands out first, then the rest of the stream.
-type replay struct {
-	first *flight.FlightData
-	rest  flight.DataStreamReader
-}
-
-// Recv implements flight.DataStreamReader.
-func (p *replay) Recv() (*flight.FlightData, error) {
-	if fd := p.first; fd != nil {
-		p.first = nil
-		return fd, nil
+// malformedOr marks the error gRPC reports when the codec could not decode
+// a received message (a FlightData that is not valid protobuf) with
+// ErrMalformed: gRPC turns the codec's error into an Internal status whose
+// message alone says so.
+func malformedOr(err error) error {
+	st, ok := status.FromError(err)
+	if ok && st.Code() == codes.Internal && strings.Contains(st.Message(), "failed to unmarshal") {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	return p.rest.Recv()
+	return err
 }

@@ -11,6 +11,13 @@ import "github.com/shufflenode/shufflenode/spec"
 // version.
 const ProtocolVersion = 1
 
+// ProtocolRevision numbers the fixes within ProtocolVersion: each time a
+// node is changed to do what docs/flight-api.md says where it did not
+// (its "Revisions" list), the revision goes up. It is sent in the members
+// reply and Handshake, so that a client can tell an older node, whose
+// differences the list gives. Revision 0 is a node that sends none.
+const ProtocolRevision = 3
+
 // CreateRequest is the body of the create action: a spec, and optionally
 // the protocol version the client speaks (0: unstated). A node refuses a
 // version it does not speak with Unimplemented.
@@ -30,16 +37,18 @@ type CreateReply struct {
 // MembersReply is the reply of the members action: the live members as the
 // answering node sees them.
 type MembersReply struct {
-	Version int      `json:"version"`
-	Node    string   `json:"node"`
-	Members []Member `json:"members"`
+	Version  int      `json:"version"`
+	Revision int      `json:"revision"`
+	Node     string   `json:"node"`
+	Members  []Member `json:"members"`
 }
 
 // HandshakeReply is the payload of the Handshake response (its
 // protocol_version field also carries Version).
 type HandshakeReply struct {
-	Version int    `json:"version"`
-	Node    string `json:"node"`
+	Version  int    `json:"version"`
+	Revision int    `json:"revision"`
+	Node     string `json:"node"`
 	// Auth is AuthBearer when the node requires a bearer token on every
 	// call (this Handshake's token was checked and is right); absent when
 	// the node lets every caller in.

@@ -22,6 +22,7 @@ import (
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc/codes"
@@ -219,6 +220,11 @@ func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, token 
 	}
 	future := *sp
 	future.ID = "go-future"
+	capped := *sp
+	capped.ID, capped.Tasks = "go-capped", service.DefaultMaxTasks+1
+	listed := *sp
+	listed.ID, listed.Schema = "go-listed", flightproto.SerializeSchema(arrow.NewSchema([]arrow.Field{
+		{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil), memory.DefaultAllocator)
 	put := func(task uint64, attempt uint32, rec arrow.Record) error {
 		_, err := cl.Put(ctx, flightproto.PutCmd{Shuffle: sp.ID, Task: task, Attempt: attempt}, rec.Schema(), records(rec))
 		return err
@@ -235,6 +241,8 @@ func checkSameCodes(ctx context.Context, t *testing.T, cl *client.Client, token 
 		{"unknown shuffle: GetFlightInfo", locationsErr(ctx, cl, "go-nope")},
 		{"create: future version", createVersion(ctx, cl.Addr(), token, &future, flightproto.ProtocolVersion+1)},
 		{"create: same ID", cl.Create(ctx, sp)},
+		{"create: over --max-tasks", cl.Create(ctx, &capped)},
+		{"create: unsupported column type", cl.Create(ctx, &listed)},
 		{"put: wrong schema", put(0, 0, bad)},
 		{"put: task out of range", put(2, 0, good)},
 		{"put: same attempt again, same node", secondErr(put(0, 0, good), put(0, 0, good))},

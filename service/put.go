@@ -56,7 +56,10 @@ func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt u
 		return PutResult{}, err
 	}
 	sh.Touch()
-	if err := sh.startPut(k); err != nil {
+	if finished, err := sh.startPut(k); err != nil {
+		if finished && s.taskDone(ctx, sh, k) {
+			return PutResult{Skipped: true}, nil // this attempt's reply was lost: its task is done
+		}
 		return PutResult{}, err
 	}
 	res, err := s.put(ctx, sh, k, feed)
@@ -76,8 +79,11 @@ func (sh *entry) checkSchema(task uint64, schema *arrow.Schema) error {
 	return nil
 }
 
-// startPut registers a local put of k, refusing a second concurrent one.
-func (sh *entry) startPut(k shuffle.AttemptKey) error {
+// startPut registers a local put of k, refusing a second one while k runs
+// or after it ran (finished: it ran to its end here; the caller then asks
+// whether the task is still done, and if so the put is skipped like any
+// put of a done task).
+func (sh *entry) startPut(k shuffle.AttemptKey) (finished bool, err error) {
 	sh.Lock()
 	defer sh.Unlock()
 	if done, ok := sh.puts[k]; ok {
@@ -85,10 +91,10 @@ func (sh *entry) startPut(k shuffle.AttemptKey) error {
 		if done {
 			state = "finished"
 		}
-		return fmt.Errorf("%w: shuffle %s task %d attempt %d is already %s on this node", ErrConflict, sh.ID(), k.Task, k.Attempt, state)
+		return done, fmt.Errorf("%w: shuffle %s task %d attempt %d is already %s on this node", ErrConflict, sh.ID(), k.Task, k.Attempt, state)
 	}
 	sh.puts[k] = false
-	return nil
+	return false, nil
 }
 
 func (sh *entry) endPut(k shuffle.AttemptKey, ok bool) {

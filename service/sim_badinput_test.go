@@ -61,8 +61,8 @@ func TestSimBadInput(t *testing.T) {
 	if err := put("bad", 1, 0, nil, rec); err != nil {
 		t.Fatalf("a good put after the bad ones: %v", err)
 	}
-	if err := put("bad", 1, 0, nil, rec); !errors.Is(err, service.ErrConflict) {
-		t.Errorf("the same attempt again: %v, want ErrConflict", err)
+	if res, err := node1.Put(ctx, "bad", 1, 0, nil, records([]arrow.Record{rec})); err != nil || !res.Skipped {
+		t.Errorf("the same attempt again, once done: %+v, %v; want skipped (its task is done)", res, err)
 	}
 	good := newFrame("good", 6, 7, 3_000, 5)
 	c.run(ctx, good.spec(), good.input())

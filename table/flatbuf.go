@@ -234,6 +234,7 @@ func checkHeader(msg fbTable, want uint8, bodyLen int) error {
 const (
 	slotSchemaFields   = 1
 	slotSchemaMeta     = 2
+	slotFieldName      = 0
 	slotFieldTypeTag   = 2
 	slotFieldDict      = 4
 	slotFieldChildren  = 5
@@ -288,24 +289,53 @@ func checkSchemaFB(meta []byte) error {
 }
 
 // checkFieldFB checks one Field table: a supported type, no dictionary, no
-// children, bounded metadata.
+// children, bounded metadata. Its errors name the column.
 func checkFieldFB(f fbTable, i int) error {
 	tag, err := f.u8(slotFieldTypeTag, 0)
 	if err != nil {
 		return err
 	}
+	col := fieldName(f, i)
 	switch tag {
 	case fbTypeInt, fbTypeFloat, fbTypeBinary, fbTypeUtf8, fbTypeBool, fbTypeDate, fbTypeTimestamp, fbTypeLargeBinary, fbTypeLargeUtf8:
 	default:
-		return fmt.Errorf("%w: field %d has type tag %d (supported: %s)", ErrUnsupportedType, i, tag, supportedTypes)
+		return fmt.Errorf("%w: %s has type %s (supported: %s)", ErrUnsupportedType, col, typeName(tag), supportedTypes)
 	}
 	if _, dict, err := f.table(slotFieldDict); err != nil || dict {
-		return fmt.Errorf("%w: field %d is dictionary-encoded or corrupt (%v)", ErrUnsupportedType, i, err)
+		return fmt.Errorf("%w: %s is dictionary-encoded or corrupt (%v)", ErrUnsupportedType, col, err)
 	}
 	if _, n, err := f.vector(slotFieldChildren, 4); err != nil || n > 0 {
-		return fmt.Errorf("%w: field %d has %d children or corrupt ones (%v)", ErrUnsupportedType, i, n, err)
+		return fmt.Errorf("%w: %s has %d children or corrupt ones (%v)", ErrUnsupportedType, col, n, err)
 	}
 	return checkMetaVector(f, slotFieldMeta)
+}
+
+// maxNameInError bounds the bytes of a column name quoted in an error.
+const maxNameInError = 256
+
+// fieldName is how an error names field i: `column "name" (field i)`, or
+// `field i` when its name is absent or out of bounds.
+func fieldName(f fbTable, i int) string {
+	start, n, err := f.vector(slotFieldName, 1)
+	if err != nil || n == 0 {
+		return fmt.Sprintf("field %d", i)
+	}
+	name := f.buf[start : start+uint32(min(n, maxNameInError))]
+	return fmt.Sprintf("column %q (field %d)", name, i)
+}
+
+// fbTypeNames are the names of Arrow's Schema.fbs Type union, by tag.
+var fbTypeNames = [...]string{"none", "null", "int", "floating point", "binary", "utf8", "bool",
+	"decimal", "date", "time", "timestamp", "interval", "list", "struct", "union",
+	"fixed-size binary", "fixed-size list", "map", "duration", "large binary", "large utf8",
+	"large list", "run-end encoded", "binary view", "utf8 view", "list view", "large list view"}
+
+// typeName names a Type union tag.
+func typeName(tag uint8) string {
+	if int(tag) < len(fbTypeNames) {
+		return fbTypeNames[tag]
+	}
+	return fmt.Sprintf("tag %d", tag)
 }
 
 // checkMetaVector bounds a custom_metadata vector.

@@ -19,6 +19,7 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const path = require('node:path');
 const f = require('./flight');
 
 const { arrow, grpc } = f;
@@ -51,6 +52,21 @@ const clientAt = (addr) => {
   return byAddr.get(addr);
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// --- what the document states, read from it ------------------------------------
+
+const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'flight-api.md'), 'utf8');
+
+/** The first capture of re in the document; fails when the statement is gone. */
+function stated(re, what) {
+  const m = doc.match(re);
+  assert.ok(m, `docs/flight-api.md no longer states ${what} (${re})`);
+  return m[1];
+}
+
+const REVISION = Number(stated(/^# .*protocol version 1 \(revision (\d+)\)/m, 'its revision'));
+const capOf = (flag) => 2 ** Number(stated(new RegExp(`\\| \`--${flag}\` \\(\`\\w+\`\\) \\| 2\\^(\\d+)`), `the default of --${flag}`));
+const UNSUPPORTED_EXAMPLE = stated(/message names the column and its type, e\.g\. `([^`]+)`/, 'how an unsupported column is named').replace(/\s+/g, ' ');
 
 // --- the hash rule, as the document states it -----------------------------
 
@@ -206,6 +222,11 @@ async function hashShuffle() {
   await runShuffle(hashSpec(id), taskBatches, schema);
   const got = (await f.getSchema(clients[1], id));
   assert.deepEqual(got.fields.map((x) => `${x.name}:${x.type}:${x.nullable}`), schema.fields.map((x) => `${x.name}:${x.type}:${x.nullable}`), 'GetSchema');
+  for (const method of ['GetSchema', 'GetFlightInfo']) {
+    const b = await f.schemaBytes(clients[0], id, method);
+    assert.equal(b.readUInt32LE(0), 0xffffffff, `${method}: the serialized schema starts with the continuation marker`);
+    assert.equal(b.length, 8 + b.readInt32LE(4), `${method}: the serialized schema is 8 + n bytes, nothing after the message`);
+  }
   const eps = await f.locations(clients[2 % clients.length], id);
   assert.equal(eps.length, PARTITIONS, 'one endpoint per partition');
   const seen = new Map();
@@ -234,7 +255,9 @@ async function hashShuffle() {
 
 /** Sorts partition ep.partition by key at its owner (an op ticket). */
 async function sortOp(id, ep, rows) {
-  const { table, stats } = await f.runOp(clientAt(ep.addr), { op: 'sort', shuffles: [id], partition: ep.partition, column: 'key' });
+  const { table, stats, metas } = await f.runOp(clientAt(ep.addr), { op: 'sort', shuffles: [id], partition: ep.partition, column: 'key' });
+  assert.equal(metas[0], metas[1], 'op stats: the schema message carries the first batch\'s');
+  assert.ok(metas.slice(2).every((m) => m === ''), 'op stats: later batches carry none');
   assert.deepEqual(stats.input_rows, [rows.length], 'sort stats: input rows');
   assert.equal(stats.remote, 0, 'sort at the owner reads nothing remote');
   const keys = [...table.getChild('key')].map(Number);
@@ -297,6 +320,7 @@ async function joinAt(l, r, ep) {
   const rights = [0, 1].flatMap(rightKeys).filter((k) => keyPartition(k) === p);
   assert.deepEqual(stats.input_rows, [lefts.length, rights.length], `join partition ${p}: input rows`);
   assert.equal(stats.remote, 0, `join partition ${p} at its owner reads nothing remote`);
+  assert.deepEqual(table.schema.fields.map((x) => x.name), ['row', 'key', 'rkey', 'rval'], `join partition ${p}: the left's columns, then the right's`);
   const rows = [...table.getChild('row')].map(Number);
   const vals = [...table.getChild('rval')].map(Number);
   rows.forEach((x, i) => assert.equal(vals[i], 10 * leftKey(x), `join partition ${p}: row ${x} got rval ${vals[i]}`));
@@ -337,10 +361,20 @@ async function arrayRechunk() {
     const c = chunkBytes(OLD, gridIndex(OLD, t));
     return [batch(sch, [[c.data], [JSON.stringify(c.shape)]])];
   };
-  await runShuffle({ id, kind: 'array', dtype: '<i4', old_chunks: OLD, new_chunks: NEW, tasks: 4, partitions: 3 }, input, sch);
+  await f.action(clients[0], 'create', { id, kind: 'array', dtype: '<i4', old_chunks: OLD, new_chunks: NEW, tasks: 4, partitions: 3, version: 1 });
+  const first = await f.put(clients[1], { shuffle: id, task: 0, attempt: 100 }, sch, input(0));
+  assert.equal(first.rows, 1, 'an array put\'s rows: 1, its chunk');
+  assert.ok(first.bytes > 0 && first.input_bytes > 0, 'an array put\'s bytes and input_bytes');
+  await sealRounds(id, [1, 2, 3], attemptCounter(), input, sch, clients);
   for (const ep of await f.locations(clients[0], id)) {
     const table = await f.read(clientAt(ep.addr), ep.ticket);
     assert.equal(table.numRows, 1, `new chunk ${ep.partition} is one row`);
+    const dd = JSON.parse(table.schema.metadata.get('dim_data')).dim_data;
+    dd.forEach((d, a) => {
+      assert.equal(d.dist_type, 'b', `new chunk ${ep.partition} axis ${a}: block`);
+      assert.ok('start' in d && 'stop' in d, `new chunk ${ep.partition} axis ${a}: start and stop`);
+      assert.ok(!('padding' in d) && !('periodic' in d), `new chunk ${ep.partition} axis ${a}: no padding, no periodic key without them`);
+    });
     const want = chunkBytes(NEW, gridIndex(NEW, ep.partition));
     assert.deepEqual(JSON.parse(table.getChild('shape').get(0)), want.shape, `new chunk ${ep.partition} shape`);
     assert.ok(Buffer.from(table.getChild('data').get(0)).equals(want.data), `new chunk ${ep.partition} bytes`);
@@ -384,7 +418,9 @@ async function badRequests() {
   const first = await f.put(clients[1], { shuffle: id, task: 0, attempt: 0 }, schema, taskBatches(0));
   assert.deepEqual(first, { rows: ROWS_PER_TASK, bytes: first.bytes, input_bytes: first.input_bytes }, 'first put reply');
   assert.ok(first.input_bytes > 0, 'a put reply counts the Arrow bytes it read');
-  await expect('put: same attempt again, same node', f.put(clients[1], { shuffle: id, task: 0, attempt: 0 }, schema, taskBatches(0)), code.ALREADY_EXISTS);
+  await expect('put: same attempt again, same node', f.put(clients[1], { shuffle: id, task: 0, attempt: 0 }, schema, taskBatches(0)), code.OK);
+  const same = await f.put(clients[1], { shuffle: id, task: 0, attempt: 0 }, schema, taskBatches(0));
+  assert.deepEqual(same, { rows: 0, bytes: 0, skipped: true }, 'the same (task, attempt) again once its task is done: skipped, rows 0');
   const again = await f.put(clients[2 % clients.length], { shuffle: id, task: 0, attempt: 1 }, schema, taskBatches(0));
   assert.equal(again.skipped, true, 'a put of a finished task is skipped');
   const eps = await f.locations(clients[0], id);
@@ -395,11 +431,51 @@ async function badRequests() {
   await f.put(clients[0], { shuffle: id, task: 1, attempt: 0 }, schema, taskBatches(1));
   assert.equal((await f.action(clients[0], 'barrier', { shuffle: id })).sealed, true, 'sealed once task 1 is in');
   const late = await f.put(clients[0], { shuffle: id, task: 1, attempt: 5 }, schema, taskBatches(1));
-  assert.equal(late.skipped, true, 'a put after the seal is skipped');
+  assert.deepEqual(late, { rows: 0, bytes: 0, skipped: true }, 'a put after the seal is skipped, rows 0');
+  const latePair = await f.put(clients[0], { shuffle: id, task: 1, attempt: 0 }, schema, taskBatches(1));
+  assert.deepEqual(latePair, { rows: 0, bytes: 0, skipped: true }, 'the same (task, attempt) after the seal: skipped, as before it');
   await expect('unknown action', f.action(clients[0], 'explode', {}), code.UNIMPLEMENTED);
+  Object.assign(codes, await documentedRefusals(spec));
   await f.action(clients[0], 'close', { shuffle: id });
   await expect('closed shuffle: status', f.action(clients[0], 'status', { shuffle: id }), code.NOT_FOUND);
   log(`bad requests: ${Object.keys(codes).length} cases gave the documented codes`);
+  return codes;
+}
+
+/** Resolves with the error p fails with (undefined if it does not). */
+async function errorOf(p) {
+  try { await p; return undefined; } catch (err) { return err; }
+}
+
+/**
+ * The refusals the document describes by code and message: node caps,
+ * unsupported column types, malformed puts, a create whose schema
+ * carries an end-of-stream marker after it.
+ */
+async function documentedRefusals(spec) {
+  const codes = {};
+  const refused = async (name, p, want, mention) => {
+    const err = await errorOf(p);
+    codes[name] = err ? err.code : code.OK;
+    assert.equal(codes[name], want, `${name}: code ${codes[name]}, want ${want} (${err && err.message})`);
+    if (mention) assert.ok(err.details.includes(mention), `${name}: message ${JSON.stringify(err.details)} does not say ${JSON.stringify(mention)}`);
+  };
+  const capped = `${prefix}-capped`;
+  await refused('create: over --max-tasks', f.action(clients[0], 'create', { ...spec, id: capped, tasks: capOf('max-tasks') + 1 }), code.RESOURCE_EXHAUSTED, '--max-tasks');
+  await refused('create: over --max-partitions', f.action(clients[1], 'create', { ...spec, id: capped, partitions: capOf('max-partitions') + 1 }), code.RESOURCE_EXHAUSTED, '--max-partitions');
+  const listSchema = new arrow.Schema([...schema.fields.slice(0, 2),
+    new arrow.Field('tags', new arrow.List(new arrow.Field('item', new arrow.Int64(), true)), true)]);
+  await refused('create: unsupported column type', f.action(clients[0], 'create', { ...spec, id: capped, schema: f.serializeSchema(listSchema).toString('base64') }),
+    code.INVALID_ARGUMENT, UNSUPPORTED_EXAMPLE);
+  const [head] = f.ipcMessages(f.ipcStream(schema, []));
+  const desc = f.cmdDescriptor({ shuffle: spec.id, task: 0, attempt: 50 });
+  const cut = { flight_descriptor: desc, data_header: head.header.subarray(0, head.header.length >> 1), data_body: Buffer.alloc(0) };
+  await refused('put: schema message cut short', f.putFrames(clients[0], [cut]), code.INVALID_ARGUMENT);
+  const huge = Buffer.from(head.header);
+  huge.fill(0xff, 8, 24);
+  await refused('put: garbage schema message', f.putFrames(clients[0], [{ ...cut, data_header: huge }]), code.INVALID_ARGUMENT);
+  const eos = Buffer.concat([f.serializeSchema(schema), Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])]);
+  await refused('create: schema with an end-of-stream marker', f.action(clients[0], 'create', { ...spec, id: `${prefix}-eos`, schema: eos.toString('base64') }), code.INVALID_ARGUMENT);
   return codes;
 }
 
@@ -408,12 +484,16 @@ async function verbs() {
   assert.equal(hs.protocol_version, 1, 'handshake protocol_version');
   assert.equal(hs.payload.version, 1, 'handshake payload version');
   assert.equal(hs.payload.auth, token ? 'bearer' : undefined, 'handshake auth: bearer exactly when the node has a token');
+  assert.equal(hs.payload.revision, REVISION, 'handshake revision: the document\'s');
   const actions = (await f.listActions(clients[1])).map((a) => a.type).sort();
   assert.deepEqual(actions, ['barrier', 'close', 'create', 'layout', 'members', 'status'], 'ListActions');
   const m = await f.action(clients[2 % clients.length], 'members');
   assert.equal(m.version, 1, 'members version');
   assert.equal(m.members.length, nodes.length, 'members count');
   assert.deepEqual(m.members.map((x) => x.api_addr).sort(), [...nodes].sort(), 'members api_addr');
+  assert.equal(m.revision, REVISION, 'members revision');
+  const raw = await f.action(clients[0], 'members', Buffer.from('not json {'));
+  assert.equal(raw.members.length, nodes.length, 'members ignores a body that is not JSON');
   log('handshake, ListActions and members as documented');
 }
 

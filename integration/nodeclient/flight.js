@@ -58,9 +58,13 @@ function unary(client, method, req) {
   });
 }
 
-/** Runs an action; resolves with its one JSON reply (undefined for none). */
+/**
+ * Runs an action; resolves with its one JSON reply (undefined for none). A
+ * Buffer body is sent as it is, anything else as JSON.
+ */
 async function action(client, type, body) {
-  const results = await collect(client.DoAction({ type, body: json(body === undefined ? {} : body) }));
+  const raw = Buffer.isBuffer(body) ? body : json(body === undefined ? {} : body);
+  const results = await collect(client.DoAction({ type, body: raw }));
   return results.length ? JSON.parse(Buffer.from(results[0].body).toString()) : undefined;
 }
 
@@ -126,15 +130,19 @@ function flightDataToIPC(msgs) {
  * with {shuffle, task, attempt}. Resolves with the PutReply JSON.
  */
 function put(client, cmd, schema, batches) {
+  return putFrames(client, ipcMessages(ipcStream(schema, batches)).map((m, i) => (
+    { flight_descriptor: i === 0 ? cmdDescriptor(cmd) : null, data_header: m.header, data_body: m.body })));
+}
+
+/** Sends FlightData messages as one DoPut; resolves with the PutReply JSON. */
+function putFrames(client, frames) {
   return new Promise((resolve, reject) => {
     const call = client.DoPut({ deadline: Date.now() + 120_000 });
     let reply;
     call.on('data', (r) => { reply = JSON.parse(Buffer.from(r.app_metadata).toString()); });
     call.on('error', reject);
     call.on('end', () => resolve(reply));
-    ipcMessages(ipcStream(schema, batches)).forEach((m, i) => {
-      call.write({ flight_descriptor: i === 0 ? cmdDescriptor(cmd) : null, data_header: m.header, data_body: m.body });
-    });
+    frames.forEach((fd) => call.write(fd));
     call.end();
   });
 }
@@ -156,19 +164,25 @@ async function read(client, ticket) {
 }
 
 /**
- * DoGets an op ticket; resolves with the result's Table and the stats of
- * its first batch's app metadata.
+ * DoGets an op ticket; resolves with the result's Table, the stats of its
+ * first batch's app metadata, and the app metadata of every message
+ * (strings, '' for none; the first is the schema message's).
  */
 async function runOp(client, op) {
   const msgs = await collect(client.DoGet({ ticket: json(op) }));
-  const withStats = msgs.find((m) => m.app_metadata && m.app_metadata.length);
-  const stats = withStats ? JSON.parse(Buffer.from(withStats.app_metadata).toString()) : undefined;
-  return { table: arrow.tableFromIPC(flightDataToIPC(msgs)), stats };
+  const metas = msgs.map((m) => Buffer.from(m.app_metadata || []).toString());
+  const stats = metas.length > 1 && metas[1] ? JSON.parse(metas[1]) : undefined;
+  return { table: arrow.tableFromIPC(flightDataToIPC(msgs)), stats, metas };
 }
 
 async function getSchema(client, shuffle) {
-  const r = await unary(client, 'GetSchema', cmdDescriptor({ shuffle }));
-  return deserializeSchema(r.schema);
+  return deserializeSchema(await schemaBytes(client, shuffle));
+}
+
+/** The raw serialized schema of GetSchema ('GetSchema') or GetFlightInfo. */
+async function schemaBytes(client, shuffle, method = 'GetSchema') {
+  const r = await unary(client, method, cmdDescriptor({ shuffle }));
+  return Buffer.from(r.schema);
 }
 
 async function listActions(client) {
@@ -185,5 +199,6 @@ async function handshake(client) {
 }
 
 module.exports = {
-  grpc, arrow, connect, action, put, locations, read, runOp, getSchema, listActions, handshake, serializeSchema,
+  grpc, arrow, connect, action, put, putFrames, locations, read, runOp, getSchema, schemaBytes, listActions, handshake,
+  serializeSchema, ipcMessages, ipcStream, cmdDescriptor,
 };

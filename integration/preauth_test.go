@@ -1,0 +1,174 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/table"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// preauthBound is how much a node's peak resident memory may grow while
+// it refuses the unauthenticated calls of TestPreAuthFlood (which offer
+// it 16 x 64 MiB): the token is checked when a call's headers arrive,
+// before any message is read.
+const preauthBound = 64 << 20
+
+// TestPreAuthFlood makes 16 concurrent unauthenticated GetSchema,
+// GetFlightInfo and DoAction calls of 64 MiB messages each at a serve
+// process that requires a token: every one is refused Unauthenticated,
+// the node's peak RSS grows by less than preauthBound, and it still
+// serves a call with the token. Then the malformed schema message of a
+// huge field count, with the token: refused, the node stays up.
+func TestPreAuthFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs serve processes: skipped with -short")
+	}
+	c := startProcsToken(t, 1, "preauth-token")
+	p := c.procs[0]
+	before := nodePeakRSS(t, p.cmd.Process.Pid)
+	anon, err := flightproto.Dial(p.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer anon.Close()
+	big := bytes.Repeat([]byte{'x'}, 64<<20)
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: big}
+	calls := []func(context.Context) error{
+		func(ctx context.Context) error { _, err := anon.GetSchema(ctx, desc); return err },
+		func(ctx context.Context) error { _, err := anon.GetFlightInfo(ctx, desc); return err },
+		func(ctx context.Context) error {
+			s, err := anon.DoAction(ctx, &flight.Action{Type: flightproto.ActionCreate, Body: big})
+			if err == nil {
+				_, err = s.Recv()
+			}
+			return err
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Go(func() { errs[i] = calls[i%len(calls)](ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if status.Code(err) != codes.Unauthenticated {
+			t.Errorf("unauthenticated call %d: %v, want Unauthenticated", i, err)
+		}
+	}
+	after := nodePeakRSS(t, p.cmd.Process.Pid)
+	t.Logf("node peak RSS %d MiB before the flood, %d MiB after", before>>20, after>>20)
+	if after-before >= preauthBound {
+		t.Errorf("the node's peak RSS grew by %d MiB, bound %d MiB", (after-before)>>20, preauthBound>>20)
+	}
+	cl, err := p.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Members(ctx); err != nil {
+		t.Errorf("a call with the token after the flood: %v", err)
+	}
+	t.Run("huge field count", func(t *testing.T) { hugeFieldCount(ctx, t, c) })
+}
+
+// hugeFieldCount sends, with the token, the DoPut schema message whose
+// field count says 2^31-1 (four bytes changed from a real one): refused
+// InvalidArgument, and the process still serves.
+func hugeFieldCount(ctx context.Context, t *testing.T, c *procCluster) {
+	p := c.procs[0]
+	fc, err := flightproto.DialAuth(p.api, flightproto.ClientAuth{Token: c.token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	rec := table.GenTask(nil, table.GenConfig{Rows: 10}, 0, 1)
+	defer rec.Release()
+	var first *flight.FlightData
+	w := flightproto.NewWriter(sendFunc(func(fd *flight.FlightData) error {
+		if first == nil {
+			first = &flight.FlightData{DataHeader: bytes.Clone(fd.DataHeader)}
+		}
+		return nil
+	}), ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	meta := first.DataHeader
+	at := schemaFieldCountAt(meta)
+	if n := binary.LittleEndian.Uint32(meta[at:]); n != uint32(rec.NumCols()) {
+		t.Fatalf("the field count's position holds %d, want %d", n, rec.NumCols())
+	}
+	binary.LittleEndian.PutUint32(meta[at:], 1<<31-1)
+	first.FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"shuffle":"none","task":0,"attempt":0}`)}
+	stream, err := fc.DoPut(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = stream.Send(first)
+	_ = stream.CloseSend()
+	if _, err := stream.Recv(); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("the put of a schema of 2^31-1 fields: %v, want InvalidArgument", err)
+	}
+	cl, err := p.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Members(ctx); err != nil {
+		t.Errorf("the node after the malformed put: %v", err)
+	}
+}
+
+// sendFunc is a flight.DataStreamWriter of a function.
+type sendFunc func(*flight.FlightData) error
+
+func (f sendFunc) Send(fd *flight.FlightData) error { return f(fd) }
+
+// schemaFieldCountAt returns the position of the field count in a schema
+// message's metadata (Message.header -> Schema.fields -> vector length).
+func schemaFieldCountAt(meta []byte) uint32 {
+	u32 := func(p uint32) uint32 { return binary.LittleEndian.Uint32(meta[p:]) }
+	slot := func(table uint32, n uint32) uint32 {
+		vt := uint32(int32(table) - int32(u32(table)))
+		return table + uint32(binary.LittleEndian.Uint16(meta[vt+4+2*n:]))
+	}
+	hdr := slot(u32(0), 2)
+	schema := hdr + u32(hdr)
+	fields := slot(schema, 1)
+	return fields + u32(fields)
+}
+
+// nodePeakRSS is the peak resident set (VmHWM) of process pid, in bytes.
+func nodePeakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}

@@ -1,10 +1,13 @@
 package offheap
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/shufflenode/shufflenode/internal/testkit"
 )
 
 // fillArena allocates regions whole regions' worth of buffers from a new
@@ -29,14 +32,7 @@ func fillArena(pool *Pool, regions int) uintptr {
 // waitPooled collects garbage until the pool holds want bytes.
 func waitPooled(t testing.TB, pool *Pool, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for pool.Bytes() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("pool holds %d bytes, want %d", pool.Bytes(), want)
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitCollected(t, 10*time.Second, fmt.Sprintf("the pool to hold %d bytes", want), func() bool { return pool.Bytes() == want })
 }
 
 // TestPoolReuse: the regions of an unreachable Arena go back to its pool;
@@ -116,14 +112,7 @@ func settledLive() int64 {
 // waitLive collects garbage until Live is want.
 func waitLive(t *testing.T, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for Live() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("Live = %d, want %d", Live(), want)
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitCollected(t, 10*time.Second, fmt.Sprintf("Live to be %d", want), func() bool { return Live() == want })
 }
 
 // BenchmarkArenaFill fills 64 MiB of buffers from a new Arena per

@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shufflenode/shufflenode/dht"
-	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/service"
 )
 
@@ -128,7 +127,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		"splitter_limit_bytes": float64(st.Send.LimitBytes), "spill_memory_bytes": float64(st.Store.MemoryBytes),
 		"spill_memory_pieces": float64(st.Store.MemoryPieces), "spill_memory_limit_bytes": float64(st.Store.MemoryLimit),
 		"spill_disk_live_bytes": float64(st.Store.DiskBytesLive), "service_shuffles": float64(st.Shuffles),
-		"offheap_mapped_bytes": float64(offheap.Live()), "offheap_pooled_bytes": float64(st.PooledBytes),
+		"offheap_mapped_bytes": float64(st.MappedBytes), "offheap_pooled_bytes": float64(st.PooledBytes),
 		"service_last_takeover_seconds": st.LastTakeoverTook.Seconds(), "service_op_memory_bytes": float64(st.OpMemory),
 		"service_op_memory_limit_bytes": float64(st.OpMemoryLimit), "service_ops_waiting": float64(st.OpsWaiting),
 	} {

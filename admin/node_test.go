@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/admin"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/job"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
@@ -27,7 +27,7 @@ func TestAdminOnNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const name = `<b>n"0&`
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := testkit.Quiet()
 	n, err := node.Start(ctx, node.Config{AdminAddr: "127.0.0.1:0", Logger: log,
 		Cluster: dht.Config{Name: name, DataDir: t.TempDir(), Profile: dht.ProfileLocal},
 		Service: service.Config{MemoryLimit: 64 << 20}})
@@ -126,7 +126,7 @@ func get(t *testing.T, url string) string {
 func TestStatusBytesOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{AdminAddr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	n, err := node.Start(ctx, node.Config{AdminAddr: "127.0.0.1:0", Logger: testkit.Quiet(),
 		Cluster: dht.Config{Name: "n0", DataDir: t.TempDir(), Profile: dht.ProfileLocal},
 		Service: service.Config{MemoryLimit: 64 << 20}})
 	if err != nil {

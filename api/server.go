@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/dap"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
@@ -41,6 +42,9 @@ type Server struct {
 	// inRoots are the directories puts may read input files under
 	// (symlinks resolved; see Security.InputRoots).
 	inRoots []string
+	// plans are the Parquet writers' plans shared among the files of an op
+	// (parquetio.WriteConfig.PlanKey).
+	plans *parquetio.PlanCache
 
 	once    sync.Once
 	started bool
@@ -75,7 +79,7 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if err != nil {
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
 	}
-	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, done: make(chan error, 1)}
+	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, plans: parquetio.NewPlanCache(), done: make(chan error, 1)}
 	s.srv = newFlightServer(s, newLimitListener(lis, sec.Limits.withDefaults().MaxConnections), opts...)
 	return s, nil
 }

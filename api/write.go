@@ -103,7 +103,7 @@ func (s *Server) newSink(stream flight.FlightService_DoGetServer, op flightproto
 // (op.Write's, checked by writePath).
 func (s *Server) newFileSink(stream flight.FlightService_DoGetServer, op flightproto.OpTicket, path string, schema *arrow.Schema, st flightproto.OpStats) (*fileSink, error) {
 	cfg := writeConfig(op.Write)
-	cfg.PlanKey = planKey(op, path)
+	cfg.PlanKey, cfg.Plans = planKey(op, path), s.plans
 	pw, err := parquetio.Create(path, schema, cfg)
 	if err != nil {
 		return nil, err

@@ -3,11 +3,14 @@ package budget
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/shufflenode/shufflenode/internal/testkit"
 )
 
 // acquireAsync starts Acquire(n) and returns a channel that yields its
@@ -24,12 +27,7 @@ func acquireAsync(ctx context.Context, b *Budget, n int64) <-chan error {
 // waitQueued waits until n Acquires are queued.
 func waitQueued(t *testing.T, b *Budget, n int) {
 	t.Helper()
-	for i := 0; b.Waiting() != n; i++ {
-		if i > 5000 {
-			t.Fatalf("%d waiters, want %d", b.Waiting(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, 5*time.Second, fmt.Sprintf("%d queued Acquires", n), func() bool { return b.Waiting() == n })
 }
 
 // notYet fails if done has a result.

@@ -24,6 +24,8 @@ import (
 type Client struct {
 	addr string
 	auth flightproto.ClientAuth
+	// pool holds the message buffers of every connection of the client.
+	pool *flightproto.Pool
 	home *conns
 
 	mu    sync.Mutex
@@ -38,11 +40,16 @@ func Dial(addr string) (*Client, error) { return DialAuth(addr, flightproto.Clie
 // settings and token; connections to other members (the owners of output
 // partitions) use them too.
 func DialAuth(addr string, a flightproto.ClientAuth) (*Client, error) {
-	cs, err := dialConns(addr, a)
+	return dialPool(addr, a, flightproto.NewPool(flightproto.PoolConfig{}))
+}
+
+// dialPool is DialAuth with the message buffers of pool.
+func dialPool(addr string, a flightproto.ClientAuth, pool *flightproto.Pool) (*Client, error) {
+	cs, err := dialConns(addr, a, pool)
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
 	}
-	return &Client{addr: addr, auth: a, home: cs, peers: map[string]*conns{addr: cs}}, nil
+	return &Client{addr: addr, auth: a, pool: pool, home: cs, peers: map[string]*conns{addr: cs}}, nil
 }
 
 // Addr is the node's API address.
@@ -71,10 +78,10 @@ type conns struct {
 	next atomic.Uint32
 }
 
-func dialConns(addr string, a flightproto.ClientAuth) (*conns, error) {
+func dialConns(addr string, a flightproto.ClientAuth, pool *flightproto.Pool) (*conns, error) {
 	cs := &conns{}
 	for range connsPerAddr {
-		fc, err := flightproto.DialAuth(addr, a)
+		fc, err := pool.DialAuth(addr, a)
 		if err != nil {
 			cs.close()
 			return nil, err
@@ -360,7 +367,7 @@ func (c *Client) peer(addr string) (flight.Client, error) {
 	if p, ok := c.peers[addr]; ok {
 		return p.pick(), nil
 	}
-	p, err := dialConns(addr, c.auth)
+	p, err := dialConns(addr, c.auth, c.pool)
 	if err != nil {
 		return nil, err
 	}

@@ -10,25 +10,17 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-var rowSchema = arrow.NewSchema([]arrow.Field{{Name: "row", Type: arrow.PrimitiveTypes.Int64}}, nil)
 
 // cut returns rows [0, n) as records cut at random points.
 func cut(mem memory.Allocator, rng *rand.Rand, n int64) []arrow.Record {
 	var recs []arrow.Record
 	for lo := int64(0); lo < n; {
 		hi := min(n, lo+1+rng.Int64N(40))
-		b := array.NewInt64Builder(mem)
-		for v := lo; v < hi; v++ {
-			b.Append(v)
-		}
-		col := b.NewArray()
-		recs = append(recs, array.NewRecord(rowSchema, []arrow.Array{col}, hi-lo))
-		col.Release()
-		b.Release()
+		recs = append(recs, testkit.Int64Range(mem, "row", lo, hi-lo))
 		lo = hi
 	}
 	return recs

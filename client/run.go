@@ -370,8 +370,9 @@ func unreachable(err error, role, addr string) error {
 
 func dialAll(addrs []string, auth flightproto.ClientAuth) ([]*Client, error) {
 	cs := make([]*Client, 0, len(addrs))
+	pool := flightproto.NewPool(flightproto.PoolConfig{}) // the clients share their buffers
 	for _, a := range addrs {
-		c, err := DialAuth(a, auth)
+		c, err := dialPool(a, auth, pool)
 		if err != nil {
 			for _, x := range cs {
 				x.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/dht/dhttest"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
@@ -108,13 +110,7 @@ func TestWrongNetworkKeyIsRefused(t *testing.T) {
 
 func waitMembers(t *testing.T, n *dht.Node, want int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for len(n.Members()) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s sees %v, want %d members", n.Self().Name, names(n.Members()), want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("%s to see %d members", n.Self().Name, want), func() bool { return len(n.Members()) == want })
 }
 
 func TestWrongGossipKeyCannotJoin(t *testing.T) {

@@ -23,17 +23,23 @@ const (
 // the message limits shufflenode needs, larger socket buffers, and a codec
 // and buffer pool that copy and clear less than gRPC's own (see codec).
 // Close the client when done. It connects in plaintext without a token:
-// DialAuth connects to a node that requires TLS or a token.
+// DialAuth connects to a node that requires TLS or a token. The client has
+// a buffer pool of its own: Pool.DialAuth shares one among connections.
 func Dial(addr string) (flight.Client, error) { return DialAuth(addr, ClientAuth{}) }
 
 // DialAuth is Dial with a's TLS settings and token. An error in a (a file
 // that cannot be read) wraps ErrAuthConfig.
 func DialAuth(addr string, a ClientAuth) (flight.Client, error) {
+	return NewPool(PoolConfig{}).DialAuth(addr, a)
+}
+
+// DialAuth is the package's DialAuth with message buffers from p.
+func (p *Pool) DialAuth(addr string, a ClientAuth) (flight.Client, error) {
 	opts, err := a.dialOptions()
 	if err != nil {
 		return nil, err
 	}
-	pool := sharedPool
+	pool := &p.bufs
 	return flight.NewClientWithMiddleware(addr, nil, nil, append(opts,
 		experimental.WithBufferPool(pool),
 		grpc.WithWriteBufferSize(writeBufferBytes), grpc.WithSharedWriteBuffer(true), grpc.WithReadBufferSize(readBufferBytes),
@@ -42,9 +48,13 @@ func DialAuth(addr string, a ClientAuth) (flight.Client, error) {
 }
 
 // ServerOptions are the gRPC options of a Flight server that Dial's
-// clients talk to: the same message limits, buffers, codec and pool.
-func ServerOptions() []grpc.ServerOption {
-	pool := sharedPool
+// clients talk to: the same message limits, buffers and codec, and a
+// buffer pool of the server's own (Pool.ServerOptions shares one).
+func ServerOptions() []grpc.ServerOption { return NewPool(PoolConfig{}).ServerOptions() }
+
+// ServerOptions is the package's ServerOptions with message buffers from p.
+func (p *Pool) ServerOptions() []grpc.ServerOption {
+	pool := &p.bufs
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 		experimental.BufferPool(pool), grpc.ForceServerCodecV2(newCodec(pool)),

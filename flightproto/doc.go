@@ -9,7 +9,9 @@
 // Writer (a Flight record writer that presizes and reuses its body buffer)
 // and Reader (a record reader that builds batches over the received
 // message without copying; NewPooledReader's messages come from, and go
-// back to, the process's buffer pool as their records are released).
+// back to, their connection's Pool as their records are released). A Pool
+// belongs to its owner (a node's API server, a client): nothing in the
+// package is shared by the whole process.
 //
 // It imports no part of the engine (service, dht, spill), so a program that
 // only calls a cluster links Arrow and gRPC but not memberlist, libp2p or

@@ -16,13 +16,14 @@ import (
 // arena mapped for as long as gRPC holds the marshalled message, however
 // many collections run, and lets it go once gRPC frees the message.
 func TestSharedBodyHoldsKeep(t *testing.T) {
-	before := offheap.Live()
-	out, want := marshalFromArena(t, newCodec(&bufferPool{}))
+	regions := offheap.NewPool(0, time.Second) // keeps no region: a freed arena is unmapped
+	defer regions.Close()
+	out, want := marshalFromArena(t, newCodec(&bufferPool{}), regions)
 	for range 5 {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
-	if offheap.Live() <= before {
+	if regions.Mapped() == 0 {
 		t.Fatal("the arena was unmapped while gRPC held its bytes")
 	}
 	if got := out.Materialize(); !bytes.HasSuffix(got, want) {
@@ -30,9 +31,9 @@ func TestSharedBodyHoldsKeep(t *testing.T) {
 	}
 	out.Free()
 	deadline := time.Now().Add(5 * time.Second)
-	for offheap.Live() > before {
+	for regions.Mapped() > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the arena stayed mapped (%d bytes) after gRPC freed the message", offheap.Live()-before)
+			t.Fatalf("the arena stayed mapped (%d bytes) after gRPC freed the message", regions.Mapped())
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
@@ -40,10 +41,10 @@ func TestSharedBodyHoldsKeep(t *testing.T) {
 }
 
 // marshalFromArena marshals a FlightData whose body is 64 KiB of a new
-// arena, kept by nothing but the message, and returns it with the body's
-// bytes (a copy).
-func marshalFromArena(t *testing.T, c *codec) (mem.BufferSlice, []byte) {
-	arena := offheap.New()
+// arena of regions, kept by nothing but the message, and returns it with
+// the body's bytes (a copy).
+func marshalFromArena(t *testing.T, c *codec, regions *offheap.Pool) (mem.BufferSlice, []byte) {
+	arena := offheap.NewIn(regions)
 	body := arena.Alloc(64 << 10)
 	for i := range body {
 		body[i] = byte(i * 7)

@@ -3,7 +3,6 @@ package flightproto
 import (
 	"math/bits"
 	"sync"
-	"testing"
 )
 
 // Buffer sizes the pool keeps: powers of two from 4 KiB to 256 MiB.
@@ -12,11 +11,31 @@ const (
 	maxPoolShift = 28
 )
 
-// sharedPool is the pool of every connection of the process (Dial's
-// clients and ServerOptions' servers): a message buffer released by one
-// stream's reader serves the next message of any other, so a client with a
-// connection per node, or nodes sharing a process, reuse each other's.
-var sharedPool = new(bufferPool)
+// PoolConfig configures a Pool. The zero value is the default.
+type PoolConfig struct {
+	// PoisonReleased makes the pool overwrite the buffer of a message
+	// whose record was released before pooling it, so that a reader of the
+	// message's bytes after the release reads garbage rather than, by luck,
+	// the same bytes (the shuffles' checksums then catch it). It costs a
+	// write of every released buffer: tests turn it on.
+	PoisonReleased bool
+}
+
+// Pool is the message-buffer pool of a set of connections (the clients of
+// Pool.DialAuth and the servers of Pool.ServerOptions): a message buffer
+// released by one stream's reader serves the next message of any other,
+// so a client with a connection per node reuses the same buffers. Its
+// owner (a node's API server, a client) decides which connections share.
+// The buffers it keeps are scratch space in sync.Pools: the garbage
+// collector may drop them. Safe for concurrent use.
+type Pool struct {
+	bufs bufferPool
+}
+
+// NewPool returns an empty pool configured by cfg.
+func NewPool(cfg PoolConfig) *Pool {
+	return &Pool{bufs: bufferPool{poison: cfg.PoisonReleased}}
+}
 
 // bufferPool is a gRPC mem.BufferPool that does not zero the buffers it
 // hands out. gRPC's default pool clears a whole buffer on every Get, which
@@ -26,6 +45,8 @@ var sharedPool = new(bufferPool)
 // Safe for concurrent use.
 type bufferPool struct {
 	tiers [maxPoolShift + 1]sync.Pool
+	// poison is PoolConfig.PoisonReleased.
+	poison bool
 }
 
 // Get returns a buffer of length n.
@@ -53,16 +74,10 @@ func (p *bufferPool) Put(b *[]byte) {
 	p.tiers[shift].Put(b)
 }
 
-// poisonReleased makes putReleased overwrite a buffer before pooling it, so
-// that a reader of a message's bytes after their record was released reads
-// garbage rather than, by luck, the same bytes: on in test binaries, where
-// the shuffles' checksums then catch it.
-var poisonReleased = testing.Testing()
-
 // putReleased returns the buffer of a message whose last reference was
-// released (pooledData.release).
+// released (pooledData.release), overwriting it first if p poisons.
 func (p *bufferPool) putReleased(b *[]byte) {
-	if poisonReleased {
+	if p.poison {
 		full := (*b)[:cap(*b)]
 		for i := range full {
 			full[i] = 0xA5

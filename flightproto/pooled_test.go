@@ -26,7 +26,7 @@ func (w *codecWire) RecvMsg(m any) error {
 // app metadata outlives its batch.
 func TestPooledReader(t *testing.T) {
 	sizes := []int64{3, 1000, 0, 50000, 7}
-	w := &codecWire{c: newCodec(new(bufferPool))}
+	w := &codecWire{c: newCodec(&bufferPool{poison: true})}
 	writeIntsWith(t, NewSharingWriter, memory.DefaultAllocator, w, sizes, 1)
 	rdr, err := NewPooledReader(w, memory.DefaultAllocator)
 	if err != nil {
@@ -83,7 +83,7 @@ func checkPoisoned(t *testing.T, vals []int64) {
 // TestPooledReaderRelease: a batch's buffer waits for every reference to
 // it, a slice of a column included.
 func TestPooledReaderRelease(t *testing.T) {
-	w := &codecWire{c: newCodec(new(bufferPool))}
+	w := &codecWire{c: newCodec(&bufferPool{poison: true})}
 	writeInts(t, w, []int64{4096, 10})
 	rdr, err := NewPooledReader(w, memory.DefaultAllocator)
 	if err != nil {

@@ -59,13 +59,14 @@ func NewReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, e
 
 // NewPooledReader is NewReader for a consumer that keeps a record, or any
 // slice of its buffers, only by Retaining it, as Arrow's contract asks:
-// each batch is received into a buffer from the process's pool (every
-// stream of Dial's clients or of a server with ServerOptions), which goes
-// back to the pool when the last reference to the batch's buffers is
-// released. That saves the allocation, clearing and collection of every
-// message. A consumer that reads a buffer after releasing it (a slice kept
-// from a released record) would read another message's bytes; test
-// binaries overwrite released buffers so that such a bug shows. Streams
+// each batch is received into a buffer from its connection's Pool (Dial's
+// clients and ServerOptions' servers have one each), which goes back to
+// the pool when the last reference to the batch's buffers is released.
+// That saves the allocation, clearing and collection of every message. A
+// consumer that reads a buffer after releasing it (a slice kept from a
+// released record) would read another message's bytes; a pool with
+// PoolConfig.PoisonReleased overwrites released buffers so that such a bug
+// shows. Streams
 // of other codecs read as NewReader's.
 func NewPooledReader(stream flight.DataStreamReader, mem memory.Allocator) (*Reader, error) {
 	r, err := NewReader(stream, mem)

@@ -58,7 +58,8 @@ func checkWhere(flag, s string) error {
 // output returns the checked config of f's output files.
 func (f ShuffleConfig) output() (parquetio.WriteConfig, error) {
 	w := parquetio.WriteConfig{Compression: parquetio.Compression(f.Compression), NoDictionary: f.NoDictionary}
-	w.PlanKey = "client\x00" + f.Output // the job's files share their writers' choices
+	// The job's files share their writers' choices.
+	w.PlanKey, w.Plans = "client\x00"+f.Output, parquetio.NewPlanCache()
 	if err := w.Validate(); err != nil {
 		return w, err
 	}

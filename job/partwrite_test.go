@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/parquetio"
 )
 
@@ -22,18 +22,12 @@ import (
 // (these few files at its end): a file gone by then fails the job, naming
 // it.
 func TestPartWriterSyncs(t *testing.T) {
-	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	bld := array.NewInt64Builder(memory.DefaultAllocator)
-	bld.AppendValues([]int64{1, 2, 3}, nil)
-	col := bld.NewArray()
-	rec := array.NewRecord(schema, []arrow.Array{col}, 3)
+	rec := testkit.Int64Record(memory.DefaultAllocator, "x", 1, 2, 3)
 	defer rec.Release()
-	col.Release()
-	bld.Release()
 	fill := func(write func(arrow.Record) error) error { return write(rec) }
 	for _, lose := range []bool{false, true} {
 		dir := t.TempDir()
-		w, err := newPartWriter(context.Background(), ShuffleConfig{Output: dir, WriteOn: WriteAuto}, 4, schema, parquetio.WriteConfig{})
+		w, err := newPartWriter(context.Background(), ShuffleConfig{Output: dir, WriteOn: WriteAuto}, 4, rec.Schema(), parquetio.WriteConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +36,7 @@ func TestPartWriterSyncs(t *testing.T) {
 				t.Errorf("%s: the node was not asked to defer its sync", ws.Path)
 			}
 			cfg := parquetio.WriteConfig{Compression: parquetio.Compression(ws.Compression), DeferSync: ws.DeferSync}
-			rows, size, err := WritePartFile(ws.Path, schema, cfg, fill)
+			rows, size, err := WritePartFile(ws.Path, rec.Schema(), cfg, fill)
 			return flightproto.OpStats{Node: "n", OutputRows: rows, FileBytes: size}, err
 		}
 		here := func(write func(arrow.Record) error) (flightproto.OpStats, error) {

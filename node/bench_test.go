@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
@@ -26,7 +26,7 @@ import (
 // moving the same bytes, and reports both and their ratio.
 func BenchmarkShardThroughput(b *testing.B) {
 	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := testkit.Quiet()
 	nodes, err := node.StartLocal(ctx, 2, node.Config{
 		Cluster: dht.Config{DataDir: b.TempDir(), Profile: "local", Logger: quiet},
 		Service: service.Config{Logger: quiet}, Logger: quiet,

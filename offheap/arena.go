@@ -28,15 +28,6 @@ type Arena struct {
 	mapped atomic.Int64
 }
 
-// live counts the bytes mapped by every Arena of the process and not yet
-// unmapped.
-var live atomic.Int64
-
-// Live returns the bytes that the process's Arenas hold mapped: it falls
-// back once an Arena that became unreachable has been cleaned up (after a
-// garbage collection). Metrics and leak tests read it.
-func Live() int64 { return live.Load() }
-
 // mappings are an Arena's regions, unmapped (or given back to the pool)
 // by its cleanup.
 type mappings struct {
@@ -110,7 +101,7 @@ func (a *Arena) mapRegion(n int) ([]byte, bool) {
 	}
 	a.maps.keep(reg)
 	a.mapped.Add(int64(len(reg)))
-	live.Add(int64(len(reg)))
+	a.maps.pool.count(int64(len(reg)))
 	return reg, true
 }
 
@@ -134,7 +125,7 @@ func (m *mappings) unmapAll() {
 	for _, r := range m.regs {
 		if !m.pool.put(r) {
 			unmapBytes(r)
-			live.Add(-int64(len(r)))
+			m.pool.count(-int64(len(r)))
 		}
 	}
 	m.regs = nil
@@ -144,7 +135,7 @@ func (m *mappings) unmapAll() {
 // every Arena, as an Arena maps its regions (advised as transparent huge
 // pages) when huge, else advised against huge pages; the caller unmaps it
 // with Unmap. It serves measuring what memory touched for the first time
-// costs (bench.FirstTouchCeilings); Live does not count it.
+// costs (bench.FirstTouchCeilings); no Pool counts it.
 func MapFresh(n int, huge bool) ([]byte, error) { return mapBytes(n, huge) }
 
 // Unmap unmaps memory of MapFresh.

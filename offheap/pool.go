@@ -2,6 +2,7 @@ package offheap
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +20,8 @@ import (
 type Pool struct {
 	max  int64
 	idle time.Duration
+	// mapped is Mapped.
+	mapped atomic.Int64
 
 	mu     sync.Mutex
 	regs   []idleRegion // oldest first
@@ -37,6 +40,27 @@ type idleRegion struct {
 // at most idle (at least a second).
 func NewPool(limit int64, idle time.Duration) *Pool {
 	return &Pool{max: limit, idle: max(idle, time.Second)}
+}
+
+// Mapped returns the bytes that the Arenas of the Pool (NewIn) and the
+// Pool itself hold mapped (nil: 0): the off-heap memory of the Pool's
+// owner. It falls once an Arena that became unreachable has been cleaned
+// up (after a garbage collection) and its regions unmapped; pooled regions
+// count until they are unmapped. Metrics, memory limits and leak tests
+// read it.
+func (p *Pool) Mapped() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.mapped.Load()
+}
+
+// count adds n (negative: unmapped) to the bytes mapped under p (nil: no
+// count).
+func (p *Pool) count(n int64) {
+	if p != nil {
+		p.mapped.Add(n)
+	}
 }
 
 // Bytes returns the bytes of the regions the Pool holds now (nil: 0).
@@ -127,6 +151,6 @@ func (p *Pool) Close() {
 // unmapLocked unmaps a pooled region.
 func (p *Pool) unmapLocked(b []byte) {
 	unmapBytes(b)
-	live.Add(-int64(len(b)))
+	p.count(-int64(len(b)))
 	p.bytes -= int64(len(b))
 }

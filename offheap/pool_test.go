@@ -1,10 +1,13 @@
 package offheap
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/shufflenode/shufflenode/internal/testkit"
 )
 
 // fillArena allocates regions whole regions' worth of buffers from a new
@@ -29,14 +32,7 @@ func fillArena(pool *Pool, regions int) uintptr {
 // waitPooled collects garbage until the pool holds want bytes.
 func waitPooled(t testing.TB, pool *Pool, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for pool.Bytes() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("pool holds %d bytes, want %d", pool.Bytes(), want)
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitCollected(t, 10*time.Second, fmt.Sprintf("the pool to hold %d bytes", want), func() bool { return pool.Bytes() == want })
 }
 
 // TestPoolReuse: the regions of an unreachable Arena go back to its pool;
@@ -47,7 +43,7 @@ func TestPoolReuse(t *testing.T) {
 	defer pool.Close()
 	first := fillArena(pool, 2)
 	waitPooled(t, pool, 2*RegionBytes)
-	before := Live()
+	before := pool.Mapped()
 	a := NewIn(pool)
 	seen := map[uintptr]bool{}
 	for range 8 {
@@ -62,8 +58,8 @@ func TestPoolReuse(t *testing.T) {
 	if !seen[first] {
 		t.Fatal("the new Arena did not reuse the pooled regions")
 	}
-	if Live() != before || pool.Bytes() != 0 || a.Mapped() != 2*RegionBytes {
-		t.Fatalf("Live %d (was %d), pool %d, Mapped %d: want the pooled regions taken as they were", Live(), before, pool.Bytes(), a.Mapped())
+	if pool.Mapped() != before || pool.Bytes() != 0 || a.Mapped() != 2*RegionBytes {
+		t.Fatalf("pool's Mapped %d (was %d), pool %d, Arena's Mapped %d: want the pooled regions taken as they were", pool.Mapped(), before, pool.Bytes(), a.Mapped())
 	}
 	runtime.KeepAlive(a)
 }
@@ -72,58 +68,33 @@ func TestPoolReuse(t *testing.T) {
 // a closed pool keeps none.
 func TestPoolLimit(t *testing.T) {
 	pool := NewPool(RegionBytes, time.Minute)
-	before := settledLive()
 	fillArena(pool, 3)
 	waitPooled(t, pool, RegionBytes)
-	waitLive(t, before+RegionBytes)
+	waitMapped(t, pool, RegionBytes)
 	pool.Close()
 	pool.Close()
 	if pool.Bytes() != 0 {
 		t.Fatalf("closed pool holds %d bytes", pool.Bytes())
 	}
-	waitLive(t, before)
+	waitMapped(t, pool, 0)
 	fillArena(pool, 1)
-	waitLive(t, before)
+	waitMapped(t, pool, 0)
 }
 
 // TestPoolTrim: regions idle longer than the pool's idle time are unmapped.
 func TestPoolTrim(t *testing.T) {
 	pool := NewPool(4*RegionBytes, time.Second)
 	defer pool.Close()
-	before := settledLive()
 	fillArena(pool, 2)
 	waitPooled(t, pool, 2*RegionBytes)
 	waitPooled(t, pool, 0) // after a second
-	waitLive(t, before)
+	waitMapped(t, pool, 0)
 }
 
-// settledLive returns Live once the cleanups of earlier tests' Arenas have
-// run (it stays the same over a few collections).
-func settledLive() int64 {
-	last := Live()
-	for stable := 0; stable < 3; {
-		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
-		if now := Live(); now != last {
-			last, stable = now, 0
-		} else {
-			stable++
-		}
-	}
-	return last
-}
-
-// waitLive collects garbage until Live is want.
-func waitLive(t *testing.T, want int64) {
+// waitMapped collects garbage until pool's Mapped is want.
+func waitMapped(t *testing.T, pool *Pool, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for Live() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("Live = %d, want %d", Live(), want)
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitCollected(t, 10*time.Second, fmt.Sprintf("the pool's arenas to map %d bytes", want), func() bool { return pool.Mapped() == want })
 }
 
 // BenchmarkArenaFill fills 64 MiB of buffers from a new Arena per

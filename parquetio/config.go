@@ -57,8 +57,20 @@ type WriteConfig struct {
 	// each file's first record to choose again cost a 1000-partition merge
 	// 5% of its CPU. A Writer with a key takes the plan of the last one that
 	// sampled a first record of 2048 rows or more for the same key and
-	// schema; every 32nd samples again. Empty: every file samples its own.
+	// schema in Plans; every 32nd samples again. Empty, or without Plans:
+	// every file samples its own.
 	PlanKey string
+	// Plans holds the plans shared under PlanKey: its owner (a node's API
+	// server, a client's job) decides which Writers share. Nil: PlanKey
+	// has no effect and every file samples its own.
+	Plans *PlanCache
+
+	// arrowWriter turns this package's writer of simple files off, so that
+	// Arrow's writes every file (tests compare the two).
+	arrowWriter bool
+	// arrowNullableDelta lets Arrow's writer write nullable delta columns
+	// (tests compare it with this package's on files it does not fail on).
+	arrowNullableDelta bool
 }
 
 // DefaultWriteConfig returns the default configuration: Auto, row groups of

@@ -181,10 +181,8 @@ func flatPlans(c flatCase) map[string]colPlan {
 // or Arrow's.
 func writeFlatCase(t testing.TB, path string, c flatCase, recs []arrow.Record, flat bool) {
 	t.Helper()
-	prev, prevDelta := flatWrites, arrowNullableDelta
-	flatWrites, arrowNullableDelta = flat, true // the same plans for both writers
-	defer func() { flatWrites, arrowNullableDelta = prev, prevDelta }()
-	w, err := Create(path, flatSchema(), WriteConfig{RowGroupRows: c.groupRows})
+	// The same plans for both writers.
+	w, err := Create(path, flatSchema(), WriteConfig{RowGroupRows: c.groupRows, arrowWriter: !flat, arrowNullableDelta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,13 +476,10 @@ func BenchmarkWriteFlat(b *testing.B) {
 		for _, flat := range []bool{true, false} {
 			name := map[bool]string{true: "flat", false: "arrow"}[flat] + map[bool]string{false: "", true: "-dict"}[dict]
 			b.Run(name, func(b *testing.B) {
-				prev := flatWrites
-				flatWrites = flat
-				defer func() { flatWrites = prev }()
 				path := filepath.Join(b.TempDir(), "f.parquet")
 				b.SetBytes(rec.NumRows() * 36)
 				for b.Loop() {
-					w, err := Create(path, rec.Schema(), WriteConfig{DeferSync: true})
+					w, err := Create(path, rec.Schema(), WriteConfig{DeferSync: true, arrowWriter: !flat})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -711,9 +706,6 @@ func BenchmarkDictStrings(b *testing.B) {
 // their pages), and a writer returns its buffers once, however often it is
 // aborted.
 func TestPageBufsShared(t *testing.T) {
-	prev, prevDelta := flatWrites, arrowNullableDelta
-	flatWrites, arrowNullableDelta = true, true
-	defer func() { flatWrites, arrowNullableDelta = prev, prevDelta }()
 	cases := flatCases()
 	dir := t.TempDir()
 	errs := make(chan error, 4)
@@ -774,7 +766,7 @@ func TestPageBufsShared(t *testing.T) {
 
 // writeFlatFile writes recs to path with the flat writer and c's plans.
 func writeFlatFile(path string, c flatCase, recs []arrow.Record) error {
-	w, err := Create(path, flatSchema(), WriteConfig{RowGroupRows: c.groupRows})
+	w, err := Create(path, flatSchema(), WriteConfig{RowGroupRows: c.groupRows, arrowNullableDelta: true})
 	if err != nil {
 		return err
 	}

@@ -39,36 +39,45 @@ type sharedPlan struct {
 	uses  int
 }
 
-// planCache holds the shared plans by key.
-var planCache = struct {
-	sync.Mutex
-	m map[planKey]*sharedPlan
-}{m: make(map[planKey]*sharedPlan)}
+// PlanCache holds the plans that Writers with a PlanKey share (see
+// WriteConfig.PlanKey and Plans). Its owner decides the scope of sharing: a
+// node's API server keeps one for the files it writes, a client's job one
+// for its own. It keeps at most 256 plans. Safe for concurrent use.
+type PlanCache struct {
+	mu sync.Mutex
+	m  map[planKey]*sharedPlan
+}
+
+// NewPlanCache returns an empty cache.
+func NewPlanCache() *PlanCache {
+	return &PlanCache{m: make(map[planKey]*sharedPlan)}
+}
 
 // planFor returns the plans of a Writer's columns (see planColumns) from
 // rec, its first record with rows (nil: none), taking a shared one where
-// the config has a PlanKey.
+// the config has a PlanKey and a cache.
 func (w *Writer) planFor(rec arrow.Record) map[string]colPlan {
-	if w.cfg.PlanKey == "" || w.cfg.Compression != Auto || rec == nil {
+	c := w.cfg.Plans
+	if c == nil || w.cfg.PlanKey == "" || w.cfg.Compression != Auto || rec == nil {
 		return planColumns(w.schema, w.cfg.Compression, w.cfg.NoDictionary, rec)
 	}
 	k := planKey{key: w.cfg.PlanKey, schema: w.schema.Fingerprint(), comp: w.cfg.Compression, noDict: w.cfg.NoDictionary}
-	if plans := takePlan(k); plans != nil {
+	if plans := c.take(k); plans != nil {
 		return plans
 	}
 	plans := planColumns(w.schema, w.cfg.Compression, w.cfg.NoDictionary, rec)
 	if rec.NumRows() >= autoSampleValues {
-		putPlan(k, plans) // a smaller first record says too little of the rest
+		c.put(k, plans) // a smaller first record says too little of the rest
 	}
 	return plans
 }
 
-// takePlan returns the shared plan of k, or nil when there is none or it
-// was taken planReuse times (the caller then samples).
-func takePlan(k planKey) map[string]colPlan {
-	planCache.Lock()
-	defer planCache.Unlock()
-	p := planCache.m[k]
+// take returns the shared plan of k, or nil when there is none or it was
+// taken planReuse times (the caller then samples).
+func (c *PlanCache) take(k planKey) map[string]colPlan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.m[k]
 	if p == nil || p.uses >= planReuse {
 		return nil
 	}
@@ -76,16 +85,16 @@ func takePlan(k planKey) map[string]colPlan {
 	return p.plans
 }
 
-// putPlan shares plans under k, in place of any before, dropping another
-// key's plan if the cache is full.
-func putPlan(k planKey, plans map[string]colPlan) {
-	planCache.Lock()
-	defer planCache.Unlock()
-	if _, ok := planCache.m[k]; !ok && len(planCache.m) >= planCacheSize {
-		for old := range planCache.m {
-			delete(planCache.m, old)
+// put shares plans under k, in place of any before, dropping another key's
+// plan if the cache is full.
+func (c *PlanCache) put(k planKey, plans map[string]colPlan) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; !ok && len(c.m) >= planCacheSize {
+		for old := range c.m {
+			delete(c.m, old)
 			break
 		}
 	}
-	planCache.m[k] = &sharedPlan{plans: plans}
+	c.m[k] = &sharedPlan{plans: plans}
 }

@@ -13,10 +13,12 @@ import (
 // last one that sampled, until planReuse have; then one samples again. A
 // first record of fewer than autoSampleValues rows is not shared, a plan is
 // shared only under the same key, and every file reads back whole whatever
-// plan it took.
+// plan it took. Writers with the same key in another cache share nothing
+// with them.
 func TestPlanKeyShares(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	dir := t.TempDir()
+	cache := NewPlanCache()
 	n := 0
 	write := func(key string, rows int, zeroVal bool) map[string]colPlan {
 		t.Helper()
@@ -24,7 +26,7 @@ func TestPlanKeyShares(t *testing.T) {
 		defer rec.Release()
 		path := filepath.Join(dir, fmt.Sprintf("f%d.parquet", n))
 		n++
-		plans := writePlans(t, path, []arrow.Record{rec}, WriteConfig{PlanKey: key})
+		plans := writePlans(t, path, []arrow.Record{rec}, WriteConfig{PlanKey: key, Plans: cache})
 		checkRoundTrip(t, mem, path, []arrow.Record{rec})
 		return plans
 	}
@@ -66,17 +68,21 @@ func TestPlanKeyShares(t *testing.T) {
 			t.Fatalf("no key: val %s, want none (every file samples)", got)
 		}
 	}
+
+	cache = NewPlanCache()
+	if got := write(key, 3000, true)["val"].codec; got != Snappy {
+		t.Fatalf("the same key in another cache: val %s, want snappy (its own sample)", got)
+	}
 	mem.AssertSize(t, 0)
 }
 
 // TestPlanCacheBounded: the shared plans stay at most planCacheSize.
 func TestPlanCacheBounded(t *testing.T) {
+	c := NewPlanCache()
 	for i := range planCacheSize + 10 {
-		putPlan(planKey{key: fmt.Sprintf("%s/%d", t.Name(), i)}, map[string]colPlan{})
+		c.put(planKey{key: fmt.Sprintf("%s/%d", t.Name(), i)}, map[string]colPlan{})
 	}
-	planCache.Lock()
-	defer planCache.Unlock()
-	if len(planCache.m) > planCacheSize {
-		t.Fatalf("%d shared plans, want at most %d", len(planCache.m), planCacheSize)
+	if len(c.m) > planCacheSize {
+		t.Fatalf("%d shared plans, want at most %d", len(c.m), planCacheSize)
 	}
 }

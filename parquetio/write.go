@@ -85,7 +85,7 @@ func (w *Writer) start(rec arrow.Record) error {
 // file with rows may be written by this package's own writer.
 func (w *Writer) startPlans(plans map[string]colPlan, rows bool) error {
 	props := w.props(plans)
-	if rows && flatWrites {
+	if rows && !w.cfg.arrowWriter {
 		flat, err := newFlatWriter(w.buf, w.schema, props, plans, w.cfg)
 		if err != nil {
 			return err
@@ -95,7 +95,7 @@ func (w *Writer) startPlans(plans map[string]colPlan, rows bool) error {
 			return nil
 		}
 	}
-	if !arrowNullableDelta {
+	if !w.cfg.arrowNullableDelta {
 		plans = noNullableDelta(w.schema, plans)
 	}
 	fw, err := pqarrow.NewFileWriter(w.schema, w.buf, w.props(plans), arrowProps())
@@ -122,14 +122,6 @@ func noNullableDelta(schema *arrow.Schema, plans map[string]colPlan) map[string]
 	}
 	return out
 }
-
-// flatWrites turns this package's writer of simple files on (tests compare
-// it with Arrow's).
-var flatWrites = true
-
-// arrowNullableDelta lets Arrow's writer write nullable delta columns
-// (tests compare it with this package's on files it does not fail on).
-var arrowNullableDelta = false
 
 // started reports whether a Parquet writer was started.
 func (w *Writer) started() bool { return w.fw != nil || w.flat != nil }

@@ -141,6 +141,15 @@ func (c Config) sendBudget() int64 { return c.MemoryLimit / 4 }
 // storeBudget is the part of MemoryLimit that goes to the spill store's memory.
 func (c Config) storeBudget() int64 { return c.MemoryLimit - c.sendBudget() }
 
+// keptRegions is the most arena memory of freed shuffles the node keeps
+// mapped: the store's budget, none unless KeepRegions is positive.
+func (c Config) keptRegions() int64 {
+	if c.KeepRegions <= 0 {
+		return 0
+	}
+	return c.storeBudget()
+}
+
 // OpBudget is the node-side ops' memory budget, OpMemory with its default.
 func (c Config) OpBudget() int64 { return c.withDefaults().OpMemory }
 

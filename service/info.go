@@ -94,6 +94,9 @@ type Stats struct {
 	// PooledBytes is the arena memory of freed shuffles kept mapped for the
 	// next ones (Config.KeepRegions).
 	PooledBytes int64
+	// MappedBytes is the arena memory the node holds mapped, PooledBytes
+	// included (offheap.Pool.Mapped).
+	MappedBytes int64
 	// OpMemory is what the running node-side ops reserved (ReserveOp) of
 	// OpMemoryLimit, and OpsWaiting how many ops wait for room.
 	OpMemory, OpMemoryLimit int64
@@ -105,7 +108,7 @@ func (s *Service) Stats() Stats {
 	s.mu.RLock()
 	n := len(s.shuffles)
 	s.mu.RUnlock()
-	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes(),
+	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes(), MappedBytes: s.regions.Mapped(),
 		OpMemory: s.ops.Used(), OpMemoryLimit: s.ops.Size(), OpsWaiting: s.ops.Waiting()}
 	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.takeovers.snapshot()
 	return st

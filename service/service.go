@@ -52,7 +52,8 @@ type Service struct {
 	recv  *receiver.Receiver
 	ops   *budget.Budget // node-side ops' memory (Config.OpMemory)
 	// regions keeps the arena memory of freed shuffles for the next ones
-	// (nil when Config.KeepRegions is negative).
+	// (none when Config.KeepRegions is negative); it counts the arenas'
+	// memory all the same (Stats.MappedBytes).
 	regions    *offheap.Pool
 	collecting atomic.Bool              // collectSoon's collection runs
 	coord      *coordinator.Coordinator // set by Attach
@@ -91,9 +92,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
-	if cfg.KeepRegions > 0 {
-		s.regions = offheap.NewPool(cfg.storeBudget(), cfg.KeepRegions)
-	}
+	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit})
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),

@@ -16,7 +16,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
@@ -275,67 +274,70 @@ func TestSimArenaFreed(t *testing.T) {
 // arenas were unmapped or pooled, and that closing the nodes unmaps the
 // pooled ones.
 func checkArenaFreed(t *testing.T, sp *spec.Spec, in input, keep time.Duration) {
-	before := settledArenas()
 	c := startSim(t, 3, service.Config{MemoryLimit: 64 << 20, KeepRegions: keep}, simnet.Config{})
 	ctx := testCtx(t)
 	c.run(ctx, sp, in)
-	if offheap.Live() <= before {
-		t.Fatalf("arenas hold %d bytes during the shuffle, %d before: nothing was held off the heap", offheap.Live(), before)
+	if mapped, _ := arenaBytes(c); mapped == 0 {
+		t.Fatal("arenas hold nothing during the shuffle: nothing was held off the heap")
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // only the nodes' own collections run
 	if err := c.svcs[0].CloseShuffle(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitReclaimed(t, c, before)
-	after := settledArenas()
-	var pooled int64
-	for _, s := range c.svcs {
-		pooled += s.Stats().PooledBytes
-	}
-	if after-pooled > before || keep < 0 && pooled != 0 || keep > 0 && pooled == 0 {
-		t.Fatalf("arenas hold %d bytes after the close (%d of them pooled), %d before", after, pooled, before)
+	waitReclaimed(t, c)
+	after, pooled := settledArenas(c)
+	if after > pooled || keep < 0 && pooled != 0 || keep > 0 && pooled == 0 {
+		t.Fatalf("arenas hold %d bytes after the close (%d of them pooled)", after, pooled)
 	}
 	for _, s := range c.svcs {
 		s.Close()
 	}
-	if after := settledArenas(); after > before {
-		t.Fatalf("arenas hold %d bytes after the nodes closed, %d before", after, before)
+	if after, _ := settledArenas(c); after > 0 {
+		t.Fatalf("arenas hold %d bytes after the nodes closed", after)
 	}
+}
+
+// arenaBytes returns the arena memory the nodes of c hold mapped, and how
+// much of it they keep pooled.
+func arenaBytes(c *simCluster) (mapped, pooled int64) {
+	for _, s := range c.svcs {
+		st := s.Stats()
+		mapped, pooled = mapped+st.MappedBytes, pooled+st.PooledBytes
+	}
+	return mapped, pooled
 }
 
 // waitReclaimed waits, without collecting garbage itself, until the
 // closed shuffle's arenas are unmapped or pooled: the nodes collect when
 // they drop a shuffle that held arena memory.
-func waitReclaimed(t *testing.T, c *simCluster, before int64) {
+func waitReclaimed(t *testing.T, c *simCluster) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var pooled int64
-		for _, s := range c.svcs {
-			pooled += s.Stats().PooledBytes
-		}
-		if offheap.Live()-pooled <= before {
+		mapped, pooled := arenaBytes(c)
+		if mapped <= pooled {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("arenas hold %d bytes (%d pooled) 10 s after the close, %d before: the nodes did not reclaim them", offheap.Live(), pooled, before)
+			t.Fatalf("arenas hold %d bytes (%d pooled) 10 s after the close: the nodes did not reclaim them", mapped, pooled)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// settledArenas collects garbage until the arenas' mapped bytes stop
-// falling (cleanups run after a collection, on their own goroutine).
-func settledArenas() int64 {
-	last := offheap.Live()
+// settledArenas collects garbage until the nodes' mapped arena bytes stop
+// falling (cleanups run after a collection, on their own goroutine), and
+// returns them with the pooled bytes.
+func settledArenas(c *simCluster) (mapped, pooled int64) {
+	last, _ := arenaBytes(c)
 	for range 50 {
 		runtime.GC()
 		time.Sleep(20 * time.Millisecond)
-		n := offheap.Live()
-		if n == last && n == offheap.Live() {
-			return n
+		n, p := arenaBytes(c)
+		if m, _ := arenaBytes(c); n == last && n == m {
+			return n, p
 		}
 		last = n
 	}
-	return last
+	return arenaBytes(c)
 }

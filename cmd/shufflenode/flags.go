@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/job"
-	"github.com/shufflenode/shufflenode/offheap"
 )
 
 // byteSize is a flag value like 512MiB, 2GiB, 1e9 or 1048576.
@@ -110,22 +109,24 @@ func writeHeapProfile(path string, stderr io.Writer) {
 // the heap stays near the budget instead of growing to twice what is live. GOMEMLIMIT, when
 // set, wins. Rows accumulated outside the Go heap (offheap) are part of the budget but not
 // of the heap: the limit falls by what the arenas hold, so that heap and arenas together stay
-// within budget + overhead.
-func softMemoryLimit(budget, overhead int64) {
-	if os.Getenv("GOMEMLIMIT") == "" && budget > 0 {
-		debug.SetMemoryLimit(budget + overhead)
-		go followOffheap(budget + overhead)
+// within budget + overhead (see followOffheap). It returns the limit it set, 0 if none.
+func softMemoryLimit(budget, overhead int64) int64 {
+	if os.Getenv("GOMEMLIMIT") != "" || budget <= 0 {
+		return 0
 	}
+	debug.SetMemoryLimit(budget + overhead)
+	return budget + overhead
 }
 
-// followOffheap sets the soft limit to limit less the arenas' bytes, every
-// 100 ms, for the life of the process (never below a quarter of limit).
-func followOffheap(limit int64) {
+// followOffheap sets the soft limit to limit less the arenas' bytes
+// (mapped: the node's), every 100 ms, for the life of the process (never
+// below a quarter of limit).
+func followOffheap(limit int64, mapped func() int64) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	last := int64(0)
 	for range t.C {
-		if off := offheap.Live(); off != last {
+		if off := mapped(); off != last {
 			debug.SetMemoryLimit(max(limit-off, limit/4))
 			last = off
 		}

@@ -160,11 +160,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	softMemoryLimit(cfg.Service.MemoryLimit, serveOverhead+cfg.Service.OpBudget()+cfg.Service.MemoryOverhead())
+	limit := softMemoryLimit(cfg.Service.MemoryLimit, serveOverhead+cfg.Service.OpBudget()+cfg.Service.MemoryOverhead())
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: %v\n", err)
 		return 1
+	}
+	if limit > 0 {
+		go followOffheap(limit, func() int64 { return n.Service.Stats().MappedBytes })
 	}
 	warnOpenAPI(cfg)
 	warnOpenCluster(cfg, f.insecureCluster)

@@ -161,8 +161,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--only", default="", help="comma-separated workloads")
     ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--rows", type=int, default=0, help="dataframe rows (the merge's right side: a quarter)")
+    ap.add_argument("--partitions", type=int, default=0, help="dataframe partitions, in and out")
+    ap.add_argument("--side", type=int, default=0, help="the rechunked square array's side (chunks of 10 rows to 10 columns)")
     args = ap.parse_args()
     size = Size(200_000, 20, 1000, 10) if args.small else FULL
+    if args.rows or args.partitions or args.side:
+        size = Size(args.rows or size.rows, args.partitions or size.parts, args.side or size.side, size.thin)
     chosen = [w for w in args.only.split(",") if w] or list(workloads(size))
     methods = args.methods.split(",")
     with shufflenode.LocalSidecars(args.workers, memory_limit="1GiB") as sc, LocalCluster(

@@ -76,7 +76,7 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 		return nil, s.closeFrom(c)
 	}
 	if c.Op == control.OpPing {
-		return nil, nil // the answer is the reply itself (quorum.go)
+		return nil, nil // the answer is the reply itself (package failover)
 	}
 	if c.Op == control.OpCheck {
 		r, err := s.answerCheck(c)
@@ -94,7 +94,7 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 	}
 	sh.Touch()
 	if c.Op == control.OpRestarted {
-		r, err := s.restarted(sh, c, from.Name)
+		r, err := s.fo.Restarted(sh.Shuffle, c, from.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 	}
 	r, err := s.dispatch(sh, c)
 	if err != nil {
-		s.dropIfLost(sh.ID(), err)
+		s.fo.DropIfLost(sh.ID(), err)
 		return nil, err
 	}
 	return json.Marshal(r)
@@ -151,7 +151,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	case control.OpAbort:
 		return control.Reply{}, s.abortFrom(sh, c)
 	case control.OpTakeover:
-		return s.applyTakeover(sh, c)
+		return s.fo.ApplyTakeover(sh.Shuffle, c)
 	case control.OpSeal:
 		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
 			return control.Reply{}, err

@@ -118,7 +118,7 @@ func (r *Record) check(id string) error {
 }
 
 // recordOf is sh's current record.
-func recordOf(sh *entry) Record {
+func recordOf(sh *shuffle.State) Record {
 	rt := sh.Route()
 	return Record{Spec: sh.Spec, Creator: sh.Creator, Members: sh.Members, Start: sh.StartEpoch(),
 		Lost: rt.Lost, Epoch: rt.Epoch, Coordinator: rt.Coordinator, Term: rt.Term}
@@ -130,7 +130,7 @@ const recordTimeout = 10 * time.Second
 // publish writes sh's record in the background, where the network keeps
 // records. A failed write is logged: the record is a copy, the members'
 // state is the truth.
-func (s *Service) publish(sh *entry) {
+func (s *Service) publish(sh *shuffle.State) {
 	recs, ok := s.net.(Records)
 	if !ok {
 		return
@@ -199,7 +199,7 @@ func (s *Service) installRecord(r *Record) (*entry, error) {
 	}
 	if r.Epoch > r.Start {
 		sh.Lock()
-		err = sh.moveLocked(r.Lost)
+		err = sh.MoveLocked(r.Lost)
 		sh.Unlock()
 	}
 	if err != nil {

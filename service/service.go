@@ -12,6 +12,7 @@ import (
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/failover"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/receiver"
@@ -64,17 +65,11 @@ type Service struct {
 	mu       sync.RWMutex
 	shuffles map[string]*entry
 	gone     tombstones        // why recently dropped shuffles are gone
-	down     map[string]bool   // members seen failed or gone, and not back
 	apiAddrs map[string]string // each member's API address as membership events last gave it
 	closed   bool
 
-	takeovers takeoverStats
-	recheck   rechecker
-	silent    silence       // members that recently did not answer a ping (quorum.go)
-	commits   commitReports // commit reports waiting for the coordinator (commits.go)
-	// afterPings, when set (by tests), is called when this node's pings as
-	// a successor found a majority up, before it checks its route.
-	afterPings atomic.Pointer[func(node, id string)]
+	fo      *failover.Driver // set by Attach
+	commits commitReports    // commit reports waiting for the coordinator (commits.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -112,9 +107,10 @@ func (s *Service) Attach(n Network) {
 	s.net = n
 	s.log = s.log.With("node", n.Self().Name)
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
-	s.watch(n.Subscribe(16))
+	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck})
+	s.fo.Watch(n.Subscribe(16))
 	s.expireIdle()
-	s.recheckLoop()
+	s.fo.RecheckLoop()
 	close(s.ready)
 }
 

@@ -14,8 +14,9 @@
 //  2. Put (the node where an input task runs): register (task, attempt) with
 //     the coordinator, partition each record batch, gather its rows per
 //     destination node, encode them as Arrow IPC and hand them to the
-//     splitter. At the end send an end-of-task marker to every member, wait
-//     for their acknowledgements, then report the task done.
+//     splitter, which sends its batches through package shardnet straight
+//     to the network. At the end send an end-of-task marker to every
+//     member, wait for their acknowledgements, then report the task done.
 //  3. Receive (every member; package receiver): decode, slice per output partition, store the
 //     pieces under (partition, task, attempt, seq); a resent entry is
 //     dropped by seq. An attempt commits when its marker and all its pieces

@@ -13,7 +13,6 @@ import (
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
-	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
@@ -206,38 +205,4 @@ func refusalCode(err error) wire.RefusalCode {
 		return wire.RefuseBadRequest
 	}
 	return wire.RefuseFailed
-}
-
-// payloadRequester is a Network that writes a payload in parts without
-// joining it, its CRC combined from those it knows (dht.Node does).
-type payloadRequester interface {
-	RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error)
-}
-
-// requestPayload sends a frame whose payload is p: in place where the
-// network can, else joined.
-func (s *Service) requestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error) {
-	if pr, ok := s.net.(payloadRequester); ok {
-		return pr.RequestPayload(ctx, to, t, p)
-	}
-	return s.net.Request(ctx, to, t, wire.Join(p.Parts))
-}
-
-// sender delivers splitter batches as shards frames.
-type sender struct{ s *Service }
-
-// Send implements splitter.Sender: busy replies and transport errors are
-// retried (receivers drop resent entries by seq); refusals are final.
-func (x sender) Send(ctx context.Context, b *splitter.Batch) error {
-	_, err := x.s.requestPayload(ctx, b.Dest, wire.TypeShards, shard.MsgPayload(b.Msg()))
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, wire.ErrRefused):
-		return err
-	case errors.Is(err, wire.ErrBusy):
-		d, _ := wire.RetryAfterOf(err)
-		return splitter.Retryable(err, max(d, time.Millisecond))
-	}
-	return splitter.Retryable(err, 0)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/shardnet"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -45,13 +46,14 @@ type Network interface {
 // Service is one node's shuffle engine. Create it with New, connect it to the
 // cluster with Attach (the cluster's handler is Handle), Close it when done.
 type Service struct {
-	cfg   Config
-	log   *slog.Logger
-	net   Network
-	store *spill.Store
-	split *splitter.Splitter
-	recv  *receiver.Receiver
-	ops   *budget.Budget // node-side ops' memory (Config.OpMemory)
+	cfg    Config
+	log    *slog.Logger
+	net    Network
+	store  *spill.Store
+	split  *splitter.Splitter
+	shards shardnet.Sender // the splitter's sender, on the network once attached
+	recv   *receiver.Receiver
+	ops    *budget.Budget // node-side ops' memory (Config.OpMemory)
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (nil when Config.KeepRegions is negative).
 	regions    *offheap.Pool
@@ -93,7 +95,7 @@ func New(cfg Config) (*Service, error) {
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
-	}, sender{s})
+	}, &s.shards)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -105,6 +107,7 @@ func New(cfg Config) (*Service, error) {
 // requests that reach Handle earlier wait for it.
 func (s *Service) Attach(n Network) {
 	s.net = n
+	s.shards.Attach(n)
 	s.log = s.log.With("node", n.Self().Name)
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
 	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck})

@@ -26,7 +26,7 @@ func (h *host) Request(context.Context, string, control.Msg) (control.Reply, err
 	return control.Reply{}, errors.New("unreachable")
 }
 func (h *host) Broadcast(context.Context, []string, control.Msg) error { return nil }
-func (h *host) Background(func(context.Context))                      {}
+func (h *host) Background(func(context.Context))                       {}
 func (h *host) Publish(*Shuffle)                                       {}
 func (h *host) Drop(string, string, bool) error                        { return nil }
 func (h *host) CoordOf(*Shuffle) (*coordinator.Shuffle, error)         { return nil, errors.New("no") }

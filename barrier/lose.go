@@ -3,6 +3,8 @@ package barrier
 import (
 	"fmt"
 	"slices"
+
+	"github.com/shufflenode/shufflenode/recovery"
 )
 
 // Lose records that receiver lost is gone and that epoch, with receivers
@@ -47,9 +49,9 @@ func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uin
 			continue
 		}
 		switch t.loseFrom(uint64(task), r) {
-		case mustReplay:
+		case recovery.Replay:
 			replay = append(replay, uint64(task))
-		case excused:
+		case recovery.Excused:
 			if dd := t.checkComplete(uint64(task)); dd != (Decision{}) {
 				d = dd
 			}
@@ -61,32 +63,36 @@ func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uin
 	return replay, d, nil
 }
 
-// lossEffect is what losing a receiver does to one done task.
-type lossEffect int
-
-const (
-	unaffected lossEffect = iota // the receiver was not awaited by the task
-	excused                      // it held no data of the task: its commit is no longer awaited
-	mustReplay                   // it held data of the task: the task runs again
-)
-
-// loseFrom applies the loss of receiver r to done task.
-func (t *Tracker) loseFrom(task uint64, r int32) lossEffect {
+// loseFrom applies the loss of receiver r to done task, as
+// recovery.OnLoss decides.
+func (t *Tracker) loseFrom(task uint64, r int32) recovery.LossEffect {
 	ts := &t.tasks[task]
 	p := t.epochs[ts.epoch].posOf(r)
-	switch {
-	case p < 0:
-		return unaffected
-	case ts.sent[p].Pieces > 0:
+	e := recovery.OnLoss(p >= 0, ts.receipt(int(p)))
+	switch e {
+	case recovery.Replay:
 		t.undo(task, p)
-		return mustReplay
-	case hasBit(ts.committed, int(p)):
-		return unaffected
+	case recovery.Excused:
+		t.commitLost(ts, p)
 	}
+	return e
+}
+
+// receipt is the part of ts's done attempt of the receiver at position p
+// of its epoch (p >= 0).
+func (ts *taskState) receipt(p int) recovery.Receipt {
+	if p < 0 {
+		return recovery.Receipt{}
+	}
+	return recovery.Receipt{Data: ts.sent[p].Pieces > 0, Committed: hasBit(ts.committed, p)}
+}
+
+// commitLost counts the lost receiver at position p as committed for ts:
+// its commit is no longer awaited.
+func (t *Tracker) commitLost(ts *taskState, p int32) {
 	setBit(ts.committed, int(p))
 	ts.ncommitted++
 	t.counts.commits++
-	return excused
 }
 
 // wasComplete reports whether task counted as committed everywhere.
@@ -117,19 +123,11 @@ func (t *Tracker) undo(task uint64, lost int32) {
 	*ts = taskState{undone: undone}
 }
 
-// othersCommitted reports whether every receiver of ts's done attempt that
-// got data of it, but the one at position lost, reported its commit. A
-// sender reports an attempt done when its end markers are acknowledged,
-// which may be before a receiver stored every entry (a batch it refused as
-// busy is sent again later, after the marker): until that receiver
-// commits, its part of the attempt is not kept anywhere for sure.
+// othersCommitted reports whether a replay of ts's done attempt may send
+// only what moved (recovery.PartialReplay): every receiver but the one at
+// position lost that got data of it reported its commit.
 func othersCommitted(ts *taskState, lost int32) bool {
-	for i, s := range ts.sent {
-		if int32(i) != lost && s.Pieces > 0 && !hasBit(ts.committed, i) {
-			return false
-		}
-	}
-	return true
+	return recovery.PartialReplay(len(ts.sent), int(lost), ts.receipt)
 }
 
 // Undone returns the epoch of the done attempt of task that a node loss
@@ -192,16 +190,14 @@ func (t *Tracker) Excuse(epoch int, lost string, survivors []string) (Decision, 
 	return d, nil
 }
 
-// excuse marks receiver r as committed for done task; false if r was not
-// awaited.
+// excuse marks receiver r as committed for done task, as
+// recovery.OnExcuse decides; false if r was not awaited.
 func (t *Tracker) excuse(task uint64, r int32) bool {
 	ts := &t.tasks[task]
 	p := t.epochs[ts.epoch].posOf(r)
-	if p < 0 || hasBit(ts.committed, int(p)) {
+	if recovery.OnExcuse(p >= 0, ts.receipt(int(p))) != recovery.Excused {
 		return false
 	}
-	setBit(ts.committed, int(p))
-	ts.ncommitted++
-	t.counts.commits++
+	t.commitLost(ts, p)
 	return true
 }

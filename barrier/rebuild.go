@@ -1,5 +1,7 @@
 package barrier
 
+import "github.com/shufflenode/shufflenode/recovery"
+
 // A coordinator that takes over from a lost one rebuilds its Tracker from
 // what the members tell it (docs/design.md §4.2): it feeds their finished attempts
 // and commits epoch by epoch, replaying each loss with Lose or Excuse. What
@@ -11,7 +13,7 @@ package barrier
 
 // Incomplete returns, ascending, the done tasks whose done attempt ran in
 // epoch and is not committed by some receiver of that epoch for which
-// awaited is true.
+// awaited is true (recovery.Committed is false).
 func (t *Tracker) Incomplete(epoch int, awaited func(node string) bool) []uint64 {
 	var out []uint64
 	for task := range t.tasks {
@@ -19,11 +21,12 @@ func (t *Tracker) Incomplete(epoch int, awaited func(node string) bool) []uint64
 		if !ts.done || t.epochs[ts.epoch].epoch != epoch {
 			continue
 		}
-		for p, r := range t.epochs[ts.epoch].members {
-			if !hasBit(ts.committed, p) && awaited(t.names[r]) {
-				out = append(out, uint64(task))
-				break
-			}
+		members := t.epochs[ts.epoch].members
+		witness := func(p int) recovery.Witness {
+			return recovery.Witness{Live: awaited(t.names[members[p]]), Committed: hasBit(ts.committed, p)}
+		}
+		if !recovery.Committed(len(members), witness) {
+			out = append(out, uint64(task))
 		}
 	}
 	return out

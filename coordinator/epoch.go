@@ -6,6 +6,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -44,7 +45,7 @@ func (cd *Coordinator) nextEpoch(sh *Shuffle, node string) (control.Msg, []uint6
 	if err != nil {
 		return control.Msg{}, nil, err
 	}
-	replay, d, err := sh.lose(rt, node, sh.Spec.Replicated() && len(lost) == 1)
+	replay, d, err := sh.lose(rt, node, recovery.Absorbed(sh.Spec.Replicated(), len(lost)))
 	if err != nil {
 		return control.Msg{}, nil, err
 	}
@@ -91,7 +92,7 @@ func (sh *Shuffle) moveLocked(rt *shuffle.Route, d barrier.Decision, replayed in
 // epoch alone, so the seal must be announced again in the new one.
 // Called with the shuffle's lock held.
 func (sh *Shuffle) resealAfterLoss() bool {
-	return sh.tracker.Phase() == barrier.Sealed && !sh.announced && sh.err == nil
+	return recovery.Reseal(sh.tracker.Phase() == barrier.Sealed, sh.announced, sh.err != nil)
 }
 
 // ApplyEpoch handles control.OpEpoch on a member (every member, the
@@ -102,7 +103,7 @@ func (cd *Coordinator) ApplyEpoch(sh *shuffle.State, c *control.Msg) error {
 		return err
 	}
 	sh.Lock()
-	if c.Epoch <= sh.RouteLocked().Epoch {
+	if !recovery.Adopt(sh.RouteLocked().Epoch, c.Epoch) {
 		sh.Unlock()
 		return nil // already there
 	}

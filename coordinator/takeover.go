@@ -8,6 +8,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -142,19 +143,23 @@ func (sh *Shuffle) inferDone(epoch uint64, held []reported[control.Committed], l
 }
 
 // inferred is what an attempt of rt's epoch sent to each receiver,
-// inferred from what the live ones hold; ok is false if a live receiver
-// did not commit it.
+// inferred from what the live ones hold (recovery.InferSent); ok is false
+// if a live receiver did not commit it (recovery.Committed).
 func inferred(rt *shuffle.Route, members []string, held map[string]barrier.Totals, live func(string) bool) (map[string]barrier.Totals, bool) {
+	witness := func(p int) recovery.Witness {
+		r := rt.Live[p]
+		_, ok := held[r]
+		return recovery.Witness{Live: live(r), Committed: ok, Owned: rt.HoldsAny(slices.Index(members, r))}
+	}
+	if !recovery.Committed(len(rt.Live), witness) {
+		return nil, false
+	}
 	sent := make(map[string]barrier.Totals, len(rt.Live))
-	for _, r := range rt.Live {
-		h, ok := held[r]
-		switch {
-		case live(r) && !ok:
-			return nil, false
-		case !live(r) && rt.HoldsAny(slices.Index(members, r)):
-			h = barrier.Totals{Pieces: 1}
+	for p, r := range rt.Live {
+		sent[r] = held[r]
+		if recovery.InferSent(witness(p)) == recovery.Data {
+			sent[r] = barrier.Totals{Pieces: 1}
 		}
-		sent[r] = h
 	}
 	return sent, true
 }
@@ -178,7 +183,7 @@ func (sh *Shuffle) replayLoss(lost []string) error {
 		return err
 	}
 	node := lost[len(lost)-1]
-	replay, _, err := sh.lose(rt, node, sh.Spec.Replicated() && len(lost) == 1)
+	replay, _, err := sh.lose(rt, node, recovery.Absorbed(sh.Spec.Replicated(), len(lost)))
 	if err != nil {
 		return fmt.Errorf("coordinator: shuffle %s: rebuilding the loss of %s in epoch %d: %w", sh.ID(), node, rt.Epoch, err)
 	}

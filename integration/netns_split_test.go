@@ -30,7 +30,7 @@ const nsSplitFor = 15 * time.Second
 // host that sees both halves would). While split (nsSplitFor) it polls
 // every node's status: the side without the coordinator must never report
 // the shuffle sealed, nor follow another coordinator (it holds half the
-// members, not a strict majority: no takeover, see service/quorum.go), and
+// members, not a strict majority: no takeover, see failover/quorum.go), and
 // both sides sealed at once is split brain. The coordinator's side is
 // allowed to finish without the other (it holds half the members and the
 // coordinator, the tie-breaker: it declares the other two lost and the
@@ -41,7 +41,7 @@ const nsSplitFor = 15 * time.Second
 // After the mend the shuffle must finish with every row exactly once
 // (RunDemo verifies that), and it does, in epoch 2: the coordinator's side
 // declared the other two lost, and they, told so by the first message of
-// the newer epoch (or by asking, service/rejoin.go), free the shuffle
+// the newer epoch (or by asking, failover/rejoin.go), free the shuffle
 // locally. It is not an error outcome
 // because the coordinator's side held every task's replay and the client
 // kept driving it. Either way every node must then forget the shuffle
@@ -162,7 +162,7 @@ func checkForgotten(t *testing.T, c *nsCluster, id string) {
 
 // heldBy lists the processes that still know shuffle id (Status other than
 // NotFound). A node cut off alone for longer than failure detection (a
-// minority: it does not take over, see service/quorum.go) is, once back,
+// minority: it does not take over, see failover/quorum.go) is, once back,
 // told nothing: the client closed the shuffle on the others, so it holds
 // it open until --idle-expiry.
 func heldBy(c *nsCluster, id string) []string {

@@ -262,7 +262,7 @@ const nsLongCut = 25 * time.Second
 // verified exactly once. Back, the victim must forget the old shuffle
 // (which the client closed while it could not hear) within nsForgetWithin
 // of the re-join: it asks the shuffle's coordinator candidates
-// (service/rejoin.go) when it sees them come back and every 10 s.
+// (failover/rejoin.go) when it sees them come back and every 10 s.
 func TestNetnsLongPartition(t *testing.T) {
 	t.Parallel()
 	c := startNetns(t, 4)

@@ -12,6 +12,7 @@ import (
 	"github.com/shufflenode/shufflenode/admin"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/dht"
+	"github.com/shufflenode/shufflenode/record"
 	"github.com/shufflenode/shufflenode/service"
 )
 
@@ -96,7 +97,7 @@ func startAll(ctx context.Context, cfgs []Config) (nodes []*Node, err error) {
 		}
 		ccs[i] = c.Cluster
 		ccs[i].APIAddr = c.advertisedAPI(nodes[i].API.Addr())
-		ccs[i].RecordRules = append(slices.Clone(ccs[i].RecordRules), dht.RecordRule{Prefix: service.RecordPrefix, Rank: service.RecordRank, Signed: true})
+		ccs[i].RecordRules = append(slices.Clone(ccs[i].RecordRules), dht.RecordRule{Prefix: record.Prefix, Rank: record.Rank, Signed: true})
 		if ccs[i].MaxInboundBytes == 0 {
 			ccs[i].MaxInboundBytes = c.Service.InboundBytes()
 		}

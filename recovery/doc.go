@@ -4,7 +4,13 @@
 // coordinator may declare members lost (the quorum rules, which keep the
 // two sides of a partition from both moving a shuffle on), whether a node
 // back from a cut still belongs to a shuffle or lets go of it (rejoin), and
-// which of two coordinators steps down (fencing by term).
+// which of two coordinators steps down (fencing by term), which finished
+// tasks a lost receiver's data sends back to run again and whether their
+// replay may send only what moved (replay choice: OnLoss, OnExcuse,
+// PartialReplay), how an epoch moves (Adopt, Absorbed, Reseal), and what a
+// node taking over infers from the members' commits (Committed,
+// InferSent). The barrier and the coordinator keep the records and call
+// these rules over plain facts per task and receiver.
 //
 // It holds no goroutines, sockets or clock: its types take events (the
 // node's view of a shuffle, a ping answered, a check answered) and return

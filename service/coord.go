@@ -33,7 +33,7 @@ type coordNode struct{ s *Service }
 
 func (n coordNode) Broadcast(ctx context.Context, nodes []string, m control.Msg) error {
 	err := n.s.broadcast(ctx, nodes, m)
-	n.s.noteRefused(m.Shuffle, err)
+	n.s.fo.NoteRefused(m.Shuffle, err)
 	return err
 }
 func (n coordNode) Go(fn func(ctx context.Context)) { n.s.background(fn) }

@@ -45,7 +45,7 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 		return fmt.Errorf("service: create shuffle %s: %w", sp.ID, err)
 	}
 	if sh, err := s.lookup(sp.ID); err == nil {
-		s.publish(sh)
+		s.publish(sh.State)
 	}
 	s.log.Info("shuffle created", "shuffle", sp.ID, "tasks", sp.Tasks, "partitions", sp.Partitions,
 		"members", len(pin.live), "epoch", len(pin.lost), "co_partition", sp.CoPartition)
@@ -193,7 +193,7 @@ func (s *Service) install(c *control.Msg) error {
 		if err != nil {
 			return err
 		}
-		sh.coord.Store(co)
+		sh.SetCoordPart(co)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

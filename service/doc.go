@@ -14,8 +14,9 @@
 //  2. Put (the node where an input task runs): register (task, attempt) with
 //     the coordinator, partition each record batch, gather its rows per
 //     destination node, encode them as Arrow IPC and hand them to the
-//     splitter. At the end send an end-of-task marker to every member, wait
-//     for their acknowledgements, then report the task done.
+//     splitter, which sends its batches through package shardnet straight
+//     to the network. At the end send an end-of-task marker to every
+//     member, wait for their acknowledgements, then report the task done.
 //  3. Receive (every member; package receiver): decode, slice per output partition, store the
 //     pieces under (partition, task, attempt, seq); a resent entry is
 //     dropped by seq. An attempt commits when its marker and all its pieces
@@ -33,17 +34,15 @@
 // lost node and tells the survivors; the barrier hands the replay set to the
 // client (see package coordinator). A lost coordinator is replaced by the
 // first live coordinator candidate, which moves the shuffle to the epoch
-// without it and rebuilds the barrier from the members' facts (failover.go).
-// Who acts on a loss, when, and with what quorum is decided by the pure
-// core in package recovery (which also holds the split-brain argument);
-// this package drives it: it builds the node's view of a shuffle, pings
-// the members the core asks about and performs its decisions (recover.go,
-// quorum.go). A node back from a cut checks whether it is still in its
-// shuffles (rejoin.go); of two coordinators, the one of the higher term
-// fences the other (fence.go); a node asked about a shuffle it does not
-// hold, though the records know it, answers "ask another node", and a
-// member restarted without its state has the coordinator declare it lost
-// (restart.go).
+// without it and rebuilds the barrier from the members' facts. Who acts on
+// a loss, when, and with what quorum is decided by the pure core in package
+// recovery (which also holds the split-brain argument); package failover
+// drives it: it follows membership, pings the members the core asks about
+// and performs its decisions (takeovers, epoch moves, rejoin checks,
+// fencing, restarts). This package gives failover what it needs of the
+// node (recovery.go): a node asked about a shuffle it does not hold,
+// though the records know it, answers "ask another node", and a barrier
+// wait on a node without quorum fails with ErrNoQuorum.
 // Where the network keeps records (kad-dht), the coordinator also writes the
 // shuffle's spec, lost list and term as a record, and a member that missed
 // the create installs the shuffle from it (records.go).

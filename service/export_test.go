@@ -23,6 +23,6 @@ func (s *Service) RouteOf(id string) (uint64, []string) {
 // time this node's pings, as a successor, found a majority up, before it
 // checks its route and takes over; the returned func removes it.
 func (s *Service) SetAfterTakeoverPings(f func(node, id string)) (restore func()) {
-	s.afterPings.Store(&f)
-	return func() { s.afterPings.Store(nil) }
+	s.fo.SetAfterPings(f)
+	return func() { s.fo.SetAfterPings(nil) }
 }

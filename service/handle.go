@@ -13,7 +13,6 @@ import (
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
-	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
@@ -76,7 +75,7 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 		return nil, s.closeFrom(c)
 	}
 	if c.Op == control.OpPing {
-		return nil, nil // the answer is the reply itself (quorum.go)
+		return nil, nil // the answer is the reply itself (package failover)
 	}
 	if c.Op == control.OpCheck {
 		r, err := s.answerCheck(c)
@@ -94,7 +93,7 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 	}
 	sh.Touch()
 	if c.Op == control.OpRestarted {
-		r, err := s.restarted(sh, c, from.Name)
+		r, err := s.fo.Restarted(sh.Shuffle, c, from.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +101,7 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 	}
 	r, err := s.dispatch(sh, c)
 	if err != nil {
-		s.dropIfLost(sh.ID(), err)
+		s.fo.DropIfLost(sh.ID(), err)
 		return nil, err
 	}
 	return json.Marshal(r)
@@ -151,7 +150,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	case control.OpAbort:
 		return control.Reply{}, s.abortFrom(sh, c)
 	case control.OpTakeover:
-		return s.applyTakeover(sh, c)
+		return s.fo.ApplyTakeover(sh.Shuffle, c)
 	case control.OpSeal:
 		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
 			return control.Reply{}, err
@@ -206,38 +205,4 @@ func refusalCode(err error) wire.RefusalCode {
 		return wire.RefuseBadRequest
 	}
 	return wire.RefuseFailed
-}
-
-// payloadRequester is a Network that writes a payload in parts without
-// joining it, its CRC combined from those it knows (dht.Node does).
-type payloadRequester interface {
-	RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error)
-}
-
-// requestPayload sends a frame whose payload is p: in place where the
-// network can, else joined.
-func (s *Service) requestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error) {
-	if pr, ok := s.net.(payloadRequester); ok {
-		return pr.RequestPayload(ctx, to, t, p)
-	}
-	return s.net.Request(ctx, to, t, wire.Join(p.Parts))
-}
-
-// sender delivers splitter batches as shards frames.
-type sender struct{ s *Service }
-
-// Send implements splitter.Sender: busy replies and transport errors are
-// retried (receivers drop resent entries by seq); refusals are final.
-func (x sender) Send(ctx context.Context, b *splitter.Batch) error {
-	_, err := x.s.requestPayload(ctx, b.Dest, wire.TypeShards, shard.MsgPayload(b.Msg()))
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, wire.ErrRefused):
-		return err
-	case errors.Is(err, wire.ErrBusy):
-		d, _ := wire.RetryAfterOf(err)
-		return splitter.Retryable(err, max(d, time.Millisecond))
-	}
-	return splitter.Retryable(err, 0)
 }

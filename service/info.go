@@ -110,6 +110,6 @@ func (s *Service) Stats() Stats {
 	s.mu.RUnlock()
 	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes(), MappedBytes: s.regions.Mapped(),
 		OpMemory: s.ops.Used(), OpMemoryLimit: s.ops.Size(), OpsWaiting: s.ops.Waiting()}
-	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.takeovers.snapshot()
+	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.fo.Takeovers()
 	return st
 }

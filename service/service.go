@@ -12,9 +12,11 @@ import (
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/failover"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/shardnet"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitter"
@@ -44,13 +46,14 @@ type Network interface {
 // Service is one node's shuffle engine. Create it with New, connect it to the
 // cluster with Attach (the cluster's handler is Handle), Close it when done.
 type Service struct {
-	cfg   Config
-	log   *slog.Logger
-	net   Network
-	store *spill.Store
-	split *splitter.Splitter
-	recv  *receiver.Receiver
-	ops   *budget.Budget // node-side ops' memory (Config.OpMemory)
+	cfg    Config
+	log    *slog.Logger
+	net    Network
+	store  *spill.Store
+	split  *splitter.Splitter
+	shards shardnet.Sender // the splitter's sender, on the network once attached
+	recv   *receiver.Receiver
+	ops    *budget.Budget // node-side ops' memory (Config.OpMemory)
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (none when Config.KeepRegions is negative); it counts the arenas'
 	// memory all the same (Stats.MappedBytes).
@@ -65,17 +68,11 @@ type Service struct {
 	mu       sync.RWMutex
 	shuffles map[string]*entry
 	gone     tombstones        // why recently dropped shuffles are gone
-	down     map[string]bool   // members seen failed or gone, and not back
 	apiAddrs map[string]string // each member's API address as membership events last gave it
 	closed   bool
 
-	takeovers takeoverStats
-	recheck   rechecker
-	silent    silence       // members that recently did not answer a ping (quorum.go)
-	commits   commitReports // commit reports waiting for the coordinator (commits.go)
-	// afterPings, when set (by tests), is called when this node's pings as
-	// a successor found a majority up, before it checks its route.
-	afterPings atomic.Pointer[func(node, id string)]
+	fo      *failover.Driver // set by Attach
+	commits commitReports    // commit reports waiting for the coordinator (commits.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -97,7 +94,7 @@ func New(cfg Config) (*Service, error) {
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
-	}, sender{s})
+	}, &s.shards)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -109,11 +106,13 @@ func New(cfg Config) (*Service, error) {
 // requests that reach Handle earlier wait for it.
 func (s *Service) Attach(n Network) {
 	s.net = n
+	s.shards.Attach(n)
 	s.log = s.log.With("node", n.Self().Name)
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
-	s.watch(n.Subscribe(16))
+	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck})
+	s.fo.Watch(n.Subscribe(16))
 	s.expireIdle()
-	s.recheckLoop()
+	s.fo.RecheckLoop()
 	close(s.ready)
 }
 

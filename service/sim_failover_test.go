@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/record"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/simnet"
@@ -327,7 +328,7 @@ func TestSimCoordinatorLossLossy(t *testing.T) {
 // exactly once. The record then names the successor, in term 1 and epoch 1.
 func TestSimMissedCreate(t *testing.T) {
 	f := newFrame("missed", 8, 7, 4_000, 9)
-	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{RecordRank: service.RecordRank})
+	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{RecordRank: record.Rank})
 	ctx := testCtx(t)
 	if err := c.svcs[0].Create(ctx, f.spec()); err != nil {
 		t.Fatal(err)
@@ -336,10 +337,10 @@ func TestSimMissedCreate(t *testing.T) {
 	next, _, _ := shuffle.CoordinatorOf(f.id, "node-0", members, []string{"node-0"})
 	forgetful := c.index[slices.DeleteFunc(slices.Clone(members[1:]), func(m string) bool { return m == next })[0]]
 	c.asker = forgetful
-	c.awaitRecord(t, f.id, func(r *service.Record) bool { return r.Term == 0 })
+	c.awaitRecord(t, f.id, func(r *record.Record) bool { return r.Term == 0 })
 	c.svcs[forgetful].ForgetShuffle(f.id)
 	c.kill(0)
-	c.awaitRecord(t, f.id, func(r *service.Record) bool { return r.Term == 1 && r.Epoch == 1 && r.Coordinator == next })
+	c.awaitRecord(t, f.id, func(r *record.Record) bool { return r.Term == 1 && r.Epoch == 1 && r.Coordinator == next })
 	if b := c.settle(ctx, f.spec(), f.input(), allTasks(f.tasks)); !b.Sealed || b.Epoch != 1 {
 		t.Fatalf("sealed %v in epoch %d", b.Sealed, b.Epoch)
 	}
@@ -353,7 +354,7 @@ func TestSimMissedCreate(t *testing.T) {
 }
 
 // awaitRecord waits until shuffle id's record satisfies ok.
-func (c *simCluster) awaitRecord(t *testing.T, id string, ok func(*service.Record) bool) {
+func (c *simCluster) awaitRecord(t *testing.T, id string, ok func(*record.Record) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

@@ -1,9 +1,8 @@
-package service
+package failover
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 // quorumErr and a warning logged once).
 
 // viewOf is this node's view of sh, for the recovery core.
-func (s *Service) viewOf(sh *entry) *recovery.View {
+func (s *Driver) viewOf(sh *Shuffle) *recovery.View {
 	rt := sh.Route()
 	s.mu.RLock()
 	down := make(map[string]bool, len(s.down))
@@ -32,7 +31,7 @@ func (s *Service) viewOf(sh *entry) *recovery.View {
 	return &recovery.View{
 		Self: s.Name(), Candidates: sh.Candidates(), Members: len(sh.Members),
 		Epoch:        recovery.Epoch{Number: rt.Epoch, Term: rt.Term, Coordinator: rt.Coordinator, Live: rt.Live, Lost: rt.Lost},
-		Coordinating: sh.coordPart() != nil, Down: down,
+		Coordinating: sh.CoordPart() != nil, Down: down,
 	}
 }
 
@@ -42,7 +41,7 @@ const probeTimeout = 3 * time.Second
 
 // pingAll pings nodes about shuffle id, in parallel, and feeds each answer
 // to f until its poll is settled or every ping is over.
-func (s *Service) pingAll(ctx context.Context, id string, f *recovery.Failover, nodes []string) {
+func (s *Driver) pingAll(ctx context.Context, id string, f *recovery.Failover, nodes []string) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -67,13 +66,13 @@ func (s *Service) pingAll(ctx context.Context, id string, f *recovery.Failover, 
 // until then: the members of one partition are reported one at a time, and
 // each report would wait for the same silent nodes. Only silence is
 // remembered: an answer counts for the ping it answered, never later.
-func (s *Service) ping(ctx context.Context, n, id string) bool {
+func (s *Driver) ping(ctx context.Context, n, id string) bool {
 	if s.silent.recent(n, probeTimeout) {
 		return false
 	}
 	err := control.Retry(ctx, takeoverTries, func() error {
 		_, err := s.request(ctx, n, control.Msg{Op: control.OpPing, Shuffle: id, Node: s.Name()})
-		if answered(err) {
+		if Answered(err) {
 			return nil
 		}
 		return err
@@ -109,8 +108,8 @@ func (q *silence) recent(n string, d time.Duration) bool {
 	return ok && time.Since(at) < d
 }
 
-// answered reports whether a request that returned err got a reply.
-func answered(err error) bool {
+// Answered reports whether a request that returned err got a reply.
+func Answered(err error) bool {
 	_, refused := wire.RefusalCodeOf(err)
 	return err == nil || refused || errors.Is(err, wire.ErrBusy)
 }
@@ -124,7 +123,7 @@ var shortMsg = map[recovery.Rule]string{
 // noteQuorum records a settled quorum q of sh. When it is short it keeps
 // its count as sh's last quorum short of what it needed (for quorumErr),
 // and logs so unless it was short the last time too.
-func (s *Service) noteQuorum(sh *entry, q recovery.Quorum) {
+func (s *Driver) noteQuorum(sh *Shuffle, q recovery.Quorum) {
 	if q.Met {
 		sh.short.Store(nil)
 		return
@@ -135,22 +134,18 @@ func (s *Service) noteQuorum(sh *entry, q recovery.Quorum) {
 	}
 }
 
-// quorumErr returns an error wrapping ErrUnavailable and ErrNoQuorum when
-// this node sees sh's coordinator down and too few members up for a
-// takeover, as it sees them or as its last ping found them (no node of its
-// side can replace the coordinator); nil otherwise.
-func (s *Service) quorumErr(sh *entry) error {
-	co := sh.Coordinator()
-	if sh.coordPart() != nil || co == s.Name() || !s.isDown(co) {
-		return nil
+// NoQuorum reports whether this node sees sh's coordinator (co) down and
+// too few members up for a takeover, as it sees them or as its last ping
+// found them (no node of its side can replace the coordinator), and the
+// count it found.
+func (s *Driver) NoQuorum(sh *Shuffle) (co string, q recovery.Count, short bool) {
+	co = sh.Coordinator()
+	if sh.CoordPart() != nil || co == s.Name() || !s.isDown(co) {
+		return co, q, false
 	}
-	q := recovery.Seen(s.viewOf(sh))
+	q = recovery.Seen(s.viewOf(sh))
 	if last := sh.short.Load(); q.Majority() && last != nil {
 		q = *last // this node's ping found fewer members up than it sees
 	}
-	if !q.Majority() {
-		return fmt.Errorf("%w: shuffle %s: node %s sees its coordinator %s down, up %d of %d members: %w",
-			ErrUnavailable, sh.ID(), s.Name(), co, q.Up, q.Live, ErrNoQuorum)
-	}
-	return nil
+	return co, q, !q.Majority()
 }

@@ -1,4 +1,4 @@
-package service
+package failover
 
 import (
 	"context"
@@ -29,9 +29,9 @@ type rechecker struct {
 	pending bool
 }
 
-// recheckLoop checks the shuffles this node holds every Config.Recheck,
+// RecheckLoop checks the shuffles this node holds every Config.Recheck,
 // for as long as the service runs.
-func (s *Service) recheckLoop() {
+func (s *Driver) RecheckLoop() {
 	s.background(func(ctx context.Context) {
 		t := time.NewTicker(s.cfg.Recheck)
 		defer t.Stop()
@@ -48,7 +48,7 @@ func (s *Service) recheckLoop() {
 
 // recheckSoon checks, in the background, every shuffle this node holds,
 // unless such a check is already queued.
-func (s *Service) recheckSoon() {
+func (s *Driver) recheckSoon() {
 	s.recheck.mu.Lock()
 	queued := s.recheck.pending
 	s.recheck.pending = true
@@ -67,7 +67,7 @@ func (s *Service) recheckSoon() {
 }
 
 // recheckAll checks every shuffle this node holds, one after the other.
-func (s *Service) recheckAll(ctx context.Context) {
+func (s *Driver) recheckAll(ctx context.Context) {
 	for _, sh := range s.held() {
 		if ctx.Err() != nil {
 			return
@@ -78,9 +78,9 @@ func (s *Service) recheckAll(ctx context.Context) {
 
 // recheckOne asks sh's candidates whether this node is still in sh, and
 // frees sh here if nobody counts it in.
-func (s *Service) recheckOne(ctx context.Context, sh *entry) {
+func (s *Driver) recheckOne(ctx context.Context, sh *Shuffle) {
 	rt := sh.Route()
-	if time.Since(sh.born) < s.cfg.Recheck || (rt.Coordinator == s.Name() && sh.coordPart() == nil) {
+	if time.Since(sh.born) < s.cfg.Recheck || (rt.Coordinator == s.Name() && sh.CoordPart() == nil) {
 		return
 	}
 	var r recovery.Ruling
@@ -92,21 +92,18 @@ func (s *Service) recheckOne(ctx context.Context, sh *entry) {
 	if !r.Drop {
 		return
 	}
-	s.mu.RLock()
-	same := s.shuffles[sh.ID()] == sh
-	s.mu.RUnlock()
-	if !same {
+	if cur, err := s.lookup(sh.ID()); err != nil || cur != sh {
 		return
 	}
 	s.log.Info("shuffle dropped: this node is no longer in it", "shuffle", sh.ID(), "node", s.Name(), "reason", r.Why)
-	if err := s.dropAs(sh.ID(), r.Why, !r.Closed); err != nil {
+	if err := s.host.Drop(sh.ID(), r.Why, !r.Closed); err != nil {
 		s.log.Error("freeing a shuffle this node is no longer in", "shuffle", sh.ID(), "err", err)
 	}
 }
 
 // askAll sends control.OpCheck about shuffle id to nodes, in parallel, and
 // returns their answers by node.
-func (s *Service) askAll(ctx context.Context, id string, nodes []string) map[string]recovery.Answer {
+func (s *Driver) askAll(ctx context.Context, id string, nodes []string) map[string]recovery.Answer {
 	answers := make(map[string]recovery.Answer, len(nodes))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -125,7 +122,7 @@ func (s *Service) askAll(ctx context.Context, id string, nodes []string) map[str
 // verdict asks first (the coordinator this node knows), then, unless its
 // answer decides, every other candidate, and says whether to drop the
 // shuffle and why (recovery.First, recovery.Decide).
-func (s *Service) verdict(ctx context.Context, id, first string, cands []string) recovery.Ruling {
+func (s *Driver) verdict(ctx context.Context, id, first string, cands []string) recovery.Ruling {
 	a := s.askCheck(ctx, id, first)
 	if r, ok := recovery.First(first, a); ok {
 		return r
@@ -137,7 +134,7 @@ func (s *Service) verdict(ctx context.Context, id, first string, cands []string)
 
 // askCheck sends control.OpCheck about shuffle id to node n and returns
 // its answer (recovery.NoAnswer: down, unreachable, busy).
-func (s *Service) askCheck(ctx context.Context, id, n string) recovery.Answer {
+func (s *Driver) askCheck(ctx context.Context, id, n string) recovery.Answer {
 	if s.isDown(n) {
 		return recovery.Answer{}
 	}
@@ -158,19 +155,14 @@ var checkStatus = map[string]recovery.Status{
 	control.StatusClosed: recovery.StatusClosed, control.StatusUnknown: recovery.StatusUnknown,
 }
 
-// answerCheck handles control.OpCheck from c.Node: see the statuses in
-// package control and recovery.AnswerCheck. It does not touch the shuffle
-// (a check is not use).
-func (s *Service) answerCheck(c *control.Msg) (control.Reply, error) {
-	s.mu.RLock()
-	sh, ok := s.shuffles[c.Shuffle]
-	why, gone := s.gone.why(c.Shuffle)
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
-		return control.Reply{}, ErrClosed
-	}
-	q := recovery.CheckQuery{Asker: c.Node, Held: ok, ClosedHere: gone && why == closedReason}
+// AnswerCheck handles control.OpCheck from c.Node: see the statuses in
+// package control and recovery.AnswerCheck. sh is the shuffle if this node
+// holds it (nil otherwise), why its tombstone if it has one, closedHere
+// whether that tombstone says its client closed it. It does not touch the
+// shuffle (a check is not use).
+func (s *Driver) AnswerCheck(c *control.Msg, sh *Shuffle, why string, closedHere bool) (control.Reply, error) {
+	ok := sh != nil
+	q := recovery.CheckQuery{Asker: c.Node, Held: ok, ClosedHere: closedHere}
 	if ok {
 		q.View = *s.viewOf(sh)
 	}
@@ -193,14 +185,14 @@ var replyStatus = map[recovery.Status]string{
 	recovery.StatusClosed: control.StatusClosed,
 }
 
-// dropIfLost frees sh here when err says an epoch move declared this node
+// DropIfLost frees sh here when err says an epoch move declared this node
 // lost: it is no longer an owner, and the shuffle goes on without it.
-func (s *Service) dropIfLost(id string, err error) {
-	if !errors.Is(err, ErrDeclaredLost) {
+func (s *Driver) DropIfLost(id string, err error) {
+	if !errors.Is(err, shuffle.ErrDeclaredLost) {
 		return
 	}
 	s.log.Info("shuffle dropped: this node was declared lost", "shuffle", id, "node", s.Name(), "reason", err.Error())
-	if derr := s.dropAs(id, err.Error(), true); derr != nil {
+	if derr := s.host.Drop(id, err.Error(), true); derr != nil {
 		s.log.Error("freeing a shuffle this node was declared lost in", "shuffle", id, "err", derr)
 	}
 }

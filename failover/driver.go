@@ -1,4 +1,4 @@
-package service
+package failover
 
 import (
 	"context"
@@ -6,11 +6,12 @@ import (
 
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/recovery"
+	"github.com/shufflenode/shufflenode/shuffle"
 )
 
-// watch follows membership events for as long as the service runs: a
+// Watch follows membership events for as long as the service runs: a
 // member that fails or leaves is lost to every shuffle it belongs to.
-func (s *Service) watch(events <-chan member.Event, stop func()) {
+func (s *Driver) Watch(events <-chan member.Event, stop func()) {
 	s.background(func(ctx context.Context) {
 		defer stop()
 		for {
@@ -28,7 +29,7 @@ func (s *Service) watch(events <-chan member.Event, stop func()) {
 }
 
 // memberEvent keeps the set of members seen down and reacts to a loss.
-func (s *Service) memberEvent(ctx context.Context, e member.Event) {
+func (s *Driver) memberEvent(ctx context.Context, e member.Event) {
 	s.mu.Lock()
 	if s.down == nil {
 		s.down = map[string]bool{}
@@ -36,13 +37,8 @@ func (s *Service) memberEvent(ctx context.Context, e member.Event) {
 	lost := e.Kind == member.Failed || e.Kind == member.Left
 	back := !lost && s.down[e.Member.Name]
 	s.down[e.Member.Name] = lost
-	if e.Member.APIAddr != "" {
-		if s.apiAddrs == nil {
-			s.apiAddrs = map[string]string{}
-		}
-		s.apiAddrs[e.Member.Name] = e.Member.APIAddr
-	}
 	s.mu.Unlock()
+	s.host.NoteMember(e.Member)
 	switch {
 	case lost:
 		s.memberLost(ctx, e.Member.Name)
@@ -54,7 +50,7 @@ func (s *Service) memberEvent(ctx context.Context, e member.Event) {
 }
 
 // isDown reports whether node was seen failed or gone (and not back since).
-func (s *Service) isDown(node string) bool {
+func (s *Driver) isDown(node string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.down[node]
@@ -65,20 +61,9 @@ func (s *Service) isDown(node string) bool {
 // shuffle whose coordinator is down is taken over by this node if it is the
 // first live candidate (see failover.go); others wait for their
 // coordinator's word.
-func (s *Service) memberLost(ctx context.Context, node string) {
+func (s *Driver) memberLost(ctx context.Context, node string) {
 	s.log.Warn("member lost", "peer", node)
 	s.failoverAll(ctx)
-}
-
-// held returns the shuffles this node holds now.
-func (s *Service) held() []*entry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]*entry, 0, len(s.shuffles))
-	for _, sh := range s.shuffles {
-		out = append(out, sh)
-	}
-	return out
 }
 
 // takeoverRecheck is how long a successor waits before deciding again on
@@ -96,7 +81,7 @@ const takeoverRecheck = time.Second
 // coordinators of epoch 2, each refusing the other's members, for good).
 // By the time this runs, the queued events are handled: if the
 // coordinator is still down, this node decides on the route as it is now.
-func (s *Service) failoverLater(sh *entry) {
+func (s *Driver) failoverLater(sh *Shuffle) {
 	s.background(func(ctx context.Context) {
 		select {
 		case <-time.After(takeoverRecheck):
@@ -106,16 +91,16 @@ func (s *Service) failoverLater(sh *entry) {
 		if cur, err := s.lookup(sh.ID()); err != nil || cur != sh {
 			return // dropped, or freed and created again, since
 		}
-		if ph, _ := sh.Status(); ph != Failed {
+		if ph, _ := sh.Status(); ph != shuffle.Failed {
 			s.failover(ctx, sh)
 		}
 	})
 }
 
 // failoverAll runs failover on every shuffle not failed.
-func (s *Service) failoverAll(ctx context.Context) {
+func (s *Driver) failoverAll(ctx context.Context) {
 	for _, sh := range s.held() {
-		if ph, _ := sh.Status(); ph != Failed {
+		if ph, _ := sh.Status(); ph != shuffle.Failed {
 			s.failover(ctx, sh)
 		}
 	}
@@ -126,12 +111,12 @@ func (s *Service) failoverAll(ctx context.Context) {
 // coordinator that is down, take over if a strict majority of the members
 // is up; as its coordinator, lose each of them (those seen down during a
 // takeover too) if at least half is up.
-func (s *Service) failover(ctx context.Context, sh *entry) {
+func (s *Driver) failover(ctx context.Context, sh *Shuffle) {
 	sh.failover.Lock()
 	defer sh.failover.Unlock()
 	before := sh.Route().Epoch
 	defer func() {
-		if sh.coordPart() != nil && sh.Route().Epoch != before {
+		if sh.CoordPart() != nil && sh.Route().Epoch != before {
 			s.publish(sh)
 		}
 	}()
@@ -142,7 +127,7 @@ func (s *Service) failover(ctx context.Context, sh *entry) {
 }
 
 // perform carries out one decision of sh's failover round f.
-func (s *Service) perform(ctx context.Context, sh *entry, f *recovery.Failover, d recovery.Decision) {
+func (s *Driver) perform(ctx context.Context, sh *Shuffle, f *recovery.Failover, d recovery.Decision) {
 	switch d.Action {
 	case recovery.Ping:
 		s.pingAll(ctx, sh.ID(), f, d.Nodes)
@@ -159,7 +144,7 @@ func (s *Service) perform(ctx context.Context, sh *entry, f *recovery.Failover, 
 	case recovery.TakeOver:
 		s.takeOver(ctx, sh, d.Lost)
 	case recovery.Lose:
-		if co := sh.coordPart(); co != nil {
+		if co := sh.CoordPart(); co != nil {
 			for _, n := range d.Nodes {
 				s.coord.Lose(ctx, co, n)
 			}

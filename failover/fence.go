@@ -1,4 +1,4 @@
-package service
+package failover
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // refused for its term (recovery.Successors), whether they freed shuffle
 // id on its client's close or coordinate it too; it fences the other
 // coordinators by term and says whether to drop the shuffle here and why.
-func (s *Service) closedElsewhere(ctx context.Context, sh *entry, v *recovery.View) recovery.Ruling {
+func (s *Driver) closedElsewhere(ctx context.Context, sh *Shuffle, v *recovery.View) recovery.Ruling {
 	ask := recovery.Back(v)
 	if sh.refused.Swap(false) {
 		ask = appendNew(ask, recovery.Successors(v))
@@ -50,7 +50,7 @@ func (s *Service) closedElsewhere(ctx context.Context, sh *entry, v *recovery.Vi
 
 // tell sends node n, a coordinator of an older term, this node's epoch e
 // of sh, which declares n lost: n steps down.
-func (s *Service) tell(ctx context.Context, sh *entry, n string, e recovery.Epoch) {
+func (s *Driver) tell(ctx context.Context, sh *Shuffle, n string, e recovery.Epoch) {
 	s.log.Warn("a replaced coordinator is back: telling it the current epoch", "shuffle", sh.ID(), "peer", n, "term", e.Term, "epoch", e.Number)
 	c := control.Msg{Op: control.OpEpoch, Shuffle: sh.ID(), Epoch: e.Number, Lost: e.Lost, Node: s.Name(), Term: e.Term}
 	if _, err := s.request(ctx, n, c); err != nil {
@@ -58,14 +58,14 @@ func (s *Service) tell(ctx context.Context, sh *entry, n string, e recovery.Epoc
 	}
 }
 
-// noteRefused marks shuffle id for a check of its successors when err,
+// NoteRefused marks shuffle id for a check of its successors when err,
 // from a decision this node sent as its coordinator, holds a refusal for
 // an older term or epoch: this node may have been replaced.
-func (s *Service) noteRefused(id string, err error) {
+func (s *Driver) NoteRefused(id string, err error) {
 	if code, ok := wire.RefusalCodeOf(err); !ok || code != wire.RefuseStaleEpoch {
 		return
 	}
-	if sh, lerr := s.lookup(id); lerr == nil && sh.coordPart() != nil {
+	if sh, lerr := s.lookup(id); lerr == nil && sh.CoordPart() != nil {
 		sh.refused.Store(true)
 		s.recheckSoon()
 	}

@@ -1,4 +1,4 @@
-package service
+package failover
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/shuffle"
 )
 
 // Coordinator failover. Who coordinates a shuffle follows from its lost
@@ -33,7 +34,7 @@ const takeoverTries = 8
 
 // takeOver makes this node the coordinator of sh, lost being the lost list
 // of the new epoch. Called with sh.failover held.
-func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
+func (s *Driver) takeOver(ctx context.Context, sh *Shuffle, lost []string) {
 	rt, err := sh.RouteFor(lost)
 	if err != nil {
 		s.log.Error("cannot take over", "shuffle", sh.ID(), "err", err)
@@ -42,7 +43,7 @@ func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
 	start := time.Now()
 	c := control.Msg{Op: control.OpTakeover, Shuffle: sh.ID(), Epoch: rt.Epoch, Lost: lost, Node: s.Name(), Term: rt.Term}
 	s.log.Warn("coordinator lost: taking over", "shuffle", sh.ID(), "term", rt.Term, "epoch", rt.Epoch, "lost", lost)
-	if _, err := s.applyTakeover(sh, &c); err != nil {
+	if _, err := s.ApplyTakeover(sh, &c); err != nil {
 		s.log.Error("cannot take over", "shuffle", sh.ID(), "err", err)
 		return
 	}
@@ -52,7 +53,7 @@ func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
 		s.failEverywhere(ctx, sh, fmt.Errorf("shuffle %s: node %s could not take over as coordinator in term %d: %w", sh.ID(), s.Name(), rt.Term, err))
 		return
 	}
-	sh.coord.Store(co)
+	sh.SetCoordPart(co)
 	s.coord.Resume(co, d)
 	took := time.Since(start)
 	s.takeovers.done(start.Add(took), took)
@@ -61,7 +62,7 @@ func (s *Service) takeOver(ctx context.Context, sh *entry, lost []string) {
 
 // gatherFacts sends c to every member of live but this node, in parallel,
 // and returns their facts and this node's, by node.
-func (s *Service) gatherFacts(ctx context.Context, live []string, c control.Msg) map[string]*control.Facts {
+func (s *Driver) gatherFacts(ctx context.Context, live []string, c control.Msg) map[string]*control.Facts {
 	var mu sync.Mutex
 	facts := map[string]*control.Facts{}
 	var wg sync.WaitGroup
@@ -86,7 +87,7 @@ func (s *Service) gatherFacts(ctx context.Context, live []string, c control.Msg)
 // askFacts sends c to member n, with retries, and returns its facts; nil if
 // it never answered (it is probably dying: the tasks that needed its facts
 // run again).
-func (s *Service) askFacts(ctx context.Context, n string, c control.Msg) *control.Facts {
+func (s *Driver) askFacts(ctx context.Context, n string, c control.Msg) *control.Facts {
 	var r control.Reply
 	err := control.Retry(ctx, takeoverTries, func() error {
 		var err error
@@ -100,13 +101,13 @@ func (s *Service) askFacts(ctx context.Context, n string, c control.Msg) *contro
 	return r.Facts
 }
 
-// applyTakeover handles control.OpTakeover on a member: move to the
+// ApplyTakeover handles control.OpTakeover on a member: move to the
 // successor's epoch and reply with this node's facts, taken under the
 // shuffle's lock with the move, so that no commit of an older epoch can
 // follow them. A sealed shuffle reopens (reads wait): what the lost
 // coordinator knew is rebuilt, and the successor seals again once nothing
 // needs to run again, at once if nothing does.
-func (s *Service) applyTakeover(sh *entry, c *control.Msg) (control.Reply, error) {
+func (s *Driver) ApplyTakeover(sh *Shuffle, c *control.Msg) (control.Reply, error) {
 	if err := sh.CheckMove(c.Op, c.Node, c.Term, c.Lost, c.Epoch); err != nil {
 		return control.Reply{}, err
 	}
@@ -114,7 +115,7 @@ func (s *Service) applyTakeover(sh *entry, c *control.Msg) (control.Reply, error
 	moved := false
 	var err error
 	if c.Epoch > sh.RouteLocked().Epoch {
-		moved, err = true, sh.moveLocked(c.Lost)
+		moved, err = true, sh.MoveLocked(c.Lost)
 	}
 	facts := sh.factsLocked()
 	sh.Unlock()
@@ -122,15 +123,15 @@ func (s *Service) applyTakeover(sh *entry, c *control.Msg) (control.Reply, error
 		return control.Reply{}, err
 	}
 	if moved {
-		s.split.ForgetBefore(sh.ID(), c.Epoch)
+		s.host.ForgetBefore(sh.ID(), c.Epoch)
 		s.log.Info("new coordinator", "shuffle", sh.ID(), "peer", c.Node, "term", c.Term, "epoch", c.Epoch)
 	}
 	return control.Reply{Facts: facts}, nil
 }
 
-// moveLocked makes the epoch where lost are gone the current one, and
+// MoveLocked makes the epoch where lost are gone the current one, and
 // reopens the shuffle. Called with the lock held.
-func (sh *entry) moveLocked(lost []string) error {
+func (sh *Shuffle) MoveLocked(lost []string) error {
 	rt, err := sh.RouteFor(lost)
 	if err != nil {
 		return err
@@ -141,13 +142,13 @@ func (sh *entry) moveLocked(lost []string) error {
 }
 
 // failEverywhere fails sh on every live member and here.
-func (s *Service) failEverywhere(ctx context.Context, sh *entry, err error) {
+func (s *Driver) failEverywhere(ctx context.Context, sh *Shuffle, err error) {
 	s.log.Error("shuffle failed", "shuffle", sh.ID(), "err", err)
 	rt := sh.Route()
 	c := control.Msg{Op: control.OpFail, Shuffle: sh.ID(), Node: s.Name(), Term: rt.Term, Reason: err.Error()}
 	_ = s.broadcast(ctx, otherThan(rt.Live, s.Name()), c)
-	sh.Finish(Failed, err)
-	s.split.Forget(sh.ID())
+	sh.Finish(shuffle.Failed, err)
+	s.host.Forget(sh.ID())
 }
 
 // takeoverStats counts this node's finished takeovers (Stats).

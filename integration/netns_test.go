@@ -2,7 +2,10 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io/fs"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,12 +106,16 @@ func spawnIn(h *netns.Host, bin, dir, name, join string, extra []string, sec ...
 		return nil, err
 	}
 	defer logf.Close()
+	keys, err := clusterKeys(dir)
+	if err != nil {
+		return nil, err
+	}
 	p.cmd = h.Command(bin, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--advertise", h.IP,
 		"--gossip", fmt.Sprintf("0.0.0.0:%d", nsGossipPort), "--api", fmt.Sprintf("0.0.0.0:%d", nsAPIPort),
 		"--listen", fmt.Sprintf("/ip4/0.0.0.0/tcp/%d", nsP2PPort), "--admin", h.Addr(nsAdminPort),
 		"--join", join, "--rejoin-interval", nsRejoin.String(), "--memory-limit", "64MiB", "--log-level", "info")
-	p.cmd.Args = append(append(p.cmd.Args, extra...), sec...)
+	p.cmd.Args = append(append(append(p.cmd.Args, keys...), extra...), sec...)
 	p.cmd.Stderr = logf
 	p.cmd.Env = nsEnv(len(sec) == 0)
 	if err := p.cmd.Start(); err != nil {
@@ -116,6 +123,31 @@ func spawnIn(h *netns.Host, bin, dir, name, join string, extra []string, sec ...
 	}
 	go func() { _ = p.cmd.Wait(); close(p.exited) }()
 	return p, nil
+}
+
+// clusterKeys writes the gossip and network keys of the cluster whose
+// processes keep their files under dir (the same keys for every node of
+// it, derived from dir, so nodes started at once agree without a race) and
+// returns serve's flags naming them: a node gossiping and serving peers on
+// a namespace address needs both (serve refuses an open cluster).
+func clusterKeys(dir string) ([]string, error) {
+	sum := sha256.Sum256([]byte(dir))
+	key := []byte(hex.EncodeToString(sum[:16])) // 32 bytes: a key for both
+	gossip, network := filepath.Join(dir, "gossip.key"), filepath.Join(dir, "network.key")
+	for _, f := range []string{gossip, network} {
+		w, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue // an earlier node's: never rewritten under a reader
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, err = w.Write(key)
+		if err = errors.Join(err, w.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return []string{"--gossip-key", gossip, "--network-key", network}, nil
 }
 
 // nsEnv is the environment of a namespaced serve process: no SHUFFLENODE_

@@ -177,6 +177,9 @@ func (cd *Coordinator) Status(sh *Shuffle) (control.Reply, error) {
 		return control.Reply{Status: control.StatusSealed, Epoch: sh.RouteLocked().Epoch, Replayed: sh.replayed}, nil
 	default:
 	}
+	if err := sh.tracker.Err(); err != nil { // failed, its broadcast (conclude) still under way
+		return control.Reply{}, fmt.Errorf("%w: %s: %w", shuffle.ErrFailed, sh.ID(), err)
+	}
 	r := control.Reply{Status: control.StatusRunning, Epoch: sh.RouteLocked().Epoch, Replayed: sh.replayed}
 	if !sh.moving {
 		r.Replay = sh.tracker.Pending()

@@ -125,7 +125,7 @@ func (c *simCluster) settleErr(ctx context.Context, sp *spec.Spec, in input, tas
 		perr := c.putAllUntilFailed(ctx, sp, in, tasks)
 		b, err := c.svcs[c.liveNode(c.asker)].Barrier(ctx, sp.ID)
 		if perr != nil && err == nil {
-			c.t.Errorf("puts of %s failed, and the barrier did not: %v", sp.ID, perr)
+			c.t.Errorf("puts of %s failed, and the barrier did not (%+v): %v", sp.ID, b, perr)
 		}
 		if err != nil || (b.Sealed && b.Epoch >= epoch) || (b.Sealed && len(tasks) == 0) {
 			return b, err

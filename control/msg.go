@@ -106,14 +106,15 @@ type Committed struct {
 	Differs string `json:"differs,omitempty"`
 }
 
-// Decode decodes and checks a control message body.
+// Decode decodes and checks a control message body (either form: see
+// Encode).
 func Decode(b []byte) (*Msg, error) {
 	if len(b) > maxControl {
 		return nil, fmt.Errorf("%w: %d bytes over limit %d", ErrBadMsg, len(b), maxControl)
 	}
-	var c Msg
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadMsg, err)
+	c, err := decodeBody(b)
+	if err != nil {
+		return nil, err
 	}
 	if err := spec.ValidateID(c.Shuffle); err != nil {
 		return nil, fmt.Errorf("%w: op %q: %w", ErrBadMsg, c.Op, err)
@@ -122,5 +123,23 @@ func Decode(b []byte) (*Msg, error) {
 		return nil, fmt.Errorf("%w: shuffle %s: %d task reports, over the limit %d", ErrBadMsg, c.Shuffle, len(c.Tasks), MaxTaskBatch)
 	}
 	c.Tasks = tasksOrNil(c.Tasks)
+	if len(c.Sent) == 0 {
+		c.Sent = nil // "sent":{} is no totals, as in the binary form
+	}
+	if len(c.Commits) == 0 {
+		c.Commits = nil
+	}
+	return c, nil
+}
+
+// decodeBody decodes either form (see Encode).
+func decodeBody(b []byte) (*Msg, error) {
+	if len(b) > 0 && b[0] == binaryMagic {
+		return decodeBinary(b[1:])
+	}
+	var c Msg
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadMsg, err)
+	}
 	return &c, nil
 }

@@ -170,7 +170,7 @@ func (s *Service) lookup(id string) (*entry, error) {
 
 // request sends a control message to node and decodes its reply.
 func (s *Service) request(ctx context.Context, node string, c control.Msg) (control.Reply, error) {
-	body, err := json.Marshal(c)
+	body, err := control.Encode(&c)
 	if err != nil {
 		return control.Reply{}, err
 	}

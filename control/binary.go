@@ -27,7 +27,8 @@ func Encode(c *Msg) ([]byte, error) {
 	if !compact(c) {
 		return json.Marshal(c)
 	}
-	b := []byte{binaryMagic}
+	b := make([]byte, 1, 64+40*len(c.Commits)+48*len(c.Tasks)+32*len(c.Sent)) // most reports in one allocation
+	b[0] = binaryMagic
 	b = putStrings(b, c.Op, c.Shuffle, c.Node, c.Differs)
 	b = binary.AppendUvarint(b, c.Epoch)
 	b = binary.AppendUvarint(b, c.Task)

@@ -99,3 +99,52 @@ func FuzzDecodeBinary(f *testing.F) {
 		}
 	})
 }
+
+// commitBatch is a receiver's report of n commits, as sendCommits sends it.
+func commitBatch(n int) *Msg {
+	cs := make([]Committed, n)
+	for i := range cs {
+		cs[i] = Committed{Task: uint64(i), Epoch: 1, Held: barrier.Totals{Pieces: 4, Rows: 130, Bytes: 4160, Checksum: 0xdeadbeefcafe}}
+	}
+	return &Msg{Op: OpCommitted, Shuffle: "bench", Node: "node-1", Commits: cs}
+}
+
+func BenchmarkDecodeCommits(b *testing.B) {
+	m := commitBatch(16)
+	bin, _ := Encode(m)
+	js, _ := json.Marshal(m)
+	for _, form := range []struct {
+		name string
+		body []byte
+	}{{"binary", bin}, {"json", js}} {
+		b.Run(form.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(form.body)))
+			for b.Loop() {
+				if _, err := Decode(form.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEncodeCommits(b *testing.B) {
+	m := commitBatch(16)
+	b.Run("binary", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Encode(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,12 +1,14 @@
 // Package control is the shuffle's control protocol between nodes: the
 // messages (Msg, Reply) that create and close shuffles, register and report
 // task attempts and commits, poll the barrier, and carry the coordinator's
-// seal, fail and epoch decisions, with their JSON codec and the retry rule
-// for a request. Shard data travels in package shard, not here.
+// seal, fail and epoch decisions, with their codec (Encode, Decode) and the
+// retry rule for a request. Shard data travels in package shard, not here.
 //
 // Who sends what: a node creating a shuffle sends OpCreate to every member
 // (it becomes the coordinator); the node running a task attempt sends
-// OpBegin and OpDone to the coordinator; a receiver sends OpCommitted, with
+// OpBegin and OpDone to the coordinator, or OpTasks with the begins and
+// dones of many of its attempts in Tasks (one reply entry each, each handled
+// and refused as the single message it stands for); a receiver sends OpCommitted, with
 // the commits made since its previous report in Commits (one message for
 // many tasks; a message with Task and Held alone is one commit); any
 // node polls OpBarrier; the coordinator sends OpSeal, OpFail and OpEpoch to
@@ -23,8 +25,12 @@
 // or the lower one steps down. A member restarted without its state of a
 // shuffle sends OpRestarted to the coordinator, which declares it lost.
 //
-// The caller's duties: decode every received body with Decode (it bounds the
-// size and checks the shuffle ID) and fill only the fields the Op uses.
+// The caller's duties: encode every sent Msg with Encode (the reports sent
+// once or more per task, OpBegin, OpDone, OpCommitted and OpTasks, go in a
+// compact binary form marked by its first byte; every other message as
+// JSON), decode every received body with Decode (it reads both forms,
+// bounds the size, the counts and the strings before allocating, and checks
+// the shuffle ID) and fill only the fields the Op uses. Replies are JSON.
 //
 // Concurrency: the package has no state; Retry blocks until it is done or
 // ctx ends.

@@ -54,7 +54,9 @@ type Msg struct {
 	// each with its own task, attempt, epoch and totals, in place of Task,
 	// Attempt, Epoch and Held (one message for many tasks).
 	Commits []Committed `json:"commits,omitempty"`
-	Reason  string      `json:"reason,omitempty"`
+	// Tasks (tasks): begins and dones of many task attempts of Node.
+	Tasks  []TaskReport `json:"tasks,omitempty"`
+	Reason string       `json:"reason,omitempty"`
 }
 
 // Reply is the JSON body of the Ack of a Msg.
@@ -73,6 +75,8 @@ type Reply struct {
 	Since uint64 `json:"since,omitempty"`
 	// Facts (takeover): what the member did in the shuffle so far.
 	Facts *Facts `json:"facts,omitempty"`
+	// Tasks (tasks): one entry per report of Msg.Tasks, in order.
+	Tasks []TaskReply `json:"tasks,omitempty"`
 }
 
 // Facts are what one member tells a new coordinator (control.OpTakeover) so
@@ -102,17 +106,40 @@ type Committed struct {
 	Differs string `json:"differs,omitempty"`
 }
 
-// Decode decodes and checks a control message body.
+// Decode decodes and checks a control message body (either form: see
+// Encode).
 func Decode(b []byte) (*Msg, error) {
 	if len(b) > maxControl {
 		return nil, fmt.Errorf("%w: %d bytes over limit %d", ErrBadMsg, len(b), maxControl)
 	}
-	var c Msg
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadMsg, err)
+	c, err := decodeBody(b)
+	if err != nil {
+		return nil, err
 	}
 	if err := spec.ValidateID(c.Shuffle); err != nil {
 		return nil, fmt.Errorf("%w: op %q: %w", ErrBadMsg, c.Op, err)
+	}
+	if len(c.Tasks) > MaxTaskBatch {
+		return nil, fmt.Errorf("%w: shuffle %s: %d task reports, over the limit %d", ErrBadMsg, c.Shuffle, len(c.Tasks), MaxTaskBatch)
+	}
+	c.Tasks = tasksOrNil(c.Tasks)
+	if len(c.Sent) == 0 {
+		c.Sent = nil // "sent":{} is no totals, as in the binary form
+	}
+	if len(c.Commits) == 0 {
+		c.Commits = nil
+	}
+	return c, nil
+}
+
+// decodeBody decodes either form (see Encode).
+func decodeBody(b []byte) (*Msg, error) {
+	if len(b) > 0 && b[0] == binaryMagic {
+		return decodeBinary(b[1:])
+	}
+	var c Msg
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadMsg, err)
 	}
 	return &c, nil
 }

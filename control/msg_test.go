@@ -23,6 +23,7 @@ func FuzzDecodeControl(f *testing.F) {
 		{Op: OpCommitted, Shuffle: "s", Node: "n", Held: &held},
 		{Op: OpDone, Shuffle: "s", Sent: map[string]barrier.Totals{"a": held}},
 		{Op: OpCheck, Shuffle: "s", Node: "n"},
+		{Op: OpTasks, Shuffle: "s", Node: "n", Tasks: []TaskReport{{Op: OpBegin, Task: 1}, {Op: OpDone, Task: 2, Epoch: 1, Sent: map[string]barrier.Totals{"a": held}}}},
 	} {
 		b, _ := json.Marshal(c)
 		f.Add(b)

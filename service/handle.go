@@ -139,7 +139,7 @@ func checkAuthor(from member.Member, c *control.Msg) error {
 // dispatch runs a control operation on a known shuffle.
 func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	switch c.Op {
-	case control.OpBegin, control.OpDone, control.OpCommitted, control.OpBarrier:
+	case control.OpBegin, control.OpDone, control.OpCommitted, control.OpBarrier, control.OpTasks:
 		co, err := s.coordOf(sh)
 		if err != nil {
 			return control.Reply{}, err
@@ -175,6 +175,8 @@ func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (contro
 		return s.coord.Begin(co, c)
 	case control.OpBarrier:
 		return s.coord.Status(co)
+	case control.OpTasks:
+		return s.answerTasks(co, c), nil
 	case control.OpCommitted:
 		if len(c.Commits) > 0 {
 			return control.Reply{}, s.reportCommits(co, c)

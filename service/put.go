@@ -128,7 +128,7 @@ func (s *Service) taskDone(ctx context.Context, sh *entry, k shuffle.AttemptKey)
 // attempt fails with ErrStaleEpoch and the caller runs a new one.
 func (s *Service) put(ctx context.Context, sh *entry, k shuffle.AttemptKey, feed func(*putter) error) (PutResult, error) {
 	rt := sh.Route()
-	r, err := s.request(ctx, sh.Coordinator(), control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: rt.Epoch, Node: s.Name(), Task: k.Task, Attempt: k.Attempt})
+	r, err := s.reportTask(ctx, sh, control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: rt.Epoch, Node: s.Name(), Task: k.Task, Attempt: k.Attempt})
 	if err != nil {
 		return PutResult{}, staleOr(err)
 	}
@@ -271,7 +271,7 @@ func (p *putter) finish(ctx context.Context) error {
 func (p *putter) reportDone(ctx context.Context) error {
 	c := control.Msg{Op: control.OpDone, Shuffle: p.sh.ID(), Epoch: p.rt.Epoch, Node: p.s.Name(), Task: p.k.Task, Attempt: p.k.Attempt, Sent: p.cut.Sent(p.rt.Live)}
 	p.sh.finished(&c)
-	return control.Retry(ctx, 5, func() error { _, err := p.s.request(ctx, p.sh.Coordinator(), c); return err })
+	return control.Retry(ctx, 5, func() error { _, err := p.s.reportTask(ctx, p.sh, c); return err })
 }
 
 // result sums what was sent.

@@ -73,6 +73,7 @@ type Service struct {
 
 	fo      *failover.Driver // set by Attach
 	commits commitReports    // commit reports waiting for the coordinator (commits.go)
+	tasks   taskReports      // begin and done reports waiting for the coordinator (taskreports.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -167,7 +168,7 @@ func (s *Service) lookup(id string) (*entry, error) {
 
 // request sends a control message to node and decodes its reply.
 func (s *Service) request(ctx context.Context, node string, c control.Msg) (control.Reply, error) {
-	body, err := json.Marshal(c)
+	body, err := control.Encode(&c)
 	if err != nil {
 		return control.Reply{}, err
 	}

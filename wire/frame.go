@@ -12,7 +12,10 @@ import (
 )
 
 // Version is the frame format version carried in byte 0 of every header.
-const Version = 1
+// Version 2 (2026-11-28): shard end markers carry row sums per partition,
+// and per-task control reports may be in control's binary form; a node of
+// version 1 refuses such frames as ErrVersion instead of misreading them.
+const Version = 2
 
 // HeaderSize is the size of a frame header in bytes.
 const HeaderSize = 12

@@ -78,7 +78,7 @@ func TestHeaderLayout(t *testing.T) {
 	p := []byte("hello, peer")
 	b := AppendFrame(nil, TypeRefused, p)
 	sum := crc32.Checksum(append(b[:8:8], p...), crc32.MakeTable(crc32.Castagnoli))
-	want := []byte{1, 6, 0, 0, byte(len(p)), 0, 0, 0}
+	want := []byte{2, 6, 0, 0, byte(len(p)), 0, 0, 0}
 	want = binary.LittleEndian.AppendUint32(want, sum)
 	if !bytes.Equal(b[:HeaderSize], want) || !bytes.Equal(b[HeaderSize:], p) {
 		t.Fatalf("header % x, want % x", b[:HeaderSize], want)
@@ -148,7 +148,7 @@ func TestEarlyRefusal(t *testing.T) {
 		limit int
 		want  error
 	}{
-		{"bad version in first byte", []byte{2}, 0, ErrVersion},
+		{"bad version in first byte", []byte{1}, 0, ErrVersion},
 		{"over limit in 8 bytes", big[:8], 0, ErrTooLarge},
 		{"over caller limit", appendHeader(nil, TypeShards, 1001)[:8], 1000, ErrTooLarge},
 		{"at caller limit", appendHeader(nil, TypeShards, 1000)[:8], 1000, ErrShortFrame},

@@ -72,6 +72,7 @@ type Service struct {
 	recheck   rechecker
 	silent    silence       // members that recently did not answer a ping (quorum.go)
 	commits   commitReports // commit reports waiting for the coordinator (commits.go)
+	drain     drainState    // a planned departure (drain.go)
 	// afterPings, when set (by tests), is called when this node's pings as
 	// a successor found a majority up, before it checks its route.
 	afterPings atomic.Pointer[func(node, id string)]

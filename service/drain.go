@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,32 @@ type drainState struct {
 	refusing atomic.Bool
 	running  atomic.Bool // a Drain call runs
 	fellBack atomic.Bool
+
+	mu   sync.Mutex
+	req  chan struct{} // closed by RequestDrain (made on first use)
+	once sync.Once
 }
+
+// requested returns the channel RequestDrain closes.
+func (d *drainState) requested() chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.req == nil {
+		d.req = make(chan struct{})
+	}
+	return d.req
+}
+
+// RequestDrain asks the process that runs this node to drain it and stop,
+// as SIGTERM does (the admin endpoint POST /drain and the Flight action
+// "drain" call it). It does not block; calling it again does nothing.
+func (s *Service) RequestDrain() {
+	c := s.drain.requested()
+	s.drain.once.Do(func() { close(c) })
+}
+
+// DrainRequested returns a channel closed once RequestDrain was called.
+func (s *Service) DrainRequested() <-chan struct{} { return s.drain.requested() }
 
 // DrainResult says how a drain ended.
 type DrainResult struct {

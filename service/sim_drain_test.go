@@ -110,3 +110,37 @@ func (c *simCluster) settleEpochOf(ctx context.Context, t *testing.T, id string,
 	t.Fatal(fmt.Sprintf("shuffle %s never reached epoch %d", id, epoch))
 	return service.BarrierResult{}
 }
+
+// TestSimDrainCutShort: a drain whose context is cancelled (the node is
+// killed) or whose deadline passed falls back to the loss path, saying
+// which; the node refuses puts all the same.
+func TestSimDrainCutShort(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, why string
+		ctx       func() (context.Context, context.CancelFunc)
+	}{
+		{"killed", "killed while draining", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}},
+		{"deadline", "drain deadline passed", func() (context.Context, context.CancelFunc) {
+			return context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := startSim(t, 2, service.Config{}, simnet.Config{})
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			res, err := c.svcs[1].Drain(ctx)
+			if err != nil || res.HandedOver || res.Why != tc.why {
+				t.Fatalf("drain: %+v, %v; want a fallback because %q", res, err, tc.why)
+			}
+			if _, err := c.svcs[1].Drain(context.Background()); err != nil {
+				t.Errorf("a second drain after the first returned: %v", err)
+			}
+		})
+	}
+}

@@ -113,7 +113,7 @@ func (c *simCluster) settleEpochOf(ctx context.Context, t *testing.T, id string,
 
 // TestSimDrainCutShort: a drain whose context is cancelled (the node is
 // killed) or whose deadline passed falls back to the loss path, saying
-// which; the node refuses puts all the same.
+// which; a later drain runs as usual.
 func TestSimDrainCutShort(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -59,6 +59,7 @@ func Listen(addr string, src Source, opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /status", s.status)
+	mux.HandleFunc("POST /drain", s.drain)
 	mux.HandleFunc("GET /{$}", s.page)
 	mux.HandleFunc("GET /ui", s.page)
 	if opts.Pprof {

@@ -142,6 +142,8 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 		reply = s.members()
 	case flightproto.ActionLayout:
 		reply, err = s.withRef(a.Body, func(id string) (any, error) { return s.svc.Layout(id) })
+	case flightproto.ActionDrain:
+		reply = s.drain()
 	default:
 		return status.Errorf(codes.Unimplemented, "unknown action %q", a.Type)
 	}

@@ -140,7 +140,7 @@ func TestListActions(t *testing.T) {
 		}
 		seen[a.Type] = true
 	}
-	for _, typ := range []string{ActionCreate, ActionBarrier, ActionStatus, ActionClose, ActionMembers, ActionLayout} {
+	for _, typ := range []string{ActionCreate, ActionBarrier, ActionStatus, ActionClose, ActionMembers, ActionLayout, flightproto.ActionDrain} {
 		if !seen[typ] {
 			t.Errorf("action %q not listed", typ)
 		}

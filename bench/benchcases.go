@@ -44,9 +44,11 @@ func BenchShuffle(ctx context.Context, w io.Writer, cc job.ClusterConfig, c job.
 	return nil
 }
 
-// BenchRecovery runs the demo c six times on fresh in-process clusters:
+// BenchRecovery runs the demo c eight times on fresh in-process clusters:
 // without failure, with one node (not the coordinator) crashed halfway
-// through the puts, and with the shuffle's coordinator crashed halfway,
+// through the puts, with the shuffle's coordinator crashed halfway, and with
+// one node (not the coordinator) drained halfway (refusing new puts,
+// finishing its running ones, then leaving),
 // each with replication 1 and 2 (bench recovery). For a coordinator crash
 // it also prints the seconds from the crash to the successor's takeover
 // being done (the failure detection time plus the rebuild), and the
@@ -72,6 +74,7 @@ const (
 	noVictim    victim = iota
 	dataNode           // a node that does not coordinate the shuffle
 	coordinator        // the shuffle's coordinator
+	drained            // a node that does not coordinate the shuffle, drained (drain.go), not crashed
 )
 
 // recoveryCase is one row of bench recovery.
@@ -86,7 +89,8 @@ func recoveryCases() []recoveryCase {
 	return []recoveryCase{{"no failure", 1, noVictim}, {"one node killed halfway", 1, dataNode},
 		{"coordinator killed halfway", 1, coordinator},
 		{"replication 2, no failure", 2, noVictim}, {"replication 2, one killed halfway", 2, dataNode},
-		{"replication 2, coordinator killed halfway", 2, coordinator}}
+		{"replication 2, coordinator killed halfway", 2, coordinator},
+		{"one node drained halfway", 1, drained}, {"replication 2, one drained halfway", 2, drained}}
 }
 
 // formatTakeover prints a crash-to-takeover time in seconds, "-" if none.
@@ -142,6 +146,10 @@ func (k *killer) kill(nodes []*node.Node, id string, v victim) {
 		return
 	}
 	k.who, k.at = pickVictim(nodes, id, v), time.Now()
+	if v == drained {
+		go drainAndLeave(nodes[k.who])
+		return
+	}
 	go nodes[k.who].Close()
 }
 

@@ -18,7 +18,18 @@ const (
 	// ActionLayout returns an array shuffle's layout in the form of the
 	// __partitioned__ protocol (body ShuffleRef; reply Layout as JSON).
 	ActionLayout = "layout"
+	// ActionDrain asks the node to drain and stop, as SIGTERM does (no
+	// body; reply DrainReply as JSON).
+	ActionDrain = "drain"
 )
+
+// DrainReply is the reply of the drain action: the node refuses new puts
+// from now on and leaves the cluster once its running puts finished (or
+// its drain timeout passed).
+type DrainReply struct {
+	Node     string `json:"node"`
+	Draining bool   `json:"draining"`
+}
 
 // Member is one cluster member in the members action's reply.
 type Member struct {

@@ -72,5 +72,6 @@ func Actions() []ActionInfo {
 		{ActionClose, "body {shuffle}: free the shuffle on every member"},
 		{ActionMembers, "the live cluster members as this node sees them; reply {version, node, members}"},
 		{ActionLayout, "body {shuffle}: a finished array rechunk's layout in the __partitioned__ form"},
+		{ActionDrain, "drain this node and stop it, as SIGTERM does: new puts are refused (run them elsewhere), running ones finish; reply {node, draining}"},
 	}
 }

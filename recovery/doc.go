@@ -55,6 +55,11 @@
 //
 // Answer a check from another node with AnswerCheck.
 //
+// When the node itself leaves on purpose (a drain), step a Drain with a
+// DrainView until it says DrainLeave: refuse new puts, wait while puts
+// run, hand over the shuffles it lists; a deadline that passed, a kill or
+// a failed handover make it leave as lost, once.
+//
 // # Concurrency
 //
 // Nothing here is safe for concurrent use, and nothing needs to be: a

@@ -49,6 +49,9 @@ func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint3
 // entries to the splitter.
 func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt uint32, feed func(*putter) error) (PutResult, error) {
 	k := shuffle.AttemptKey{Task: task, Attempt: attempt}
+	if err := s.drainRefusal(sh, k); err != nil {
+		return PutResult{}, err
+	}
 	if err := sh.OpenErr(); err != nil {
 		if errors.Is(err, ErrSealed) && s.taskDone(ctx, sh, k) {
 			return PutResult{Skipped: true}, nil // an attempt whose reply was lost: it is in

@@ -31,11 +31,21 @@ func (h failoverHost) Lookup(id string) (*failover.Shuffle, error) {
 }
 
 func (h failoverHost) Held() []*failover.Shuffle {
-	h.s.mu.RLock()
-	defer h.s.mu.RUnlock()
-	out := make([]*failover.Shuffle, 0, len(h.s.shuffles))
-	for _, sh := range h.s.shuffles {
-		out = append(out, sh.Shuffle)
+	held := h.s.held()
+	out := make([]*failover.Shuffle, len(held))
+	for i, sh := range held {
+		out[i] = sh.Shuffle
+	}
+	return out
+}
+
+// held returns the shuffles this node holds now.
+func (s *Service) held() []*entry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*entry, 0, len(s.shuffles))
+	for _, sh := range s.shuffles {
+		out = append(out, sh)
 	}
 	return out
 }

@@ -74,6 +74,7 @@ type Service struct {
 	fo      *failover.Driver // set by Attach
 	commits commitReports    // commit reports waiting for the coordinator (commits.go)
 	tasks   taskReports      // begin and done reports waiting for the coordinator (taskreports.go)
+	drain   drainState       // a planned departure (drain.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no

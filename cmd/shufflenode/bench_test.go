@@ -40,9 +40,9 @@ func TestBenchQuick(t *testing.T) {
 // TestBenchCases runs bench shuffle and bench recovery on tiny data.
 func TestBenchCases(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the demo nine times")
+		t.Skip("runs the demo eleven times")
 	}
-	for name, cases := range map[string]int{"shuffle": 3, "recovery": 6} {
+	for name, cases := range map[string]int{"shuffle": 3, "recovery": 8} {
 		code, out, errs := runCmd(cmdBench, name, "--data", "256KiB", "--tasks", "8", "--partitions", "8", "--nodes", "3")
 		if code != 0 {
 			t.Fatalf("bench %s: exit %d: %s", name, code, errs)

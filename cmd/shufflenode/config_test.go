@@ -299,7 +299,7 @@ func TestEveryFlagHasKeyAndEnv(t *testing.T) {
 		"api-cert api_cert SHUFFLENODE_API_CERT", "api-client-ca api_client_ca SHUFFLENODE_API_CLIENT_CA",
 		"api-key api_key SHUFFLENODE_API_KEY", "api-token-file api_token_file SHUFFLENODE_API_TOKEN_FILE",
 		"config config SHUFFLENODE_CONFIG",
-		"data-dir data_dir SHUFFLENODE_DATA_DIR", "gossip gossip SHUFFLENODE_GOSSIP",
+		"data-dir data_dir SHUFFLENODE_DATA_DIR", "drain-timeout drain_timeout SHUFFLENODE_DRAIN_TIMEOUT", "gossip gossip SHUFFLENODE_GOSSIP",
 		"gossip-key gossip_key SHUFFLENODE_GOSSIP_KEY", "idle-expiry idle_expiry SHUFFLENODE_IDLE_EXPIRY",
 		"input-root input_root SHUFFLENODE_INPUT_ROOT", "insecure-api insecure_api SHUFFLENODE_INSECURE_API", "insecure-cluster insecure_cluster SHUFFLENODE_INSECURE_CLUSTER", "join join SHUFFLENODE_JOIN",
 		"keep-regions keep_regions SHUFFLENODE_KEEP_REGIONS", "listen listen SHUFFLENODE_LISTEN",

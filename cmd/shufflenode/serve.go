@@ -34,6 +34,7 @@ type serveFlags struct {
 	suspicionMult                            int
 	outputRoots                              string
 	inputRoots                               string
+	drainTimeout                             time.Duration
 }
 
 func (f *serveFlags) register(fs interface {
@@ -120,6 +121,7 @@ func newServeFlags(f *serveFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles at /debug/pprof on --admin")
 	fs.BoolVar(&f.insecureCluster, "insecure-cluster", false, "allow non-loopback --gossip and --listen addresses without --gossip-key and --network-key (anyone who reaches them joins the cluster)")
 	f.limits.register(fs)
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", defaultDrainTimeout, "on SIGTERM (or POST /drain on --admin, or the Flight action drain), refuse new puts and let running ones finish for up to this long before leaving; a second SIGTERM or SIGINT stops at once (0: leave at once)")
 	fs.DurationVar(&f.probeInterval, "probe-interval", 0, "failure detector: how often a node probes one other member (0: the --profile's, 1s; a crash is declared after a few intervals)")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", 0, "failure detector: how long a probe waits for its ack before asking others to probe (0: the --profile's, 500ms lan, 200ms local; must be shorter than the interval)")
 	fs.IntVar(&f.suspicionMult, "suspicion-mult", 0, "failure detector: a suspected member is declared dead after this many intervals, scaled by log10 of the cluster size (0: the --profile's, 4 lan, 3 local)")
@@ -173,8 +175,13 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	warnOpenCluster(cfg, f.insecureCluster)
 	warnAdmin(cfg)
 	cfg.Logger.Info("serving", "node", n.Name(), "api", n.APIAddr(), "gossip", n.Cluster.Self().GossipAddr, "peer", n.Cluster.Self().PeerID)
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-n.Service.DrainRequested():
+	}
+	stop() // a second signal stops the process at once: the loss path
 	cfg.Logger.Info("stopping", "node", n.Name())
+	drainNode(n, f.drainTimeout, cfg.Logger)
 	_ = n.Cluster.Leave(5 * time.Second)
 	if err := n.Close(); err != nil {
 		fmt.Fprintf(stderr, "shufflenode serve: closing: %v\n", err)

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/bench"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/splitaxes"
 )
@@ -112,7 +112,7 @@ func TestHostileOpenCluster(t *testing.T) {
 func TestHostileJoinBeforeSeed(t *testing.T) {
 	bin := shufflenodeBinary(t)
 	dir := t.TempDir()
-	ports, err := job.FreePorts(1)
+	ports, err := bench.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}

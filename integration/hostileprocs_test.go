@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shufflenode/shufflenode/job"
+	"github.com/shufflenode/shufflenode/bench"
 )
 
 // startProcsArgs is startProcs with extra serve flags for process i:
@@ -82,7 +82,7 @@ func startProcArgs(ctx context.Context, bin, dir, name, join string, extra []str
 // spawnArgs execs `shufflenode serve` for name with fresh ports, the flags
 // spawn gives and extra after them (a flag given twice: the last wins).
 func spawnArgs(bin, dir, name, join string, extra []string) (*proc, error) {
-	ports, err := job.FreePorts(2)
+	ports, err := bench.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}

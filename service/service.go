@@ -51,6 +51,9 @@ type Service struct {
 	split *splitter.Splitter
 	recv  *receiver.Receiver
 	ops   *budget.Budget // node-side ops' memory (Config.OpMemory)
+	// inputs and outputs bound the batches the node's puts and reads hold
+	// (Config.InputBytes, Config.OutputBytes).
+	inputs, outputs *batchGate
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (nil when Config.KeepRegions is negative).
 	regions    *offheap.Pool
@@ -84,7 +87,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: budget.New(cfg.OpMemory), shuffles: make(map[string]*entry), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: budget.New(cfg.OpMemory), inputs: newBatchGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: newBatchGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {

@@ -156,12 +156,12 @@ func (c Config) MemoryOverhead() int64 {
 
 // InputBytes is what the input batches of the puts in progress on this
 // node may hold at once, read from their clients and being cut into
-// shards (each batch counts twice its Arrow bytes): a quarter of the
+// shards (each batch counts twice its Arrow bytes): an eighth of the
 // budget, and at least two send buffers. Over it, puts wait before they
 // read their next batch; a batch larger than it is read alone.
 func (c Config) InputBytes() int64 {
 	c = c.withDefaults()
-	return max(c.MemoryLimit/4, 2*c.sendBuffer())
+	return max(c.MemoryLimit/8, 2*c.sendBuffer())
 }
 
 // InboundBytes is what the node should allow the shard messages it is
@@ -179,12 +179,12 @@ func (c Config) InboundBytes() int64 {
 func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.sendBudget()/8, 1)) }
 
 // OutputBytes is what the output batches of the reads in progress on this
-// node may hold at once, gathered from their partitions and being sent: a
-// quarter of the budget, and at least two send buffers. Over it, reads
+// node may hold at once, gathered from their partitions and being sent: an
+// eighth of the budget, and at least two send buffers. Over it, reads
 // wait before they gather their next batch.
 func (c Config) OutputBytes() int64 {
 	c = c.withDefaults()
-	return max(c.MemoryLimit/4, 2*c.sendBuffer())
+	return max(c.MemoryLimit/8, 2*c.sendBuffer())
 }
 
 // Validate reports a configuration that cannot work.

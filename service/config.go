@@ -155,11 +155,22 @@ func (c Config) OpBudget() int64 { return c.withDefaults().OpMemory }
 
 // MemoryOverhead estimates the Go heap the service needs beyond MemoryLimit, at most: the
 // spill store's overhead (badger's memtables and caches, scaled to the store's budget, and a
-// spill batch being written; spill.Config.Overhead) and the shard messages being received
-// (InboundBytes). The Go runtime, RPC buffers and batches of reads in progress come on top.
+// spill batch being written; spill.Config.Overhead), the shard messages being received
+// (InboundBytes), the input batches of puts being cut (InputBytes) and the output batches of
+// reads being sent (OutputBytes). The Go runtime, RPC buffers and batches of reads in progress come on top.
 func (c Config) MemoryOverhead() int64 {
 	c = c.withDefaults()
-	return spill.Config{Dir: c.SpillDir, MemoryLimit: c.storeBudget()}.Overhead() + c.InboundBytes()
+	return spill.Config{Dir: c.SpillDir, MemoryLimit: c.storeBudget()}.Overhead() + c.InboundBytes() + c.InputBytes() + c.OutputBytes()
+}
+
+// InputBytes is what the input batches of the puts in progress on this
+// node may hold at once, read from their clients and being cut into
+// shards (each batch counts twice its Arrow bytes): an eighth of the
+// budget, and at least two send buffers. Over it, puts wait before they
+// read their next batch; a batch larger than it is read alone.
+func (c Config) InputBytes() int64 {
+	c = c.withDefaults()
+	return max(c.MemoryLimit/8, 2*c.sendBuffer())
 }
 
 // InboundBytes is what the node should allow the shard messages it is
@@ -175,6 +186,15 @@ func (c Config) InboundBytes() int64 {
 // sendBuffer is the size at which a send buffer is sent: BufferBytes, at
 // most an eighth of the send budget.
 func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.sendBudget()/8, 1)) }
+
+// OutputBytes is what the output batches of the reads in progress on this
+// node may hold at once, gathered from their partitions and being sent: an
+// eighth of the budget, and at least two send buffers. Over it, reads
+// wait before they gather their next batch.
+func (c Config) OutputBytes() int64 {
+	c = c.withDefaults()
+	return max(c.MemoryLimit/8, 2*c.sendBuffer())
+}
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {

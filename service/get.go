@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/table"
 )
 
 // Location says where an output partition lives.
@@ -69,5 +70,17 @@ func (s *Service) GetPooled(ctx context.Context, id string, p int, emit func(arr
 	if err != nil {
 		return err
 	}
-	return s.recv.GetPooled(ctx, sh.recv, p, emit)
+	h := s.outputs.hold()
+	defer h.release()
+	if err := h.wait(ctx); err != nil {
+		return err
+	}
+	return s.recv.GetPooled(ctx, sh.recv, p, func(rec arrow.Record) error {
+		h.charge(table.RecordBytes(rec))
+		err := emit(rec)
+		if err == nil {
+			err = h.wait(ctx)
+		}
+		return err
+	})
 }

@@ -54,6 +54,9 @@ type Service struct {
 	shards shardnet.Sender // the splitter's sender, on the network once attached
 	recv   *receiver.Receiver
 	ops    *budget.Budget // node-side ops' memory (Config.OpMemory)
+	// inputs and outputs bound the batches the node's puts and reads hold
+	// (Config.InputBytes, Config.OutputBytes).
+	inputs, outputs *batchGate
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (none when Config.KeepRegions is negative); it counts the arenas'
 	// memory all the same (Stats.MappedBytes).
@@ -84,7 +87,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: budget.New(cfg.OpMemory), shuffles: make(map[string]*entry), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: budget.New(cfg.OpMemory), inputs: newBatchGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: newBatchGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {

@@ -1,0 +1,85 @@
+package service
+
+import (
+	"context"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/budget"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// batchGate bounds the memory of the record batches that the node's puts
+// or reads hold at once. A put's batch read from a client's stream (its
+// frame) and its rows cut into shards (the splitter's copy) live side by
+// side until the shards are in the send buffers; a read's output batch is
+// gathered from the partition's rows and held until it is sent. Neither is
+// in the send buffers or the store, so neither was in the budget: a node
+// serving many puts and reads at once held twenty of each (2026-11-28,
+// ten concurrent jobs of ~50 MB on two nodes with a 128 MiB budget peaked
+// at ~500 MiB each, ~220 MiB of it input batches being cut, then ~150 MiB
+// output batches). A put or read reserves room for its next batch before
+// it reads or gathers it, so that over the gate's size the next ones wait,
+// and their clients' streams with them (gRPC flow control), instead of the
+// node allocating. A batch larger than the gate is taken alone.
+type batchGate struct {
+	b     *budget.Budget
+	first int64 // the reservation of a first batch, before one was seen
+}
+
+// newBatchGate returns a gate of size bytes whose holds reserve first bytes
+// before their first batch.
+func newBatchGate(size, first int64) *batchGate {
+	return &batchGate{b: budget.New(size), first: min(first, size)}
+}
+
+// batchHold is what one put or read holds of its gate: the reservation for
+// its current batch. Not safe for concurrent use.
+type batchHold struct {
+	g     *batchGate
+	held  int64
+	guess int64 // the next reservation: the last batch's cost
+}
+
+// hold returns an empty hold of g; the caller calls release when done.
+func (g *batchGate) hold() *batchHold { return &batchHold{g: g, guess: g.first} }
+
+// wait gives back the last batch's bytes and waits for room for the next
+// batch, as large as the last one. It returns ctx's error, holding
+// nothing, if ctx ends first.
+func (h *batchHold) wait(ctx context.Context) error {
+	h.release()
+	got, err := h.g.b.Acquire(ctx, h.guess)
+	h.held = got
+	return err
+}
+
+// charge records that the current batch holds cost bytes: past what is
+// reserved, the gate is overdrawn and the next waits last longer.
+func (h *batchHold) charge(cost int64) {
+	if cost > h.held {
+		h.g.b.Charge(cost - h.held)
+		h.held = cost
+	}
+	h.guess = cost
+}
+
+// release gives back what the current batch holds. Idempotent.
+func (h *batchHold) release() {
+	h.g.b.Release(h.held)
+	h.held = 0
+}
+
+// gatedRead reads a put's next batch once h has room for it, and charges
+// what it holds while it is cut: its bytes as read and its rows copied
+// into shards. The batch stays reserved until the next call (its rows are
+// in the send buffers by then) or h's release.
+func gatedRead(ctx context.Context, h *batchHold, next func() (arrow.Record, error)) (arrow.Record, error) {
+	if err := h.wait(ctx); err != nil {
+		return nil, err
+	}
+	rec, err := next()
+	if err == nil {
+		h.charge(2 * table.RecordBytes(rec))
+	}
+	return rec, err
+}

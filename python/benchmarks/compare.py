@@ -163,7 +163,8 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--rows", type=int, default=0, help="dataframe rows (the merge's right side: a quarter)")
     ap.add_argument("--partitions", type=int, default=0, help="dataframe partitions, in and out")
-    ap.add_argument("--side", type=int, default=0, help="the rechunked square array's side (chunks of 10 rows to 10 columns)")
+    ap.add_argument("--side", type=int, default=0,
+                    help="the rechunked square array's side (chunks of 10 rows to 10 columns)")
     args = ap.parse_args()
     size = Size(200_000, 20, 1000, 10) if args.small else FULL
     if args.rows or args.partitions or args.side:

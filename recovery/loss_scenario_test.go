@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,35 +14,7 @@ import (
 // replay and takeover rules (a shuffle's finished tasks, losses of
 // receivers, attempts a takeover infers) and compares the decisions with
 // the script's golden file (-update rewrites them).
-func TestLossScenarios(t *testing.T) {
-	scripts, err := filepath.Glob("testdata/loss/*.txt")
-	if err != nil || len(scripts) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, path := range scripts {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			script, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runLossScript(t, string(script))
-			golden := strings.TrimSuffix(path, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from %s:\n%s", path, golden, lineDiff(string(want), got))
-			}
-		})
-	}
-}
+func TestLossScenarios(t *testing.T) { runGoldens(t, "testdata/loss/*.txt", runLossScript) }
 
 // lossTask is one task of a loss script: its finished attempt's receipts by
 // receiver, or pending (nil) once a loss replays it.

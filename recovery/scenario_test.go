@@ -16,8 +16,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // cores (one node's state per member, a network that can split and
 // freeze nodes) and compares what every node decided with the script's
 // golden file (testdata/*.golden; -update rewrites them).
-func TestScenarios(t *testing.T) {
-	scripts, err := filepath.Glob("testdata/*.txt")
+func TestScenarios(t *testing.T) { runGoldens(t, "testdata/*.txt", runScript) }
+
+// runGoldens runs run on each script that pattern matches and compares its
+// output with the script's golden file (the .txt's .golden twin), or with
+// -update rewrites the golden file.
+func runGoldens(t *testing.T, pattern string, run func(t *testing.T, script string) string) {
+	scripts, err := filepath.Glob(pattern)
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
@@ -27,7 +32,7 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := runScript(t, string(script))
+			got := run(t, string(script))
 			golden := strings.TrimSuffix(path, ".txt") + ".golden"
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {

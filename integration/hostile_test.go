@@ -119,7 +119,7 @@ func TestHostileJoinBeforeSeed(t *testing.T) {
 	seed := ports[0]
 	c := &procCluster{procs: make([]*proc, 2), dir: dir}
 	t.Cleanup(func() { c.stop(t) })
-	if c.procs[1], err = spawnArgs(bin, dir, "proc-1", seed, nil); err != nil {
+	if c.procs[1], err = spawn(bin, dir, "proc-1", seed, ""); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second) // several failed joins
@@ -128,7 +128,7 @@ func TestHostileJoinBeforeSeed(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if c.procs[0], err = startProcArgs(ctx, bin, dir, "proc-0", "", []string{"--gossip", seed}); err != nil {
+	if c.procs[0], err = startProc(ctx, bin, dir, "proc-0", "", "", "--gossip", seed); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range c.procs {

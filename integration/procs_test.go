@@ -143,6 +143,16 @@ type procCluster struct {
 	// under it (--output-root), and read their input files there
 	// (--input-root).
 	dir string
+	// args, if set, gives serve flags for process i beyond the usual ones.
+	args func(i int) []string
+}
+
+// extra is the serve flags of process i beyond the usual ones.
+func (c *procCluster) extra(i int) []string {
+	if c.args == nil {
+		return nil
+	}
+	return c.args(i)
 }
 
 // apis lists the API addresses of the processes at idx (all if none given).
@@ -250,14 +260,14 @@ func (c *procCluster) start(bin, dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var err error
-	if c.procs[0], err = startProc(ctx, bin, dir, "proc-0", "", c.token); err != nil {
+	if c.procs[0], err = startProc(ctx, bin, dir, "proc-0", "", c.token, c.extra(0)...); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.procs))
 	for i := 1; i < len(c.procs); i++ {
 		wg.Go(func() {
-			c.procs[i], errs[i] = startProc(ctx, bin, dir, fmt.Sprintf("proc-%d", i), c.procs[0].gossip, c.token)
+			c.procs[i], errs[i] = startProc(ctx, bin, dir, fmt.Sprintf("proc-%d", i), c.procs[0].gossip, c.token, c.extra(i)...)
 		})
 	}
 	wg.Wait()
@@ -322,9 +332,9 @@ func (c *procCluster) stop(t *testing.T) {
 // ports if one was taken meanwhile, and waits until its API answers.
 // The process is returned even on error (nil if it never started), so that
 // its stderr can be shown.
-func startProc(ctx context.Context, bin, dir, name, join, token string) (p *proc, err error) {
+func startProc(ctx context.Context, bin, dir, name, join, token string, extra ...string) (p *proc, err error) {
 	for range 5 {
-		if p, err = spawn(bin, dir, name, join, token); err != nil {
+		if p, err = spawn(bin, dir, name, join, token, extra...); err != nil {
 			return nil, err
 		}
 		if err = waitMembers(ctx, p, 1); err == nil {
@@ -353,17 +363,18 @@ func writeToken(dir, token string) error {
 
 // spawn execs `shufflenode serve` for name with fresh ports (and the API
 // token of tokenFile(dir) unless token is "").
-func spawn(bin, dir, name, join, token string) (*proc, error) {
+func spawn(bin, dir, name, join, token string, extra ...string) (*proc, error) {
 	ports, err := bench.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	return spawnAt(bin, dir, name, join, token, ports[0], ports[1])
+	return spawnAt(bin, dir, name, join, token, ports[0], ports[1], extra...)
 }
 
 // spawnAt starts one serve process named name on the given gossip and API
-// addresses (its data directory is dir/name).
-func spawnAt(bin, dir, name, join, token, gossip, api string) (*proc, error) {
+// addresses (its data directory is dir/name), with extra serve flags after
+// the ones it gives (a flag given twice: the last wins).
+func spawnAt(bin, dir, name, join, token, gossip, api string, extra ...string) (*proc, error) {
 	p := &proc{name: name, api: api, gossip: gossip, log: filepath.Join(dir, name+".stderr"), token: token, exited: make(chan struct{})}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -376,6 +387,7 @@ func spawnAt(bin, dir, name, join, token, gossip, api string) (*proc, error) {
 	if token != "" {
 		p.cmd.Args = append(p.cmd.Args, "--api-token-file", tokenFile(dir))
 	}
+	p.cmd.Args = append(p.cmd.Args, extra...)
 	p.cmd.Stderr = logf
 	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "SHUFFLENODE_") // serve reads its flags from there too

@@ -37,7 +37,7 @@ func newFlightBench(b *testing.B, rows int) *flightBench {
 		b.Fatal(err)
 	}
 	fb := &flightBench{s: &Server{mem: memory.DefaultAllocator}, rec: benchRecord(rows)}
-	fb.srv = newFlightServer(fb, lis)
+	fb.srv = newFlightServer(fb, flightproto.NewPool(flightproto.PoolConfig{}), lis)
 	go fb.srv.Serve()
 	b.Cleanup(func() { fb.srv.Shutdown(); fb.rec.Release() })
 	return fb

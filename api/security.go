@@ -56,6 +56,12 @@ type Security struct {
 	// Limits bound the connections and calls of every caller (zero value:
 	// the defaults).
 	Limits Limits
+	// PoisonReleased makes the server overwrite each received message's
+	// buffer when it goes back to the server's pool, so that a reader that
+	// keeps a record past its release sees garbage at once instead of a
+	// later message's bytes (flightproto.PoolConfig). For tests: it costs a
+	// write of every received byte.
+	PoisonReleased bool
 }
 
 // TLS reports whether the API is served over TLS.

@@ -80,14 +80,16 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, plans: parquetio.NewPlanCache(), done: make(chan error, 1)}
-	s.srv = newFlightServer(s, newLimitListener(lis, sec.Limits.withDefaults().MaxConnections), opts...)
+	pool := flightproto.NewPool(flightproto.PoolConfig{PoisonReleased: sec.PoisonReleased})
+	s.srv = newFlightServer(s, pool, newLimitListener(lis, sec.Limits.withDefaults().MaxConnections), opts...)
 	return s, nil
 }
 
-// newFlightServer returns a gRPC Flight server of fs on lis, with extra
-// options (credentials, interceptors) after the shared ones.
-func newFlightServer(fs flight.FlightServer, lis net.Listener, extra ...grpc.ServerOption) flight.Server {
-	srv := flight.NewServerWithMiddleware(nil, append(flightproto.ServerOptions(), extra...)...)
+// newFlightServer returns a gRPC Flight server of fs on lis, its message
+// buffers from pool, with extra options (credentials, interceptors) after
+// the shared ones.
+func newFlightServer(fs flight.FlightServer, pool *flightproto.Pool, lis net.Listener, extra ...grpc.ServerOption) flight.Server {
+	srv := flight.NewServerWithMiddleware(nil, append(pool.ServerOptions(), extra...)...)
 	srv.RegisterFlightService(fs)
 	srv.InitListener(lis)
 	return srv

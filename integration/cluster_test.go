@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/node"
 	"github.com/shufflenode/shufflenode/service"
@@ -31,6 +32,8 @@ func startClusterWith(t *testing.T, n int, svc service.Config, more ...func(*nod
 		Cluster: dht.Config{DataDir: t.TempDir(), Profile: "local", Logger: log},
 		Service: svc,
 		Logger:  log,
+		// a reader that keeps a received record past its release sees garbage
+		APISecurity: api.Security{PoisonReleased: true},
 	}
 	for _, fn := range more {
 		fn(&cfg)

@@ -48,7 +48,8 @@ type Msg struct {
 	Held        *barrier.Totals           `json:"held,omitempty"`
 	// Differs (committed): the receiver found that this attempt, a replay,
 	// produced other rows than the attempt that committed one of its
-	// partitions first; says which (task, partition, attempts, rows).
+	// partitions first; says which (task, partition, attempts, rows). On
+	// a fail decision: the shuffle failed for that reason.
 	Differs string `json:"differs,omitempty"`
 	// Commits (committed): a batch of the commits of Node as a receiver,
 	// each with its own task, attempt, epoch and totals, in place of Task,

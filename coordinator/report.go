@@ -88,6 +88,9 @@ func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
 	case d.Fail != nil:
 		cd.cfg.Log.Error("shuffle failed", "shuffle", sh.ID(), "err", d.Fail)
 		c := sh.decision(control.OpFail, d.Fail.Error())
+		if errors.Is(d.Fail, shuffle.ErrReplayDiffers) {
+			c.Differs = d.Fail.Error() // members' answers say so too (Msg.Differs)
+		}
 		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, c, d.Fail) })
 	}
 }

@@ -161,7 +161,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
 			return control.Reply{}, err
 		}
-		sh.Finish(Failed, failure(c.Reason))
+		sh.Finish(Failed, failure(c))
 		s.split.Forget(sh.ID())
 		return control.Reply{}, nil
 	}

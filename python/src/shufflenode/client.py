@@ -22,6 +22,7 @@ import pyarrow.flight as flight
 
 from .errors import (
     AlreadyExists,
+    Internal,
     InvalidArgument,
     ShufflenodeError,
     Unavailable,
@@ -336,6 +337,74 @@ class Client:
         except _FLIGHT_ERRORS as e:
             raise from_flight(e, shuffle=shuffle, partition=ep.partition, node=ep.addr) from e
 
+    def read_many(self, shuffle: str, partitions: Iterable[int],
+                  endpoints: Sequence[Endpoint] | None = None,
+                  recover: Callable[[], None] | None = None,
+                  give_up_after: float = 30.0) -> dict[int, pa.Table]:
+        """Reads output partitions of a dataframe shuffle, one DoGet per owner.
+
+        The partitions are grouped by their owners (``endpoints``, default
+        ``locations``); each group is read in one DoGet of a list ticket (ranges of
+        consecutive partitions as a range), the groups of different owners at once.
+        After a failure that a lost owner may explain it calls ``recover``, finds the
+        owners again and reads the partitions that did not end, skipping the rows of
+        the unfinished one it already had. Gives up after ``give_up_after`` seconds
+        without a partition ending. Returns one table per partition, in the order
+        given (repeats read once). Array shuffles are read one chunk per ``read``.
+        """
+        st = _Many(list(dict.fromkeys(int(p) for p in partitions)))
+        eps = list(endpoints) if endpoints is not None else self.locations(shuffle)
+        deadline = time.monotonic() + give_up_after
+        while st.todo():
+            before = len(st.done)
+            err = self._read_groups(shuffle, _groups(st.todo(), eps), st)
+            if err is None:
+                continue
+            if len(st.done) > before:
+                deadline = time.monotonic() + give_up_after
+            if not _resumable(err) or time.monotonic() > deadline:
+                raise err
+            time.sleep(0.25)
+            if recover is not None:
+                recover()
+            eps = self.locations(shuffle)
+        return st.tables()
+
+    def _read_groups(self, shuffle: str, groups: list[tuple[str, list[int]]],
+                     st: _Many) -> ShufflenodeError | None:
+        """Reads each owner's group in its own DoGet, at once; the first failure or None."""
+        if len(groups) == 1:
+            return self._read_group(shuffle, *groups[0], st)
+        with ThreadPoolExecutor(min(len(groups), 16)) as pool:
+            futs = [pool.submit(self._read_group, shuffle, a, g, st) for a, g in groups]
+            errs = [f.result() for f in futs]
+        return next((e for e in errs if e is not None), None)
+
+    def _read_group(self, shuffle: str, addr: str, parts: list[int],
+                    st: _Many) -> ShufflenodeError | None:
+        """One DoGet of parts on the node at addr, into st; the failure, if any."""
+        ticket = flight.Ticket(json.dumps({"shuffle": shuffle, **_many_ticket(parts)}).encode())
+        i, skip = 0, st.rows(parts[0])
+        try:
+            reader = self.conn(addr).do_get(ticket, self._options())
+            st.schema = reader.schema
+            for chunk in reader:
+                if chunk.app_metadata is not None and chunk.app_metadata.size:
+                    st.end(parts[i], json.loads(chunk.app_metadata.to_pybytes()), shuffle, addr)
+                    i += 1
+                    skip = st.rows(parts[i]) if i < len(parts) else 0
+                    continue
+                skip = st.add(parts[i], chunk.data, skip)
+        except _FLIGHT_ERRORS as e:
+            part = parts[i] if i < len(parts) else None
+            return from_flight(e, shuffle=shuffle, partition=part, node=addr)
+        except ShufflenodeError as e:
+            return e
+        if i < len(parts):
+            return Internal(f"the stream ended before partition {parts[i]} did",
+                            shuffle=shuffle, partition=parts[i], node=addr)
+        return None
+
     # a whole shuffle
 
     def run(self, spec: dict[str, Any], schema: pa.Schema, input_fn: Input,
@@ -351,6 +420,64 @@ class Client:
 
 def _resumable(e: ShufflenodeError) -> bool:
     return retryable(e) or e.code == "FAILED_PRECONDITION"
+
+
+#: The most partitions one DoGet ticket may list (docs/flight-api.md).
+MAX_TICKET_PARTITIONS = 65536
+
+
+def _groups(parts: Sequence[int], eps: Sequence[Endpoint]) -> list[tuple[str, list[int]]]:
+    """parts grouped by the API address of their owner, ascending, at most
+    MAX_TICKET_PARTITIONS per group (an owner with more has several groups)."""
+    by: dict[str, list[int]] = {}
+    for p in sorted(parts):
+        by.setdefault(eps[p].addr, []).append(p)
+    return [(addr, ps[k:k + MAX_TICKET_PARTITIONS]) for addr, ps in by.items()
+            for k in range(0, len(ps), MAX_TICKET_PARTITIONS)]
+
+
+def _many_ticket(parts: Sequence[int]) -> dict[str, Any]:
+    """The ticket fields of a read of parts: a range when they are consecutive."""
+    if parts[-1] - parts[0] + 1 == len(parts):
+        return {"range": [parts[0], parts[-1] + 1]}
+    return {"partitions": list(parts)}
+
+
+class _Many:
+    """The state of a read of many partitions: each one's batches so far, and which
+    ended. Groups of different owners touch different partitions."""
+
+    def __init__(self, parts: list[int]) -> None:
+        self.parts = parts
+        self.got: dict[int, list[pa.RecordBatch]] = {p: [] for p in parts}
+        self.done: set[int] = set()
+        self.schema: pa.Schema | None = None
+
+    def todo(self) -> list[int]:
+        """The partitions that did not end yet."""
+        return [p for p in self.parts if p not in self.done]
+
+    def rows(self, p: int) -> int:
+        """The rows of partition p already held (skipped when it is streamed again)."""
+        return sum(b.num_rows for b in self.got[p])
+
+    def add(self, p: int, b: pa.RecordBatch, skip: int) -> int:
+        """Keeps the rows of b past skip; returns the rows still to skip."""
+        if skip >= b.num_rows:
+            return skip - b.num_rows
+        self.got[p].append(b.slice(skip) if skip else b)
+        return 0
+
+    def end(self, p: int, md: dict[str, Any], shuffle: str, addr: str) -> None:
+        """Records the end of partition p, checking the end marker names it."""
+        if not md.get("end") or md.get("partition") != p:
+            raise ShufflenodeError(f"end marker {md} where partition {p} was to end",
+                                   shuffle=shuffle, partition=p, node=addr)
+        self.done.add(p)
+
+    def tables(self) -> dict[int, pa.Table]:
+        """One table per partition, in the order asked."""
+        return {p: pa.Table.from_batches(self.got[p], schema=self.schema) for p in self.parts}
 
 
 @dataclass

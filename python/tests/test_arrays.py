@@ -31,6 +31,17 @@ def test_rechunk_3d_irregular(dask_client):
     assert sum(1 for k in dict(y.__dask_graph__()) if "shufflenode-put-" in str(k)) == 3 * 2 * 2
 
 
+def test_rechunk_closes_its_shuffle(dask_client, sidecars):
+    a = np.arange(40.0).reshape(5, 8)
+    y = snd.rechunk(da.from_array(a, chunks=(1, 8)), (5, 2))
+    sid = next(str(k) for k in dict(y.__dask_graph__()) if "shufflenode-barrier-" in str(k))
+    sid = sid.removeprefix("shufflenode-barrier-")
+    assert sum(1 for k in dict(y.__dask_graph__()) if str(k).startswith("shufflenode-")) == 5 + 1
+    np.testing.assert_array_equal(y.compute(), a)
+    with sidecars.client() as c, pytest.raises(shufflenode.NotFound):
+        c.status(sid)
+
+
 def test_rechunk_rows_to_columns(dask_client):
     a = np.random.default_rng(1).normal(size=(100, 100))
     x = da.from_array(a, chunks=(1, 100))

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import shufflenode
+
 dd = pytest.importorskip("dask.dataframe")
 import shufflenode.dask as snd  # noqa: E402
 
@@ -57,7 +59,26 @@ def test_shuffle_equals_pandas(dask_client, skew):
     pd.testing.assert_frame_equal(whole.sort_index(kind="stable"), like(pdf, ddf))
 
 
-def test_shuffle_graph_has_2n_plus_1_tasks(dask_client):
+def graph_id(out) -> str:
+    """The first shuffle ID of a collection's graph (its barrier task's)."""
+    key = next(str(k) for k in dict(out.__dask_graph__()) if "shufflenode-barrier-" in str(k))
+    return key.removeprefix("shufflenode-barrier-")
+
+
+def held_by(sidecars, sid: str) -> list[str]:
+    """The nodes that still hold shuffle sid."""
+    held = []
+    with sidecars.client() as c:
+        for addr in sidecars.addrs:
+            try:
+                c.action(addr, "status", {"shuffle": sid}, sid)
+                held.append(addr)
+            except shufflenode.NotFound:
+                pass
+    return held
+
+
+def test_shuffle_graph_has_n_puts_a_barrier_and_m_reads(dask_client, sidecars):
     ddf = dd.from_pandas(frame(100, 2), npartitions=4)
     out = snd.shuffle(ddf, ["k", "s"], npartitions=3)
     keys = [str(k) for k in dict(out.__dask_graph__())]
@@ -65,6 +86,37 @@ def test_shuffle_graph_has_2n_plus_1_tasks(dask_client):
     assert len([k for k in ours if "-put-" in k]) == 4
     assert len([k for k in ours if "-barrier-" in k]) == 1
     assert len([k for k in ours if "-read-" in k]) == 3
+    assert len(ours) == 4 + 1 + 3, ours
+    assert held_by(sidecars, graph_id(out)) == sidecars.addrs, "created while the graph was built"
+
+
+def test_the_last_read_closes_the_shuffles(dask_client, sidecars):
+    left, right = frame(1500, 9), frame(400, 10).rename(columns=lambda c: c if c == "k" else c + "_r")
+    dl, dr = dd.from_pandas(left, npartitions=4), dd.from_pandas(right, npartitions=2)
+    cases = [snd.shuffle(dl, "k", npartitions=5), snd.set_index(dl, "f", npartitions=3),
+             snd.merge(dl, dr, on="k", how="left", npartitions=4)]
+    for out in cases:
+        sid = graph_id(out)
+        ids = [sid, sid.removesuffix("-l") + "-r"] if sid.endswith("-l") else [sid]
+        first = out.compute()
+        for s in ids:
+            assert held_by(sidecars, s) == [], f"{s} still held after compute"
+        again = out.compute()  # the put tasks create the closed shuffle again
+        pd.testing.assert_frame_equal(canon(again), canon(first))
+        for s in ids:
+            assert held_by(sidecars, s) == [], f"{s} still held after the second compute"
+    assert len(cases[2].compute()) == len(like(left, dl).merge(like(right, dr), on="k", how="left"))
+
+
+def test_the_last_read_closes_the_shuffle_without_distributed(sidecars):
+    pdf = frame(800, 11)
+    out = snd.shuffle(dd.from_pandas(pdf, npartitions=3), "k", npartitions=4, nodes=sidecars.addrs)
+    sid = graph_id(out)
+    got = out.compute(scheduler="sync")
+    assert held_by(sidecars, sid) == []
+    assert len(got) == len(pdf)
+    assert len(out.partitions[1].compute(scheduler="sync")) < len(pdf)
+    assert held_by(sidecars, sid) == sidecars.addrs, "one read of four does not close"
 
 
 @pytest.mark.parametrize("how", ["inner", "left", "right", "outer"])

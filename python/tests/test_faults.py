@@ -52,9 +52,25 @@ def merged(left: pd.DataFrame, right: pd.DataFrame, sc) -> dd.DataFrame:
 
 
 def shuffle_home(out: dd.DataFrame, nodes: list[str]) -> str:
-    key = next(str(k) for k in dict(out.__dask_graph__()) if "shufflenode-create-" in str(k))
-    sid = key.removeprefix("shufflenode-create-")
+    key = next(str(k) for k in dict(out.__dask_graph__()) if "shufflenode-barrier-" in str(k))
+    sid = key.removeprefix("shufflenode-barrier-")
     return nodes[fnv32a(sid) % len(nodes)]
+
+
+def held(out: dd.DataFrame, nodes: list[str]) -> list[tuple[str, str]]:
+    """The (shuffle, node) pairs of a merge's two shuffles that nodes still hold."""
+    key = next(str(k) for k in dict(out.__dask_graph__()) if "shufflenode-barrier-" in str(k))
+    left = key.removeprefix("shufflenode-barrier-")
+    found = []
+    with shufflenode.Client(nodes) as c:
+        for sid in (left, left.removesuffix("-l") + "-r"):
+            for addr in nodes:
+                try:
+                    c.action(addr, "status", {"shuffle": sid}, sid)
+                    found.append((sid, addr))
+                except shufflenode.NotFound:
+                    pass
+    return found
 
 
 @pytest.mark.timeout(300)
@@ -68,6 +84,7 @@ def test_sidecar_killed_mid_merge(own_cluster):
     got = out.compute()
     assert not victim.alive()
     pd.testing.assert_frame_equal(canon(got), canon(left.merge(right, on="k", how="left")))
+    assert held(out, [s.api for s in sc.sidecars if s.alive()]) == []
 
 
 @pytest.mark.timeout(300)
@@ -83,3 +100,4 @@ def test_dask_worker_killed_while_its_sidecar_lives(own_cluster):
     assert victim not in client.run(os.getpid).values(), "the worker was not killed"
     assert all(s.alive() for s in sc.sidecars)
     pd.testing.assert_frame_equal(canon(got), canon(left.merge(right, on="k", how="left")))
+    assert held(out, sc.addrs) == []

@@ -1,13 +1,15 @@
 """Dask DataFrame shuffle, merge and set_index, and Dask Array rechunk, through shufflenode.
 
-Each call builds a graph of 2n+2 tasks (a create task, put tasks, one barrier
-task, read tasks; see ``_tasks``) on top of the input's graph and returns a lazy Dask
-collection. The sidecars are found through ``SidecarPlugin`` on the workers of the
-default distributed client, or given as ``nodes``.
+Each call creates its shuffle on the nodes and builds a graph of n + m + 1 tasks
+(n put tasks, one barrier task, m read tasks; see ``_tasks``) on top of the input's
+graph, and returns a lazy Dask collection. The sidecars are found through
+``SidecarPlugin`` on the workers of the default distributed client, or given as
+``nodes``.
 
-Shuffle IDs are new for every call; a computed shuffle stays on the nodes until
-they close it after ``serve --idle-expiry`` without use (default 1 h), or until
-``close(collection)``.
+Shuffle IDs are new for every call. The last read task of a compute closes the
+shuffle on the nodes; a graph whose reads do not all run (``head``, one partition)
+leaves it to the nodes' idle expiry (``serve --idle-expiry``, default 1 h). Computing
+the collection again creates the shuffle again.
 """
 
 from __future__ import annotations
@@ -76,14 +78,9 @@ def _frame_batches(part: pd.DataFrame, task: int, *, schema: pa.Schema, keep_ind
     return to_batches(part, schema, keep_index, shuffle)
 
 
-def _create(ctx: T.Ctx, plans: Sequence[T.Plan]) -> Any:
-    return dask.delayed(T.create, pure=False)(ctx, list(plans),
-                                              dask_key_name=f"shufflenode-create-{plans[0].id}")
-
-
-def _puts(ctx: T.Ctx, plan: T.Plan, parts: Sequence[Any], created: Any) -> list[Any]:
+def _puts(ctx: T.Ctx, plan: T.Plan, parts: Sequence[Any]) -> list[Any]:
     put = dask.delayed(T.put, pure=False)
-    return [put(ctx, plan, i, p, created, dask_key_name=f"shufflenode-put-{plan.id}-{i}")
+    return [put(ctx, plan, i, p, dask_key_name=f"shufflenode-put-{plan.id}-{i}")
             for i, p in enumerate(parts)]
 
 
@@ -111,19 +108,21 @@ def shuffle(df: dd.DataFrame, on: str | Sequence[str], npartitions: int | None =
     _check_columns(df, cols, "shuffle")
     nout = npartitions or df.npartitions
     ctx = _ctx(nodes, auth)
-    plan = _df_plan(_new_id("shuffle", df._name, cols, nout), df,
-                    {"kind": "hash", "columns": cols}, nout, True)
+    (plan,) = T.build(ctx, [_df_plan(_new_id("shuffle", df._name, cols, nout), df,
+                                     {"kind": "hash", "columns": cols}, nout, True)])
     parts = df.to_delayed()
-    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts, _create(ctx, [plan])), nout)
+    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts), nout)
     read = dask.delayed(_read_frame, pure=False)
-    outs = [read(ctx, plan, b, p, df._meta, dask_key_name=k)
+    outs = [read(ctx, plan, b, p, nout, df._meta, dask_key_name=k)
             for p, k in enumerate(_read_keys(plan, nout))]
     return _collection(outs, df._meta, [None] * (nout + 1))
 
 
-def _read_frame(ctx: T.Ctx, plan: T.Plan, sealed: T.Sealed, p: int,
+def _read_frame(ctx: T.Ctx, plan: T.Plan, sealed: T.Sealed, p: int, nout: int,
                 meta: pd.DataFrame) -> pd.DataFrame:
-    return to_frame(T.read(ctx, plan, sealed, p), meta, True)
+    table = T.read(ctx, plan, sealed, p)
+    T.read_done(ctx, [plan], p, nout)
+    return to_frame(table, meta, True)
 
 
 def _check_columns(df: dd.DataFrame, cols: Sequence[str], what: str) -> None:
@@ -152,14 +151,15 @@ def merge(left: dd.DataFrame, right: dd.DataFrame, how: How = "inner",
     _check_key_types(left, right, lk, rk, sid)
     lp = _df_plan(f"{sid}-l", left, {"kind": "hash", "columns": lk}, nout, False)
     rp = _df_plan(f"{sid}-r", right, {"kind": "hash", "columns": rk}, nout, False, lp)
+    lp, rp = T.build(ctx, [lp, rp])
     lparts, rparts = left.to_delayed(), right.to_delayed()
-    created = _create(ctx, [lp, rp])
-    puts = _puts(ctx, lp, lparts, created) + _puts(ctx, rp, rparts, created)
+    puts = _puts(ctx, lp, lparts) + _puts(ctx, rp, rparts)
     b = _barrier(ctx, [lp, rp], [lparts, rparts], puts, nout)
     kw = {"how": how, "left_on": lk, "right_on": rk, "suffixes": suffixes}
     meta = _merge_meta(left._meta_nonempty, right._meta_nonempty, kw)
     read = dask.delayed(_read_merge, pure=False)
-    outs = [read(ctx, lp, rp, b, p, left._meta, right._meta, meta, kw, dask_key_name=k)
+    metas = (left._meta, right._meta, meta)
+    outs = [read(ctx, lp, rp, b, p, nout, metas, kw, dask_key_name=k)
             for p, k in enumerate(_read_keys(lp, nout))]
     return _collection(outs, meta, [None] * (nout + 1))
 
@@ -211,11 +211,13 @@ def _check_key_types(left: dd.DataFrame, right: dd.DataFrame, lk: Sequence[str],
                                   "cast one side first", shuffle=sid)
 
 
-def _read_merge(ctx: T.Ctx, lp: T.Plan, rp: T.Plan, sealed: T.Sealed, p: int,
-                lmeta: pd.DataFrame, rmeta: pd.DataFrame, meta: pd.DataFrame,
+def _read_merge(ctx: T.Ctx, lp: T.Plan, rp: T.Plan, sealed: T.Sealed, p: int, nout: int,
+                metas: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame],
                 kw: dict[str, Any]) -> pd.DataFrame:
-    left = to_frame(T.read(ctx, lp, sealed, p), lmeta, False)
-    right = to_frame(T.read(ctx, rp, sealed, p), rmeta, False)
+    lmeta, rmeta, meta = metas
+    lt, rt = T.read(ctx, lp, sealed, p), T.read(ctx, rp, sealed, p)
+    T.read_done(ctx, [lp, rp], p, nout)
+    left, right = to_frame(lt, lmeta, False), to_frame(rt, rmeta, False)
     return conform(left.merge(right, **kw), meta)
 
 
@@ -236,19 +238,21 @@ def set_index(df: dd.DataFrame, column: str, npartitions: int | None = None,
     typ = schema_of(df._meta, False).field(column).type
     rule = {"kind": "range", "columns": [column],
             "divisions": [division_value(d, typ) for d in divs[1:-1]]}
-    plan = _df_plan(sid, df, rule, nout, False)
+    (plan,) = T.build(ctx, [_df_plan(sid, df, rule, nout, False)])
     parts = df.to_delayed()
-    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts, _create(ctx, [plan])), nout)
+    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts), nout)
     meta = df._meta.set_index(column)
     read = dask.delayed(_read_sorted, pure=False)
-    outs = [read(ctx, plan, b, p, df._meta, column, dask_key_name=k)
+    outs = [read(ctx, plan, b, p, nout, df._meta, column, dask_key_name=k)
             for p, k in enumerate(_read_keys(plan, nout))]
     return _collection(outs, meta, divs)
 
 
-def _read_sorted(ctx: T.Ctx, plan: T.Plan, sealed: T.Sealed, p: int, meta: pd.DataFrame,
-                 column: str) -> pd.DataFrame:
-    df = to_frame(T.read(ctx, plan, sealed, p), meta, False)
+def _read_sorted(ctx: T.Ctx, plan: T.Plan, sealed: T.Sealed, p: int, nout: int,
+                 meta: pd.DataFrame, column: str) -> pd.DataFrame:
+    table = T.read(ctx, plan, sealed, p)
+    T.read_done(ctx, [plan], p, nout)
+    df = to_frame(table, meta, False)
     return df.sort_values(column, kind="stable", na_position="last").set_index(column)
 
 
@@ -276,7 +280,8 @@ def _sample(s: pd.Series, k: int) -> pd.Series:
 def rechunk(x: Any, chunks: Any, nodes: Sequence[str] | None = None,
             auth: Auth | None = None) -> Any:
     """x (a dask array) rechunked to chunks through the service: one put task per old
-    chunk, one barrier task, one read task per new chunk."""
+    chunk, one barrier task, one read task per new chunk (the last read closes the
+    shuffle)."""
     import dask.array as da
     from dask.highlevelgraph import HighLevelGraph
 
@@ -284,16 +289,17 @@ def rechunk(x: Any, chunks: Any, nodes: Sequence[str] | None = None,
     new = normalize_chunks(chunks, x.shape, x.dtype, sid)
     ctx = _ctx(nodes, auth)
     spec = array_spec(sid, x.dtype, x.chunks, new)
-    plan = T.Plan(spec, array_schema(x.dtype),
-                  functools.partial(_array_batches, dtype=np.dtype(x.dtype)), False)
+    (plan,) = T.build(ctx, [T.Plan(spec, array_schema(x.dtype),
+                                   functools.partial(_array_batches, dtype=np.dtype(x.dtype)),
+                                   False)])
     parts = list(np.asarray(x.to_delayed(), dtype=object).ravel())
     grid = [len(c) for c in new]
     name = f"shufflenode-rechunked-{sid}"
     keys = [(name, *map(int, np.unravel_index(p, grid))) for p in range(spec["partitions"])]
-    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts, _create(ctx, [plan])),
-                 spec["partitions"], keys)
+    nout = spec["partitions"]
+    b = _barrier(ctx, [plan], [parts], _puts(ctx, plan, parts), nout, keys)
     read = dask.delayed(_read_chunk, pure=False)
-    reads = [read(ctx, plan, b, p, x.dtype, dask_key_name=k) for p, k in enumerate(keys)]
+    reads = [read(ctx, plan, b, p, nout, x.dtype, dask_key_name=k) for p, k in enumerate(keys)]
     layer = dict(HighLevelGraph.merge(*(r.dask for r in reads)))
     hlg = HighLevelGraph({name: layer}, {name: set()})
     return da.Array(hlg, name, new, dtype=x.dtype, meta=np.empty((0,) * x.ndim, dtype=x.dtype))
@@ -304,8 +310,11 @@ def _array_batches(chunk: np.ndarray, task: int, *, dtype: np.dtype) -> list[pa.
     return [chunk_batch(np.asarray(chunk, dtype=dtype))]
 
 
-def _read_chunk(ctx: T.Ctx, plan: T.Plan, sealed: T.Sealed, p: int, dtype: Any) -> np.ndarray:
-    return chunk_from_table(T.read(ctx, plan, sealed, p), np.dtype(dtype))
+def _read_chunk(ctx: T.Ctx, plan: T.Plan, sealed: T.Sealed, p: int, nout: int,
+                dtype: Any) -> np.ndarray:
+    table = T.read(ctx, plan, sealed, p)
+    T.read_done(ctx, [plan], p, nout)
+    return chunk_from_table(table, np.dtype(dtype))
 
 
 def rechunk_dataset(ds: Any, chunks: dict[str, int | Sequence[int]],

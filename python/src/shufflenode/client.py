@@ -358,7 +358,7 @@ class Client:
         while st.todo():
             before = len(st.done)
             err = self._read_groups(shuffle, _groups(st.todo(), eps), st)
-            if err is None:
+            if err is None or not st.todo():
                 continue
             if len(st.done) > before:
                 deadline = time.monotonic() + give_up_after

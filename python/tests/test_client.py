@@ -95,3 +95,23 @@ def test_read_many_follows_partitions_moved_by_a_lost_node():
         assert all(e.addr != victim.api for e in c.locations(sid))
         for p in range(30):
             assert got[p].equals(want[p]), f"partition {p}"
+
+
+def test_a_partition_streamed_again_skips_the_rows_held():
+    from shufflenode.client import _Many
+
+    rows = pa.table({"k": pa.array(range(10), pa.int64())})
+    st = _Many([4, 7])
+    skip = 0
+    for b in rows.slice(0, 6).to_batches(max_chunksize=4):  # cut after 6 rows
+        skip = st.add(7, b, skip)
+    skip = st.rows(7)
+    assert skip == 6
+    for b in rows.to_batches(max_chunksize=3):  # streamed again, cut elsewhere
+        skip = st.add(7, b, skip)
+    st.end(7, {"partition": 7, "end": True}, "s", "n")
+    with pytest.raises(shufflenode.ShufflenodeError, match="end marker"):
+        st.end(4, {"partition": 5, "end": True}, "s", "n")
+    assert st.todo() == [4]
+    st.schema = rows.schema
+    assert st.tables()[7].equals(rows)

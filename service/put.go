@@ -148,7 +148,7 @@ func (s *Service) put(ctx context.Context, sh *entry, k shuffle.AttemptKey, feed
 	if sh.Array == nil {
 		route.Holds = rt.Holds // row sums for the receivers' replay checks
 	}
-	if r.Since > 0 {
+	if r.Since > 0 && !sh.Spec.ReplayWhole() { // with replay_whole a replay sends every partition its rows
 		if err := sh.sendOnlyMoved(&route, rt, r.Since-1); err != nil {
 			return PutResult{}, err
 		}

@@ -19,9 +19,13 @@ import (
 // record's epoch.
 //
 // A guest hears none of the coordinator's decisions (they go to members):
-// when the epoch moves, its next begin or done report is refused as stale,
-// the put fails with ErrStaleEpoch (the client runs the task again), and
-// the guest reads the record again for the new epoch. After the seal every
+// when the epoch moves, its next begin or done report is refused as stale
+// (or, when the coordinator was lost, finds it gone), the put fails with
+// ErrStaleEpoch or ErrUnavailable (the client runs the task again), and
+// the guest reads the record again for the new epoch and coordinator. A
+// successor that takes over learns the guest's finished tasks from what
+// the receivers committed (coordinator.Shuffle's inferDone), as it does
+// for a lost sender's. After the seal every
 // task is done, and a guest's put of one is skipped. The failover driver
 // leaves guests out (a guest takes part in no takeover or rejoin check);
 // a guest's entry is dropped when it has been idle for the idle expiry.
@@ -66,11 +70,13 @@ func (s *Service) mayJoin(r *record.Record) bool {
 // of its members).
 func (s *Service) guest(sh *entry) bool { return !slices.Contains(sh.Members, s.Name()) }
 
-// refreshGuest moves guest sh to the epoch of its record, if that is newer:
-// a put failed as stale because the epoch moved without this node hearing
-// of it. Errors are logged: the next put tries again.
+// refreshGuest moves guest sh to the epoch of its record, if that is newer,
+// after a put failed as stale or unavailable: the epoch moved, or a
+// successor took over from a lost coordinator (the epoch's lost list names
+// the coordinator), without this node hearing of it. Errors are logged:
+// the next failed put tries again.
 func (s *Service) refreshGuest(ctx context.Context, sh *entry, putErr error) {
-	if putErr == nil || !errors.Is(putErr, ErrStaleEpoch) || !s.guest(sh) {
+	if !errors.Is(putErr, ErrStaleEpoch) && !errors.Is(putErr, ErrUnavailable) || !s.guest(sh) {
 		return
 	}
 	r, err := s.FetchRecord(ctx, sh.ID())

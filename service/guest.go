@@ -26,14 +26,20 @@ import (
 // successor that takes over learns the guest's finished tasks from what
 // the receivers committed (coordinator.Shuffle's inferDone), as it does
 // for a lost sender's. After the seal every
-// task is done, and a guest's put of one is skipped. The failover driver
-// leaves guests out (a guest takes part in no takeover or rejoin check);
-// a guest's entry is dropped when it has been idle for the idle expiry.
+// task is done, and a guest's put of one is skipped. Every other call about
+// the shuffle (barrier, locations, status, reads) is answered as by any
+// node that does not hold it: "ask another node" (its view of the epoch
+// may be old). The failover driver leaves guests out (a guest takes part
+// in no takeover or rejoin check); a guest's entry is dropped when it has
+// been idle for the idle expiry.
 
 // senderLookup is clientLookup for a put: a shuffle this node does not
 // hold, and was not a member of at its create (the record names neither
 // among its members nor among its lost), is installed as a guest.
 func (s *Service) senderLookup(ctx context.Context, id string) (*entry, error) {
+	if sh, ok := s.guestEntry(id); ok {
+		return sh, nil
+	}
 	sh, err := s.lookup(id)
 	if err == nil {
 		return sh, nil
@@ -50,6 +56,17 @@ func (s *Service) senderLookup(ctx context.Context, id string) (*entry, error) {
 	}
 	s.log.Info("took a shuffle as a sender: this node joined after its create", "shuffle", id, "epoch", r.Epoch)
 	return sh, nil
+}
+
+// guestEntry returns shuffle id if this node holds it as a guest.
+func (s *Service) guestEntry(id string) (*entry, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sh, ok := s.shuffles[id]
+	if !ok || s.closed || !s.guest(sh) {
+		return nil, false
+	}
+	return sh, true
 }
 
 // isGone reports whether this node dropped shuffle id (a tombstone).

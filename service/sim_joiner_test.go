@@ -19,7 +19,9 @@ import (
 // its next put fails as stale (or finds the coordinator gone), it reads
 // the new epoch and coordinator from the record, and its later puts (new
 // attempts) run in that epoch. The barrier's replays run on any node,
-// node-4 included; the shuffle seals and every row is read once.
+// node-4 included; the shuffle seals and every row is read once. A
+// barrier or locations asked of node-4 are answered as by a node that
+// does not hold the shuffle.
 func TestSimJoinerTakesPuts(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -79,5 +81,11 @@ func joinerPuts(t *testing.T, id string, lose int) {
 	}
 	if d := f.expect(t).diff(c.collect(ctx, t, f)); d != "" {
 		t.Fatal(d)
+	}
+	if _, err := c.svcs[4].Barrier(ctx, f.id); !errors.Is(err, service.ErrUnavailable) {
+		t.Errorf("barrier asked of the guest: %v, want ErrUnavailable (ask another node)", err)
+	}
+	if _, err := c.svcs[4].Locations(f.id); !errors.Is(err, service.ErrUnknownShuffle) {
+		t.Errorf("locations asked of the guest: %v, want ErrUnknownShuffle", err)
 	}
 }

@@ -11,3 +11,7 @@ var (
 	// ErrPartitionRange means a partition is not in 0..partitions-1.
 	ErrPartitionRange = errors.New("dedup: partition out of range")
 )
+
+// ErrNotCommitted means an attempt that must have committed (see
+// Ledger.Supersede) did not.
+var ErrNotCommitted = errors.New("dedup: attempt not committed")

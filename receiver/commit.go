@@ -47,6 +47,12 @@ type Commit struct {
 	// an earlier attempt's rows here and for which this attempt produced
 	// other rows; nil when they agree (see Differs).
 	Differs *Differs
+	// Replaced, for a replay of a dataframe task of a shuffle whose spec
+	// asks for it (spec.OnDifferReplayWhole), is the difference for which
+	// this attempt took the task's rows of every partition this node holds
+	// in place of an earlier attempt's (see replaceWhole); Differs is then
+	// nil.
+	Replaced *Differs
 }
 
 // tryCommit commits k if its marker and all its entries are in, for the
@@ -69,6 +75,7 @@ func (sh *Shuffle) tryCommit(k shuffle.AttemptKey, rs *attempt) *Commit {
 	c := &Commit{Key: k, Epoch: rs.epoch, Held: rs.held}
 	if replay {
 		c.Differs = sh.checkReplay(k, rs, held, owned)
+		sh.replaceWhole(k, held, c)
 	}
 	return c
 }

@@ -27,7 +27,12 @@
 // partitions an earlier attempt kept here are compared with that attempt's;
 // a difference is reported with the commit (Commit.Differs) and the
 // coordinator fails the shuffle with shuffle.ErrReplayDiffers, so rows of
-// two versions of one input are never served together. The sums kept cost
+// two versions of one input are never served together. A shuffle created
+// with spec.OnDifferReplayWhole instead has its replays send every
+// partition its rows, and the receiver gives the replay the task's
+// partitions it holds in place of the earlier attempt (Commit.Replaced,
+// dedup.Ledger.Supersede): reads then serve one attempt's rows of the task
+// here, whether they were accumulated in memory or spilled. The sums kept cost
 // 24 bytes per non-empty (task, partition) held, less than the segment the
 // accumulator keeps for it.
 //

@@ -76,3 +76,22 @@ func sumOf(sums []shard.PartSum, p uint32) shard.PartSum {
 	}
 	return shard.PartSum{Partition: p}
 }
+
+// replaceWhole makes c's attempt k, a replay found to differ (c.Differs),
+// own the task's rows of every partition in held in place of the earlier
+// attempts', when the spec asks for it (spec.OnDifferReplayWhole) and k is
+// later than the attempt it differs from: reads then serve only k's rows of
+// the task here (in memory and spilled alike: both are filtered by the
+// ledger). A replay of such a shuffle sends its rows to every partition,
+// so k holds rows for all of held. The replaced attempt's bytes stay in
+// the store, unread, until the shuffle is dropped, as those of any attempt
+// the ledger does not serve. Called with the shuffle's lock held.
+func (sh *Shuffle) replaceWhole(k shuffle.AttemptKey, held *dedup.Bitset, c *Commit) {
+	if c.Differs == nil || !sh.Spec.ReplayWhole() || k.Attempt <= c.Differs.First {
+		return
+	}
+	if _, err := sh.ledger.Supersede(k.Task, k.Attempt, held); err != nil {
+		return // unreachable: k committed just now, in range
+	}
+	c.Replaced, c.Differs = c.Differs, nil
+}

@@ -13,7 +13,7 @@ import (
 // (C-order index into the old grid) with its bytes. The chunk's dtype and
 // shape must be the spec's (unknown-size axes take the chunk's own size).
 func (s *Service) PutChunk(ctx context.Context, id string, task uint64, attempt uint32, c rechunk.Chunk) (PutResult, error) {
-	sh, err := s.clientLookup(ctx, id)
+	sh, err := s.senderLookup(ctx, id)
 	if err != nil {
 		return PutResult{}, err
 	}

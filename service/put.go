@@ -29,7 +29,7 @@ type PutResult struct {
 // coordinator recorded it done. A failed put leaves nothing committed: the
 // caller may retry with a higher attempt number.
 func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint32, schema *arrow.Schema, next func() (arrow.Record, error)) (PutResult, error) {
-	sh, err := s.clientLookup(ctx, id)
+	sh, err := s.senderLookup(ctx, id)
 	if err != nil {
 		return PutResult{}, err
 	}
@@ -67,6 +67,7 @@ func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt u
 	}
 	res, err := s.put(ctx, sh, k, feed)
 	sh.endPut(k, err == nil)
+	s.refreshGuest(ctx, sh, err)
 	if err != nil {
 		s.log.Warn("put failed", "shuffle", sh.ID(), "task", task, "attempt", attempt, "err", err)
 	}
@@ -148,7 +149,7 @@ func (s *Service) put(ctx context.Context, sh *entry, k shuffle.AttemptKey, feed
 	if sh.Array == nil {
 		route.Holds = rt.Holds // row sums for the receivers' replay checks
 	}
-	if r.Since > 0 {
+	if r.Since > 0 && !sh.Spec.ReplayWhole() { // with replay_whole a replay sends every partition its rows
 		if err := sh.sendOnlyMoved(&route, rt, r.Since-1); err != nil {
 			return PutResult{}, err
 		}

@@ -69,6 +69,9 @@ func (s *Service) reportCommit(sh *shuffle.State, n receiver.Commit) {
 		c.Differs = n.Differs.Detail(sh.ID(), n.Key, s.Name())
 		s.log.Error("replayed task differs", "shuffle", sh.ID(), "task", n.Key.Task, "attempt", n.Key.Attempt, "partition", n.Differs.Partition, "first", n.Differs.First)
 	}
+	if n.Replaced != nil {
+		s.log.Warn("replayed task differs: its rows replace the earlier attempt's", "shuffle", sh.ID(), "task", n.Key.Task, "attempt", n.Key.Attempt, "partition", n.Replaced.Partition, "first", n.Replaced.First)
+	}
 	if e, err := s.lookup(sh.ID()); err == nil {
 		e.committed(c)
 	}

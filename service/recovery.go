@@ -39,13 +39,16 @@ func (h failoverHost) Held() []*failover.Shuffle {
 	return out
 }
 
-// held returns the shuffles this node holds now.
+// held returns the shuffles this node holds now as a member (not those
+// it holds as a guest, see guest.go).
 func (s *Service) held() []*entry {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]*entry, 0, len(s.shuffles))
 	for _, sh := range s.shuffles {
-		out = append(out, sh)
+		if !s.guest(sh) {
+			out = append(out, sh)
+		}
 	}
 	return out
 }

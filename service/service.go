@@ -151,7 +151,8 @@ func (s *Service) Close() error {
 	return errors.Join(err, s.store.Close())
 }
 
-// lookup returns the shuffle named id.
+// lookup returns the shuffle named id. A shuffle held as a guest (see
+// guest.go) is not found: only puts use it (senderLookup).
 func (s *Service) lookup(id string) (*entry, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -159,7 +160,7 @@ func (s *Service) lookup(id string) (*entry, error) {
 		return nil, ErrClosed
 	}
 	sh, ok := s.shuffles[id]
-	if !ok {
+	if !ok || s.guest(sh) {
 		if why, ok := s.gone.why(id); ok && s.gone.left[id] {
 			return nil, fmt.Errorf("%w: %w: shuffle %s, node %s (ask another node): %s", ErrUnavailable, ErrLeft, id, s.net.Self().Name, why)
 		} else if ok {

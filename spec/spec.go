@@ -83,7 +83,30 @@ type Spec struct {
 	// must hold the other shuffle; OwnershipSeed, if set, must equal the
 	// other's seed.
 	CoPartition string `json:"co_partition,omitempty"`
+	// OnDiffer says what a dataframe shuffle does when a replayed task
+	// produces, for a partition that kept an earlier attempt's rows, other
+	// rows (see OnDifferFail and OnDifferReplayWhole); "" means
+	// OnDifferFail.
+	OnDiffer string `json:"on_differ,omitempty"`
 }
+
+// The values of Spec.OnDiffer.
+const (
+	// OnDifferFail fails the shuffle with an error naming the shuffle, the
+	// task and the partition (the default).
+	OnDifferFail = "fail"
+	// OnDifferReplayWhole makes every replay send its rows to every
+	// partition, and a receiver that finds a replay differing from the
+	// attempt it kept takes the replay's rows of that task for every
+	// partition it holds in place of the kept attempt's: all the rows of
+	// a task then come from one attempt. A replay costs its task's whole
+	// data on the network instead of only the partitions that moved.
+	OnDifferReplayWhole = "replay_whole"
+)
+
+// ReplayWhole reports whether a replay that differs replaces its task's
+// earlier rows everywhere (OnDifferReplayWhole).
+func (s *Spec) ReplayWhole() bool { return s.OnDiffer == OnDifferReplayWhole }
 
 // Seed is the seed of the shuffle's ownership map.
 func (s *Spec) Seed() string {
@@ -124,6 +147,9 @@ func (s *Spec) validate(precheck bool) (*arrow.Schema, error) {
 		return nil, err
 	}
 	if err := s.validateLocations(); err != nil {
+		return nil, err
+	}
+	if err := s.validateOnDiffer(); err != nil {
 		return nil, err
 	}
 	switch s.Kind {
@@ -184,6 +210,19 @@ func (s *Spec) validateLocations() error {
 		return fmt.Errorf("%w: shuffle %s: %d old_locations for %d tasks", ErrInvalid, s.ID, len(s.OldLocations), s.Tasks)
 	case s.CoPartition != "":
 		return fmt.Errorf("%w: shuffle %s: old_locations and co_partition exclude each other", ErrInvalid, s.ID)
+	}
+	return nil
+}
+
+// validateOnDiffer checks OnDiffer: one of its values, replay_whole for
+// dataframes only (an array's replayed pieces are compared byte for byte as
+// they are placed, and a difference fails the shuffle).
+func (s *Spec) validateOnDiffer() error {
+	switch {
+	case s.OnDiffer != "" && s.OnDiffer != OnDifferFail && s.OnDiffer != OnDifferReplayWhole:
+		return fmt.Errorf("%w: shuffle %s: on_differ %q, want %q or %q", ErrInvalid, s.ID, s.OnDiffer, OnDifferFail, OnDifferReplayWhole)
+	case s.ReplayWhole() && s.Kind != Dataframe:
+		return fmt.Errorf("%w: shuffle %s: on_differ %q is for dataframes", ErrInvalid, s.ID, s.OnDiffer)
 	}
 	return nil
 }

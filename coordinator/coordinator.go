@@ -8,6 +8,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -25,20 +26,25 @@ type Node interface {
 	Forget(id string, epoch uint64)
 }
 
-// Config configures a Coordinator. Every field is required.
+// Config configures a Coordinator. Every field is required but Clock.
 type Config struct {
 	Node Node
 	Log  *slog.Logger
 	// LossWait is how long to wait for the failure detector when a member
 	// does not take the seal, before failing the shuffle.
 	LossWait time.Duration
+	// Clock times LossWait; nil: the wall clock.
+	Clock clock.Clock
 }
 
 // Coordinator drives the barrier of every shuffle this node coordinates.
 type Coordinator struct{ cfg Config }
 
 // New returns a coordinator.
-func New(cfg Config) *Coordinator { return &Coordinator{cfg: cfg} }
+func New(cfg Config) *Coordinator {
+	cfg.Clock = clock.Or(cfg.Clock)
+	return &Coordinator{cfg: cfg}
+}
 
 // Shuffle is the coordinator's part of one shuffle. Its fields are guarded
 // by the shuffle's lock, except recovering.

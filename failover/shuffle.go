@@ -27,7 +27,7 @@ type Shuffle struct {
 	// short: the quorum this node last found too small to act on a loss
 	// (quorum.go), nil once it may act; its warning is logged once.
 	short atomic.Pointer[recovery.Count]
-	born  time.Time // when this node installed it
+	born  time.Time // when this node installed it, on the driver's clock
 	// refused: a decision this node sent as coordinator was refused for an
 	// older term or epoch: its next check asks its successors (fence.go).
 	refused atomic.Bool

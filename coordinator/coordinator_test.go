@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/internal/clock"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/wire"
@@ -87,7 +86,7 @@ func newFixtureWait(t *testing.T, wait time.Duration, clk clock.Clock) (*Coordin
 		t.Fatal(err)
 	}
 	n := &fakeNode{}
-	cd := New(Config{Node: n, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), LossWait: wait, Clock: clk})
+	cd := New(Config{Node: n, Log: testkit.Quiet(), LossWait: wait, Clock: clk})
 	return cd, sh, n
 }
 

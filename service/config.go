@@ -76,9 +76,10 @@ type Config struct {
 	Allocator memory.Allocator
 	// Logger; default slog.Default().
 	Logger *slog.Logger
-	// Clock times what the node decides by the clock: idle expiry, the
-	// rejoin checks, the waits of failure handling and LossWait on the
-	// coordinator; default the wall clock.
+	// Clock times what the node decides by the clock: idle expiry (and
+	// the shuffles' activity it measures), the rejoin checks, the waits of
+	// failure handling, and LossWait on the coordinator and in barrier
+	// waits. Default the wall clock; tests give a clock.Fake.
 	Clock clock.Clock
 }
 

@@ -3,7 +3,6 @@ package coordinator
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/shufflenode/shufflenode/barrier"
@@ -50,7 +49,7 @@ func New(cfg Config) *Coordinator {
 // by the shuffle's lock, except recovering.
 type Shuffle struct {
 	*shuffle.State
-	recovering sync.Mutex       // serialises losses
+	recovering gate             // serialises losses
 	afterLoss  barrier.Decision // decision of the last Lose, acted on after the broadcast
 	// moving: an epoch move is being announced to the survivors. Until they
 	// all took it, the barrier hands out no replays: a replay put on a
@@ -79,5 +78,16 @@ func NewShuffle(st *shuffle.State) (*Shuffle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shuffle{State: st, tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}, nil
+	return &Shuffle{State: st, recovering: newGate(), tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}, nil
 }
+
+// gate is a lock held across network requests and their retries. Its
+// waiters block on a channel: in a testing/synctest bubble they count as
+// durably blocked, so the bubble's clock moves on and the holder's timers
+// fire (a waiter on a sync.Mutex would stall the bubble). Make it with
+// newGate.
+type gate chan struct{}
+
+func newGate() gate    { return make(gate, 1) }
+func (g gate) Lock()   { g <- struct{}{} }
+func (g gate) Unlock() { <-g }

@@ -101,7 +101,7 @@ func New(cfg Config) *Driver {
 		cfg.Recheck = 10 * time.Second
 	}
 	cfg.Clock = clock.Or(cfg.Clock)
-	return &Driver{host: cfg.Host, coord: cfg.Coordinator, log: cfg.Log, cfg: cfg, silent: silence{clock: cfg.Clock}}
+	return &Driver{host: cfg.Host, coord: cfg.Coordinator, log: cfg.Log, cfg: cfg, silent: silence{clock: cfg.Clock}, recheck: rechecker{run: newGate()}}
 }
 
 // Name is this node.

@@ -25,7 +25,7 @@ const checkTimeout = 5 * time.Second
 // rechecker serialises a node's checks: one runs at a time, and a request
 // made while one runs queues exactly one more.
 type rechecker struct {
-	run     sync.Mutex
+	run     gate
 	mu      sync.Mutex
 	pending bool
 }

@@ -3,11 +3,11 @@ package coordinator
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -25,26 +25,31 @@ type Node interface {
 	Forget(id string, epoch uint64)
 }
 
-// Config configures a Coordinator. Every field is required.
+// Config configures a Coordinator. Every field is required but Clock.
 type Config struct {
 	Node Node
 	Log  *slog.Logger
 	// LossWait is how long to wait for the failure detector when a member
 	// does not take the seal, before failing the shuffle.
 	LossWait time.Duration
+	// Clock times LossWait; nil: the wall clock.
+	Clock clock.Clock
 }
 
 // Coordinator drives the barrier of every shuffle this node coordinates.
 type Coordinator struct{ cfg Config }
 
 // New returns a coordinator.
-func New(cfg Config) *Coordinator { return &Coordinator{cfg: cfg} }
+func New(cfg Config) *Coordinator {
+	cfg.Clock = clock.Or(cfg.Clock)
+	return &Coordinator{cfg: cfg}
+}
 
 // Shuffle is the coordinator's part of one shuffle. Its fields are guarded
 // by the shuffle's lock, except recovering.
 type Shuffle struct {
 	*shuffle.State
-	recovering sync.Mutex       // serialises losses
+	recovering gate             // serialises losses
 	afterLoss  barrier.Decision // decision of the last Lose, acted on after the broadcast
 	// moving: an epoch move is being announced to the survivors. Until they
 	// all took it, the barrier hands out no replays: a replay put on a
@@ -73,5 +78,16 @@ func NewShuffle(st *shuffle.State) (*Shuffle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shuffle{State: st, tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}, nil
+	return &Shuffle{State: st, recovering: newGate(), tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}, nil
 }
+
+// gate is a lock held across network requests and their retries. Its
+// waiters block on a channel: in a testing/synctest bubble they count as
+// durably blocked, so the bubble's clock moves on and the holder's timers
+// fire (a waiter on a sync.Mutex would stall the bubble). Make it with
+// newGate.
+type gate chan struct{}
+
+func newGate() gate    { return make(gate, 1) }
+func (g gate) Lock()   { g <- struct{}{} }
+func (g gate) Unlock() { <-g }

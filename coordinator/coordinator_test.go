@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/internal/clock"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/wire"
@@ -67,11 +68,12 @@ var members = []string{"a", "b", "c"}
 // newFixture is a coordinator on node "a" of a two-task array shuffle.
 func newFixture(t *testing.T) (*Coordinator, *Shuffle, *fakeNode) {
 	t.Helper()
-	return newFixtureWait(t, time.Second)
+	return newFixtureWait(t, time.Second, nil)
 }
 
-// newFixtureWait is newFixture with a LossWait of wait.
-func newFixtureWait(t *testing.T, wait time.Duration) (*Coordinator, *Shuffle, *fakeNode) {
+// newFixtureWait is newFixture with a LossWait of wait on clk (nil: the
+// wall clock).
+func newFixtureWait(t *testing.T, wait time.Duration, clk clock.Clock) (*Coordinator, *Shuffle, *fakeNode) {
 	t.Helper()
 	sp := &spec.Spec{ID: "s", Kind: spec.Array, Tasks: 2, Partitions: 2, DType: "|u1",
 		OldChunks: spec.Chunks{{2, 2}}, NewChunks: spec.Chunks{{2, 2}}}
@@ -84,7 +86,7 @@ func newFixtureWait(t *testing.T, wait time.Duration) (*Coordinator, *Shuffle, *
 		t.Fatal(err)
 	}
 	n := &fakeNode{}
-	cd := New(Config{Node: n, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), LossWait: wait})
+	cd := New(Config{Node: n, Log: testkit.Quiet(), LossWait: wait, Clock: clk})
 	return cd, sh, n
 }
 
@@ -128,7 +130,9 @@ func TestSealThenLossReopens(t *testing.T) {
 
 // TestSealReachesALiveMemberOnALossyNetwork: a member that is still one is
 // told the seal past announceTries lost messages, for up to LossWait; a
-// member that never takes it fails the shuffle once LossWait has passed.
+// member that never takes it fails the shuffle once LossWait has passed,
+// not before. The retries' back-off and LossWait run on a synctest
+// bubble's clock: no wall time passes.
 func TestSealReachesALiveMemberOnALossyNetwork(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -137,24 +141,50 @@ func TestSealReachesALiveMemberOnALossyNetwork(t *testing.T) {
 		sealed bool
 	}{
 		{"lossy", announceTries + 1, 10 * time.Second, true},
-		{"never", -1, time.Second, false},
+		{"never", -1, 30 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cd, sh, n := newFixtureWait(t, tc.wait)
-			n.drops = map[string]int{"c": tc.drops}
-			runTask(t, cd, sh, 0)
-			runTask(t, cd, sh, 1)
-			ops := n.ops()
-			r, err := cd.Status(sh)
-			if tc.sealed && (err != nil || r.Status != control.StatusSealed || !slices.Equal(ops, []string{"seal", "seal", "seal"})) {
-				t.Fatalf("status %+v, %v after broadcasting %v; want sealed on every member", r, err, ops)
-			}
-			if !tc.sealed && (!errors.Is(err, shuffle.ErrFailed) || !slices.Contains(ops, "fail")) {
-				t.Fatalf("status %+v, %v after broadcasting %v; want failed", r, err, ops)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				cd, sh, n := newFixtureWait(t, tc.wait, nil)
+				n.drops = map[string]int{"c": tc.drops}
+				start := time.Now()
+				runTask(t, cd, sh, 0)
+				runTask(t, cd, sh, 1)
+				ops := n.ops()
+				took := time.Since(start)
+				r, err := cd.Status(sh)
+				if tc.sealed && (err != nil || r.Status != control.StatusSealed || !slices.Equal(ops, []string{"seal", "seal", "seal"}) || took >= tc.wait) {
+					t.Fatalf("status %+v, %v after broadcasting %v for %v; want sealed on every member within %v", r, err, ops, took, tc.wait)
+				}
+				if !tc.sealed && (!errors.Is(err, shuffle.ErrFailed) || !slices.Contains(ops, "fail") || took < tc.wait) {
+					t.Fatalf("status %+v, %v after broadcasting %v for %v; want failed once %v passed", r, err, ops, took, tc.wait)
+				}
+			})
 		})
 	}
+}
+
+// TestLossWaitOnTheConfigClock: LossWait is measured on Config.Clock: a
+// member that never takes the seal is asked again for as long as that
+// clock has not moved LossWait on, however long the retries take.
+func TestLossWaitOnTheConfigClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := clock.NewFake(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
+		cd, sh, n := newFixtureWait(t, time.Second, f)
+		n.drops = map[string]int{"c": -1}
+		runTask(t, cd, sh, 0)
+		runTask(t, cd, sh, 1)
+		time.Sleep(time.Minute) // the bubble's time: the retries run, the Fake stands still
+		if _, err := cd.Status(sh); err != nil {
+			t.Fatalf("failed after a minute of retries within LossWait on the node's clock: %v", err)
+		}
+		f.Advance(time.Second)
+		ops := n.ops()
+		if _, err := cd.Status(sh); !errors.Is(err, shuffle.ErrFailed) || !slices.Contains(ops, "fail") {
+			t.Fatalf("status %v after broadcasting %v once LossWait passed on the node's clock; want failed", err, ops)
+		}
+	})
 }
 
 func TestBeginChecksEpochAndConflicts(t *testing.T) {

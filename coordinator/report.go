@@ -140,14 +140,14 @@ func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg,
 // announceTries times. A fixed number of tries alone would fail a whole
 // shuffle on a lossy network whose members are all alive.
 func (cd *Coordinator) announce(ctx context.Context, sh *Shuffle, rt *shuffle.Route, c control.Msg) error {
-	deadline := time.Now().Add(cd.cfg.LossWait)
+	deadline := cd.cfg.Clock.Now().Add(cd.cfg.LossWait)
 	errs := make([]error, len(rt.Live))
 	var wg sync.WaitGroup
 	for i, n := range rt.Live {
 		tries := 0
 		member := func() bool {
 			tries++
-			return sh.Route().Epoch == rt.Epoch && (tries < announceTries || time.Now().Before(deadline))
+			return sh.Route().Epoch == rt.Epoch && (tries < announceTries || cd.cfg.Clock.Now().Before(deadline))
 		}
 		wg.Go(func() {
 			errs[i] = control.RetryWhile(ctx, member, func() error { return cd.cfg.Node.Broadcast(ctx, []string{n}, c) })

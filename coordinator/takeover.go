@@ -66,7 +66,7 @@ func startOver(st *shuffle.State, lost []string) (*Shuffle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shuffle{State: st, tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}, nil
+	return &Shuffle{State: st, recovering: newGate(), tracker: tr, begun: map[shuffle.AttemptKey]string{}, final: make(chan struct{})}, nil
 }
 
 // reported is one member's fact, with the member that reported it.

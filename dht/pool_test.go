@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
@@ -78,16 +79,6 @@ func mustEcho(t *testing.T, n *Node, to, payload string) {
 	}
 }
 
-// eventually fails t unless cond holds within 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // TestRequestsShareStreams: sequential requests use one stream; concurrent
 // ones open more, and at most maxIdleStreams stay open afterwards.
 func TestRequestsShareStreams(t *testing.T) {
@@ -119,7 +110,7 @@ func TestIdleStreamsClosed(t *testing.T) {
 	if got := idleStreams(nodes[0], "node-1"); got != 1 {
 		t.Fatalf("%d idle streams, want 1", got)
 	}
-	eventually(t, "idle streams closed", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "idle streams closed", func() bool {
 		return idleStreams(nodes[0], "node-1") == 0 && requestStreams(nodes[0], nodes[1]) == 0 && requestStreams(nodes[1], nodes[0]) == 0
 	})
 	mustEcho(t, nodes[0], "node-1", "b")
@@ -179,13 +170,13 @@ func TestMemberGoneClosesStreams(t *testing.T) {
 	if err := nodes[1].Leave(time.Second); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "pool dropped", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "pool dropped", func() bool {
 		nodes[0].mu.Lock()
 		defer nodes[0].mu.Unlock()
 		_, ok := nodes[0].pools["node-1"]
 		return !ok
 	})
-	eventually(t, "streams closed", func() bool { return requestStreams(nodes[0], nodes[1]) == 0 })
+	testkit.WaitFor(t, 5*time.Second, "streams closed", func() bool { return requestStreams(nodes[0], nodes[1]) == 0 })
 }
 
 // TestCloseWithPooledStreams: Close closes the pooled streams, and the
@@ -196,7 +187,7 @@ func TestCloseWithPooledStreams(t *testing.T) {
 	if err := nodes[0].Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "peer's streams closed", func() bool { return requestStreams(nodes[1], nodes[0]) == 0 })
+	testkit.WaitFor(t, 5*time.Second, "peer's streams closed", func() bool { return requestStreams(nodes[1], nodes[0]) == 0 })
 	if _, err := nodes[0].Request(context.Background(), "node-1", wire.TypeControl, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("request after Close: %v", err)
 	}

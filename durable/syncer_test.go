@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
 // syncLog records the paths synced (syncOne) while a test runs.
@@ -63,30 +63,30 @@ func writeFiles(t *testing.T, dir, prefix string, n int) []string {
 
 // TestSyncerSyncsInBackground: files are synced in batches while more are
 // added, before Wait; Wait syncs the rest and each directory; every file
-// is synced once.
+// is synced once. In a synctest bubble, synctest.Wait returns once the
+// background syncs are done.
 func TestSyncerSyncsInBackground(t *testing.T) {
-	log := watchSyncs(t)
-	dirs := []string{t.TempDir(), t.TempDir()}
-	paths := append(writeFiles(t, dirs[0], "a", 6), writeFiles(t, dirs[1], "b", 4)...)
-	s := NewSyncer(context.Background(), 4, 2)
-	for _, p := range paths {
-		s.Add(p)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for log.total() < 8 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if n := log.total(); n < 8 {
-		t.Fatalf("%d of 10 files synced before Wait, want the 8 of two full batches", n)
-	}
-	if err := s.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range append(paths, dirs...) {
-		if n := log.synced(p); n != 1 {
-			t.Errorf("%s synced %d times, want once", p, n)
+	synctest.Test(t, func(t *testing.T) {
+		log := watchSyncs(t)
+		dirs := []string{t.TempDir(), t.TempDir()}
+		paths := append(writeFiles(t, dirs[0], "a", 6), writeFiles(t, dirs[1], "b", 4)...)
+		s := NewSyncer(context.Background(), 4, 2)
+		for _, p := range paths {
+			s.Add(p)
 		}
-	}
+		synctest.Wait() // the background syncs ran and are idle
+		if n := log.total(); n < 8 {
+			t.Fatalf("%d of 10 files synced before Wait, want the 8 of two full batches", n)
+		}
+		if err := s.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range append(paths, dirs...) {
+			if n := log.synced(p); n != 1 {
+				t.Errorf("%s synced %d times, want once", p, n)
+			}
+		}
+	})
 }
 
 // TestSyncerConcurrentAdds: files added from many goroutines are each
@@ -125,41 +125,41 @@ func TestSyncerConcurrentAdds(t *testing.T) {
 // TestSyncerErrors: a failed background sync is Wait's error, naming the
 // file, and no more syncs start; a cancelled context fails Wait.
 func TestSyncerErrors(t *testing.T) {
-	log := watchSyncs(t)
-	dir := t.TempDir()
-	gone := filepath.Join(dir, "gone")
-	s := NewSyncer(context.Background(), 2, 1)
-	s.Add(gone)
-	s.Add(filepath.Join(dir, "gone2"))
-	for log.total() < 1 {
-		time.Sleep(time.Millisecond)
-	}
-	s.mu.Lock()
-	for s.busy {
-		s.idle.Wait()
-	}
-	s.mu.Unlock()
-	late := writeFiles(t, dir, "late", 4)
-	for _, p := range late {
-		s.Add(p)
-	}
-	err := s.Wait(context.Background())
-	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "gone") {
-		t.Errorf("Wait after a failed sync: %v, want an error naming the missing file", err)
-	}
-	for _, p := range late {
-		if n := log.synced(p); n != 0 {
-			t.Errorf("%s synced %d times after a sync failed, want none", p, n)
+	synctest.Test(t, func(t *testing.T) {
+		log := watchSyncs(t)
+		dir := t.TempDir()
+		gone := filepath.Join(dir, "gone")
+		s := NewSyncer(context.Background(), 2, 1)
+		s.Add(gone)
+		s.Add(filepath.Join(dir, "gone2"))
+		synctest.Wait() // the background sync failed and is idle
+		s.mu.Lock()
+		for s.busy {
+			s.idle.Wait()
 		}
-	}
+		s.mu.Unlock()
+		late := writeFiles(t, dir, "late", 4)
+		for _, p := range late {
+			s.Add(p)
+		}
+		err := s.Wait(context.Background())
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "gone") {
+			t.Errorf("Wait after a failed sync: %v, want an error naming the missing file", err)
+		}
+		for _, p := range late {
+			if n := log.synced(p); n != 0 {
+				t.Errorf("%s synced %d times after a sync failed, want none", p, n)
+			}
+		}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	c := NewSyncer(context.Background(), 100, 1)
-	c.Add(late[0])
-	if err := c.Wait(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("Wait on a cancelled context: %v", err)
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c := NewSyncer(context.Background(), 100, 1)
+		c.Add(late[0])
+		if err := c.Wait(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("Wait on a cancelled context: %v", err)
+		}
+	})
 }
 
 // TestSyncerAfterWait: after a Wait that failed, the next Wait covers only

@@ -29,6 +29,13 @@
 // records, drops) and gives each shuffle's failover part (Shuffle) to the
 // driver.
 //
+// The driver's timers run on Config.Clock (the wall clock by default):
+// the period of the rejoin checks and the age below which a shuffle is not
+// checked, a dropped takeover's second look, and how long a member silent
+// to a ping is not asked again. Request timeouts and retry back-offs are
+// contexts and timers of package time; tests that need them fake run in a
+// testing/synctest bubble.
+//
 // # Concurrency
 //
 // Every method of Driver is safe for concurrent use. Rounds of one shuffle

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -83,9 +84,7 @@ const takeoverRecheck = time.Second
 // coordinator is still down, this node decides on the route as it is now.
 func (s *Driver) failoverLater(sh *Shuffle) {
 	s.background(func(ctx context.Context) {
-		select {
-		case <-time.After(takeoverRecheck):
-		case <-ctx.Done():
+		if !clock.Sleep(ctx, s.cfg.Clock, takeoverRecheck) {
 			return
 		}
 		if cur, err := s.lookup(sh.ID()); err != nil || cur != sh {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/member"
 )
 
@@ -51,7 +52,8 @@ type Host interface {
 	NoteMember(m member.Member)
 }
 
-// Config is the driver's. The zero value of Recheck means ten seconds.
+// Config is the driver's. The zero value of Recheck means ten seconds, of
+// Clock the wall clock.
 type Config struct {
 	// Host is the service the driver works for. Required.
 	Host Host
@@ -62,6 +64,10 @@ type Config struct {
 	// Recheck is the period of the rejoin checks, and the age below which
 	// a shuffle is not checked.
 	Recheck time.Duration
+	// Clock times the rejoin checks, a dropped takeover's second try and
+	// the memory of members silent to a ping; nil: the wall clock. A
+	// shuffle's age (NewShuffle's born) is on this clock.
+	Clock clock.Clock
 }
 
 // Driver performs the recovery core's decisions (package recovery) for
@@ -94,7 +100,8 @@ func New(cfg Config) *Driver {
 	if cfg.Recheck <= 0 {
 		cfg.Recheck = 10 * time.Second
 	}
-	return &Driver{host: cfg.Host, coord: cfg.Coordinator, log: cfg.Log, cfg: cfg}
+	cfg.Clock = clock.Or(cfg.Clock)
+	return &Driver{host: cfg.Host, coord: cfg.Coordinator, log: cfg.Log, cfg: cfg, silent: silence{clock: cfg.Clock}, recheck: rechecker{run: newGate()}}
 }
 
 // Name is this node.

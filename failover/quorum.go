@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -86,8 +87,9 @@ func (s *Driver) ping(ctx context.Context, n, id string) bool {
 // silence remembers when nodes last failed to answer a ping. Safe for
 // concurrent use.
 type silence struct {
-	mu sync.Mutex
-	at map[string]time.Time
+	clock clock.Clock
+	mu    sync.Mutex
+	at    map[string]time.Time
 }
 
 // note records that n did not answer now.
@@ -97,7 +99,7 @@ func (q *silence) note(n string) {
 	if q.at == nil {
 		q.at = map[string]time.Time{}
 	}
-	q.at[n] = time.Now()
+	q.at[n] = q.clock.Now()
 }
 
 // recent reports whether n failed to answer within the last d.
@@ -105,7 +107,7 @@ func (q *silence) recent(n string, d time.Duration) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	at, ok := q.at[n]
-	return ok && time.Since(at) < d
+	return ok && clock.Since(q.clock, at) < d
 }
 
 // Answered reports whether a request that returned err got a reply.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
@@ -24,7 +25,7 @@ const checkTimeout = 5 * time.Second
 // rechecker serialises a node's checks: one runs at a time, and a request
 // made while one runs queues exactly one more.
 type rechecker struct {
-	run     sync.Mutex
+	run     gate
 	mu      sync.Mutex
 	pending bool
 }
@@ -33,11 +34,11 @@ type rechecker struct {
 // for as long as the service runs.
 func (s *Driver) RecheckLoop() {
 	s.background(func(ctx context.Context) {
-		t := time.NewTicker(s.cfg.Recheck)
+		t := s.cfg.Clock.NewTicker(s.cfg.Recheck)
 		defer t.Stop()
 		for {
 			select {
-			case <-t.C:
+			case <-t.C():
 				s.recheckSoon()
 			case <-ctx.Done():
 				return
@@ -80,7 +81,7 @@ func (s *Driver) recheckAll(ctx context.Context) {
 // frees sh here if nobody counts it in.
 func (s *Driver) recheckOne(ctx context.Context, sh *Shuffle) {
 	rt := sh.Route()
-	if time.Since(sh.born) < s.cfg.Recheck || (rt.Coordinator == s.Name() && sh.CoordPart() == nil) {
+	if clock.Since(s.cfg.Clock, sh.born) < s.cfg.Recheck || (rt.Coordinator == s.Name() && sh.CoordPart() == nil) {
 		return
 	}
 	var r recovery.Ruling

@@ -2,7 +2,6 @@ package failover
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,11 +22,11 @@ type Shuffle struct {
 	facts control.Facts
 	// failover serialises this node's reactions to losses of the shuffle's
 	// members: epoch moves it coordinates and takeovers.
-	failover sync.Mutex
+	failover gate
 	// short: the quorum this node last found too small to act on a loss
 	// (quorum.go), nil once it may act; its warning is logged once.
 	short atomic.Pointer[recovery.Count]
-	born  time.Time // when this node installed it
+	born  time.Time // when this node installed it, on the driver's clock
 	// refused: a decision this node sent as coordinator was refused for an
 	// older term or epoch: its next check asks its successors (fence.go).
 	refused atomic.Bool
@@ -35,7 +34,7 @@ type Shuffle struct {
 
 // NewShuffle is st as failover sees it, installed on this node at born.
 func NewShuffle(st *shuffle.State, born time.Time) *Shuffle {
-	return &Shuffle{State: st, born: born}
+	return &Shuffle{State: st, born: born, failover: newGate()}
 }
 
 // CoordPart returns sh's coordinator part, nil unless this node coordinates it.
@@ -63,3 +62,14 @@ func (sh *Shuffle) Committed(c control.Committed) {
 func (sh *Shuffle) factsLocked() *control.Facts {
 	return &control.Facts{Sent: slices.Clone(sh.facts.Sent), Held: slices.Clone(sh.facts.Held)}
 }
+
+// gate is a lock held across network requests and their retries. Its
+// waiters block on a channel: in a testing/synctest bubble they count as
+// durably blocked, so the bubble's clock moves on and the holder's timers
+// fire (a waiter on a sync.Mutex would stall the bubble). Make it with
+// newGate.
+type gate chan struct{}
+
+func newGate() gate    { return make(gate, 1) }
+func (g gate) Lock()   { g <- struct{}{} }
+func (g gate) Unlock() { <-g }

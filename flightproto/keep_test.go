@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"google.golang.org/grpc/mem"
 
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/offheap"
 )
 
@@ -30,14 +31,7 @@ func TestSharedBodyHoldsKeep(t *testing.T) {
 		t.Fatal("the marshalled body is not the arena's bytes")
 	}
 	out.Free()
-	deadline := time.Now().Add(5 * time.Second)
-	for regions.Mapped() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the arena stayed mapped (%d bytes) after gRPC freed the message", regions.Mapped())
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitCollected(t, 5*time.Second, "the arena unmapped after gRPC freed the message", func() bool { return regions.Mapped() == 0 })
 }
 
 // marshalFromArena marshals a FlightData whose body is 64 KiB of a new

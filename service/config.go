@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/spill"
 )
 
@@ -75,6 +76,11 @@ type Config struct {
 	Allocator memory.Allocator
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// Clock times what the node decides by the clock: idle expiry (and
+	// the shuffles' activity it measures), the rejoin checks, the waits of
+	// failure handling, and LossWait on the coordinator and in barrier
+	// waits. Default the wall clock; tests give a clock.Fake.
+	Clock clock.Clock
 }
 
 // Default limits on what clients may ask of a node (Config.MaxShuffles,
@@ -96,6 +102,7 @@ func DefaultConfig() Config {
 		MemoryLimit: 1 << 30, BufferBytes: 4 << 20, MaxInFlight: 2,
 		OutputBatchRows: 1 << 16, LossWait: 30 * time.Second, IdleExpiry: time.Hour, Recheck: 10 * time.Second, KeepRegions: 30 * time.Second,
 		MaxShuffles: DefaultMaxShuffles, MaxTasks: DefaultMaxTasks, MaxPartitions: DefaultMaxPartitions, MaxRuns: DefaultMaxRuns, Allocator: memory.DefaultAllocator, Logger: slog.Default(),
+		Clock: clock.Real{},
 	}
 }
 
@@ -132,6 +139,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	c.Clock = clock.Or(c.Clock)
 	return c
 }
 

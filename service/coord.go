@@ -8,6 +8,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -108,9 +109,9 @@ func (s *Service) awaitSuccessor(ctx context.Context, sh *entry, err error, sinc
 		return false
 	}
 	if since.IsZero() {
-		*since = time.Now()
+		*since = s.cfg.Clock.Now()
 	}
-	return time.Since(*since) < s.cfg.LossWait
+	return clock.Since(s.cfg.Clock, *since) < s.cfg.LossWait
 }
 
 // failed reports whether the shuffle failed on this node.

@@ -9,10 +9,11 @@ import (
 // A shuffle that nobody puts to, reads from, waits on or sends shards for
 // during Config.IdleExpiry is closed on this node: a client that died
 // without closing it would otherwise hold its memory and spill files for
-// ever (DESIGN §3.6). Each node decides for itself from its own clock and
-// traffic; a shuffle in use touches every member within a few seconds
-// (barrier polls, shard traffic, reads), so members expire it at about the
-// same time. A later call names it as expired.
+// ever (DESIGN §3.6). Each node decides for itself from its own clock
+// (Config.Clock, which stamps the shuffles' activity too) and traffic; a
+// shuffle in use touches every member within a few seconds (barrier
+// polls, shard traffic, reads), so members expire it at about the same
+// time. A later call names it as expired.
 
 // expireIdle closes, every period, the shuffles idle for longer than
 // Config.IdleExpiry, for as long as the service runs.
@@ -22,11 +23,11 @@ func (s *Service) expireIdle() {
 	}
 	period := min(max(s.cfg.IdleExpiry/4, 10*time.Millisecond), time.Minute)
 	s.background(func(ctx context.Context) {
-		t := time.NewTicker(period)
+		t := s.cfg.Clock.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
-			case now := <-t.C:
+			case now := <-t.C():
 				s.expireAt(now)
 			case <-ctx.Done():
 				return

@@ -113,8 +113,8 @@ func (s *Service) Attach(n Network) {
 	s.net = n
 	s.shards.Attach(n)
 	s.log = s.log.With("node", n.Self().Name)
-	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
-	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck})
+	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait, Clock: s.cfg.Clock})
+	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck, Clock: s.cfg.Clock})
 	s.fo.Watch(n.Subscribe(16))
 	s.expireIdle()
 	s.fo.RecheckLoop()

@@ -2,7 +2,6 @@ package service
 
 import (
 	"sync/atomic"
-	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
@@ -47,9 +46,9 @@ func (sh *entry) committed(c control.Committed) { sh.Committed(c) }
 // are the members already lost, in order (a shuffle co-partitioned with an
 // older one starts in that one's epoch: len(lost)); usually none.
 func (s *Service) newEntry(sp *spec.Spec, creator string, members, lost []string) (*entry, error) {
-	st, err := shuffle.New(sp, creator, members, lost, s.Name())
+	st, err := shuffle.NewWithClock(s.cfg.Clock, sp, creator, members, lost, s.Name())
 	if err != nil {
 		return nil, err
 	}
-	return &entry{Shuffle: failover.NewShuffle(st, time.Now()), recv: receiver.NewShuffle(st, s.regions), puts: map[shuffle.AttemptKey]bool{}}, nil
+	return &entry{Shuffle: failover.NewShuffle(st, st.Created), recv: receiver.NewShuffle(st, s.regions), puts: map[shuffle.AttemptKey]bool{}}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
@@ -163,7 +164,9 @@ func checkFailover(t *testing.T, c *simCluster, id string, b service.BarrierResu
 // epoch move of the old coordinator's term (it was only cut off and came
 // back) is refused by every member with an error naming the shuffle, the
 // term and the node; the shuffle is unchanged.
-func TestSimStaleTermRefused(t *testing.T) {
+func TestSimStaleTermRefused(t *testing.T) { synctest.Test(t, testSimStaleTermRefused) }
+
+func testSimStaleTermRefused(t *testing.T) {
 	f := newFrame("stale", 4, 5, 2_000, 3)
 	c := startSim(t, 3, service.Config{}, simnet.Config{})
 	c.asker = 2
@@ -264,6 +267,10 @@ func (c *simCluster) awaitSuccessor(t *testing.T, id, old string) string {
 // index says.
 func TestSimArrayCoordinatorLoss(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testSimArrayCoordinatorLoss)
+}
+
+func testSimArrayCoordinatorLoss(t *testing.T) {
 	dt, err := rechunk.ParseDType("<i4")
 	if err != nil {
 		t.Fatal(err)
@@ -332,7 +339,9 @@ func TestSimCoordinatorLossLossy(t *testing.T) {
 // the create) is asked to follow the successor of a lost coordinator: it
 // installs the shuffle from its record and takes part; every row is read
 // exactly once. The record then names the successor, in term 1 and epoch 1.
-func TestSimMissedCreate(t *testing.T) {
+func TestSimMissedCreate(t *testing.T) { synctest.Test(t, testSimMissedCreate) }
+
+func testSimMissedCreate(t *testing.T) {
 	f := newFrame("missed", 8, 7, 4_000, 9)
 	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{RecordRank: record.Rank})
 	ctx := testCtx(t)
@@ -378,7 +387,9 @@ func (c *simCluster) awaitRecord(t *testing.T, id string, ok func(*record.Record
 // the survivor (each delivery waits up to 20 ms; a node cut off alone sees
 // the same): the survivor, a minority of one, does
 // not take over, and its shuffle keeps the old coordinator.
-func TestSimMinorityNoTakeover(t *testing.T) {
+func TestSimMinorityNoTakeover(t *testing.T) { synctest.Test(t, testSimMinorityNoTakeover) }
+
+func testSimMinorityNoTakeover(t *testing.T) {
 	f := newFrame("minority", 8, 7, 4_000, 9)
 	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second},
 		simnet.Config{Rand: rand.New(rand.NewPCG(5, 0)), MaxDelay: 20 * time.Millisecond})

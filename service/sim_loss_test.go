@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -80,12 +81,16 @@ func runLoss(t *testing.T, tc lossCase, adjust func(*simCluster)) {
 // TestSimStaleEpochPutError: a put on a live node that an epoch change
 // interrupts must fail with ErrStaleEpoch (or ErrUnavailable), so that
 // any client knows to run the task again.
-func TestSimStaleEpochPutError(t *testing.T) {
+func TestSimStaleEpochPutError(t *testing.T) { synctest.Test(t, testSimStaleEpochPutError) }
+
+func testSimStaleEpochPutError(t *testing.T) {
 	runLoss(t, lossCase{name: "kill during puts", seed: 1}, func(c *simCluster) { c.strict = true })
 }
 
 // TestSimReplayRacesReopen: the barrier's replay set may be put at once.
-func TestSimReplayRacesReopen(t *testing.T) {
+func TestSimReplayRacesReopen(t *testing.T) { synctest.Test(t, testSimReplayRacesReopen) }
+
+func testSimReplayRacesReopen(t *testing.T) {
 	runLoss(t, lossCase{name: "kill after the seal", after: true, seed: 2}, func(c *simCluster) { c.eager = true })
 }
 

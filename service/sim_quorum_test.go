@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
@@ -23,7 +24,9 @@ import (
 // once. The 2 survivors are half, not a strict majority: they do not take
 // over (the shuffle keeps node-0 as coordinator), and a barrier asked of
 // one of them says at once why nothing goes on, as a retryable error.
-func TestSimTwoOfFourNoTakeover(t *testing.T) {
+func TestSimTwoOfFourNoTakeover(t *testing.T) { synctest.Test(t, testSimTwoOfFourNoTakeover) }
+
+func testSimTwoOfFourNoTakeover(t *testing.T) {
 	f := newFrame("two-of-four", 8, 7, 4_000, 9)
 	c := twoOfFourGone(t, f, simnet.Config{MaxDelay: time.Millisecond})
 	for _, i := range []int{1, 3} {
@@ -53,7 +56,9 @@ func twoOfFourGone(t *testing.T, f frame, net simnet.Config) *simCluster {
 // gone and no quorum to move the epoch, the partitions they own are still
 // theirs; their locations give the API address each last had, never an
 // empty one (a read there fails as unavailable, and the client recovers).
-func TestSimLocationsOfGoneOwners(t *testing.T) {
+func TestSimLocationsOfGoneOwners(t *testing.T) { synctest.Test(t, testSimLocationsOfGoneOwners) }
+
+func testSimLocationsOfGoneOwners(t *testing.T) {
 	f := newFrame("gone-owners", 8, 7, 4_000, 9)
 	api := func(name string) string { return name + ":7947" } // never dialed
 	c := twoOfFourGone(t, f, simnet.Config{MaxDelay: time.Millisecond, APIAddr: api})
@@ -136,7 +141,9 @@ func half(tasks []uint64, n int) ([]uint64, []uint64) { return tasks[:n], tasks[
 // before the other node's (the order failure detection may take), when
 // it still sees 3 of 4 members up: the ping before a takeover is what
 // finds the fourth unreachable.
-func TestSimSplitTwoTwo(t *testing.T) {
+func TestSimSplitTwoTwo(t *testing.T) { synctest.Test(t, testSimSplitTwoTwo) }
+
+func testSimSplitTwoTwo(t *testing.T) {
 	f := newFrame("split", 12, 7, 6_000, 13)
 	c, ctx, rest := putHalf(t, f)
 	members := []string{"node-0", "node-1", "node-2", "node-3"}
@@ -176,6 +183,10 @@ func TestSimSplitTwoTwo(t *testing.T) {
 // good). It decides again later, when it sees the coordinator back, so the
 // members keep following node-0.
 func TestSimEpochMoveDuringTakeoverPings(t *testing.T) {
+	synctest.Test(t, testSimEpochMoveDuringTakeoverPings)
+}
+
+func testSimEpochMoveDuringTakeoverPings(t *testing.T) {
 	f := newFrame("moved", 8, 7, 4_000, 9)
 	c := startSim(t, 4, service.Config{LossWait: 10 * time.Second}, simnet.Config{MaxDelay: time.Millisecond})
 	ctx := testCtx(t)
@@ -220,7 +231,9 @@ func TestSimEpochMoveDuringTakeoverPings(t *testing.T) {
 // majority, take over and seal, every row exactly once. (Once the split
 // heals, the old coordinator may still act on the failure reports it had
 // queued while a ping waited, in its old term, which the others refuse.)
-func TestSimCoordinatorCutOffAlone(t *testing.T) {
+func TestSimCoordinatorCutOffAlone(t *testing.T) { synctest.Test(t, testSimCoordinatorCutOffAlone) }
+
+func testSimCoordinatorCutOffAlone(t *testing.T) {
 	f := newFrame("alone", 12, 7, 6_000, 17)
 	c, ctx, rest := putHalf(t, f)
 	c.split(3, []int{1, 2, 3}, []int{0})
@@ -254,7 +267,9 @@ func checkAlone(t *testing.T, svc *service.Service, id string, split bool) {
 
 // TestSimPingAnswers: a ping (before a takeover) is answered, not refused,
 // even about a shuffle this node does not hold, and changes nothing.
-func TestSimPingAnswers(t *testing.T) {
+func TestSimPingAnswers(t *testing.T) { synctest.Test(t, testSimPingAnswers) }
+
+func testSimPingAnswers(t *testing.T) {
 	c := startSim(t, 2, service.Config{}, simnet.Config{})
 	body, _ := json.Marshal(control.Msg{Op: control.OpPing, Shuffle: "not-here", Node: "node-0"})
 	typ, _ := c.svcs[1].Handle(context.Background(), member.Member{Name: "node-0"}, wire.Frame{Type: wire.TypeControl, Payload: body})

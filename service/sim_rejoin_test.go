@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shufflenode/shufflenode/service"
@@ -22,6 +23,10 @@ var rejoinConfig = service.Config{MemoryLimit: tinyBudget, Recheck: 200 * time.M
 // shuffle: no memory, no spilled data, and a later call finds it unknown.
 func TestSimRejoinAfterClose(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testSimRejoinAfterClose)
+}
+
+func testSimRejoinAfterClose(t *testing.T) {
 	f := newFrame("rejoin-closed", 16, 13, 16_000, 11)
 	c := startSim(t, 4, rejoinConfig, simnet.Config{Rand: rand.New(rand.NewPCG(3, 0)), MaxDelay: time.Millisecond})
 	ctx := testCtx(t)
@@ -42,6 +47,10 @@ func TestSimRejoinAfterClose(t *testing.T) {
 // shuffle goes on without it and finishes exactly once.
 func TestSimRejoinWhileOpen(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testSimRejoinWhileOpen)
+}
+
+func testSimRejoinWhileOpen(t *testing.T) {
 	f := newFrame("rejoin-open", 16, 13, 16_000, 12)
 	c := startSim(t, 4, rejoinConfig, simnet.Config{Rand: rand.New(rand.NewPCG(4, 0)), MaxDelay: time.Millisecond})
 	ctx := testCtx(t)
@@ -161,6 +170,10 @@ func holds(st spill.Stats, id string) bool {
 // frees it.
 func TestSimRejoinCoordinator(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testSimRejoinCoordinator)
+}
+
+func testSimRejoinCoordinator(t *testing.T) {
 	f := newFrame("rejoin-coord", 16, 13, 16_000, 13)
 	c := startSim(t, 4, rejoinConfig, simnet.Config{Rand: rand.New(rand.NewPCG(5, 0)), MaxDelay: time.Millisecond})
 	ctx := testCtx(t)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/ownership"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/recovery"
@@ -56,12 +57,13 @@ type State struct {
 	Creator string             // the node that took the create: the first coordinator candidate
 	Members []string           // pinned at create, sorted
 	Self    string             // this node's name
-	Created time.Time          // when this node installed it
+	Created time.Time          // when this node installed it, on its clock
 
 	owners0    *ownership.Map // epoch 0's ownership
 	candidates []string       // coordinator candidates, in order (see coord.go)
 	start      uint64         // the epoch the shuffle started in
 	active     atomic.Int64   // unix nanoseconds of the last activity
+	clock      clock.Clock    // stamps Created and the activity
 
 	mu    sync.Mutex
 	route *Route // the current epoch's routing; replaced, never mutated
@@ -75,12 +77,19 @@ type State struct {
 // the members already lost, in order (a shuffle co-partitioned with an older
 // one starts in that one's epoch: len(lost)); usually none.
 func New(sp *spec.Spec, creator string, members, lost []string, self string) (*State, error) {
+	return NewWithClock(nil, sp, creator, members, lost, self)
+}
+
+// NewWithClock is New with the activity (Touch, IdleFor) and Created
+// stamped on c; nil: the wall clock.
+func NewWithClock(c clock.Clock, sp *spec.Spec, creator string, members, lost []string, self string) (*State, error) {
 	schema, err := sp.Precheck() // setupKind plans an array once
 	if err != nil {
 		return nil, err
 	}
+	c = clock.Or(c)
 	st := &State{Spec: sp, Schema: schema, Creator: creator, Members: slices.Sorted(slices.Values(members)),
-		Self: self, Created: time.Now(), done: make(chan struct{}), start: uint64(len(lost))}
+		Self: self, Created: c.Now(), clock: c, done: make(chan struct{}), start: uint64(len(lost))}
 	if !slices.Contains(st.Members, creator) {
 		return nil, fmt.Errorf("service: shuffle %s: creator %s is not a pinned member", sp.ID, creator)
 	}
@@ -121,7 +130,7 @@ func (st *State) setupKind() error {
 func (st *State) ID() string { return st.Spec.ID }
 
 // Touch records activity on the shuffle now.
-func (st *State) Touch() { st.active.Store(time.Now().UnixNano()) }
+func (st *State) Touch() { st.active.Store(clock.Or(st.clock).Now().UnixNano()) }
 
 // IdleFor is how long the shuffle has been idle at now.
 func (st *State) IdleFor(now time.Time) time.Duration {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shufflenode/shufflenode/member"
@@ -141,22 +142,26 @@ func TestFaultyLimitsFaults(t *testing.T) {
 	}
 }
 
+// TestDuplicateDelivery: every request delivered twice runs its handler
+// twice; the duplicates land after the replies, by the time the bubble's
+// goroutines are all idle.
 func TestDuplicateDelivery(t *testing.T) {
-	nw, nodes, hs := newNet(t, simnet.Config{Duplicate: 1, MaxDelay: time.Millisecond}, 2)
-	for range 10 {
-		if _, err := nodes[0].Request(ctxT(t), "n1", wire.TypeShards, []byte("x")); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		nw, nodes, hs := newNet(t, simnet.Config{Duplicate: 1, MaxDelay: time.Millisecond}, 2)
+		for range 10 {
+			if _, err := nodes[0].Request(ctxT(t), "n1", wire.TypeShards, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	for deadline := time.Now().Add(5 * time.Second); nw.Stats().Duplicates < 10 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond) // duplicates land after the replies
-	}
-	if got := hs[1].calls.Load(); got != 20 {
-		t.Errorf("handler ran %d times for 10 requests all duplicated, want 20", got)
-	}
-	if s := nw.Stats(); s.Duplicates != 10 || s.Delivered != 10 {
-		t.Errorf("stats %+v", s)
-	}
+		time.Sleep(time.Millisecond) // the bubble's clock: past every delivery's delay (MaxDelay)
+		synctest.Wait()
+		if got := hs[1].calls.Load(); got != 20 {
+			t.Errorf("handler ran %d times for 10 requests all duplicated, want 20", got)
+		}
+		if s := nw.Stats(); s.Duplicates != 10 || s.Delivered != 10 {
+			t.Errorf("stats %+v", s)
+		}
+	})
 }
 
 // TestSeedReproducesDecisions: the same seed gives the same losses for

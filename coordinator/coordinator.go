@@ -8,6 +8,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -59,6 +60,7 @@ type Shuffle struct {
 	// err). A later loss that needs replays reopens the shuffle.
 	announced bool
 	replayed  int           // tasks in the replay sets of all losses so far
+	handovers recovery.HandOvers // drains handing their partitions over (handover.go)
 	sealAfter time.Duration // from create to the last announced seal
 }
 

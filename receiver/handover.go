@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/apache/arrow/go/v15/arrow"
+
 	"github.com/shufflenode/shufflenode/dedup"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -26,56 +28,92 @@ import (
 var ErrHandOver = fmt.Errorf("receiver: bad handover")
 
 // Export calls emit with each committed piece of output partition p of
-// sh held here (accumulated, in memory or spilled), as an entry of one
-// run keyed by its original task, attempt and seq, its data Arrow IPC.
-// emit owns the entry. It does not check that this node owns p: a node
+// sh held here (accumulated, in memory or spilled), in key order, as an
+// entry of one run keyed by its original task, attempt and seq, its data
+// Arrow IPC, with the row sum of its (task, attempt) for p (what the
+// sender's end marker said, see shard.End.Sums). emit owns the entry. It does not check that this node owns p: a node
 // that drains exports the partitions it owned in an epoch it has left.
 // Dataframe shuffles only (ErrHandOver for arrays).
-func (rc *Receiver) Export(ctx context.Context, sh *Shuffle, p uint32, emit func(shard.Entry) error) error {
+func (rc *Receiver) Export(ctx context.Context, sh *Shuffle, p uint32, emit func(shard.Entry, shard.PartSum) error) error {
 	if sh.Array != nil {
 		return fmt.Errorf("%w: shuffle %s is an array rechunk", ErrHandOver, sh.ID())
 	}
-	if err := rc.exportAccumulated(ctx, sh, p, emit); err != nil {
-		return err
-	}
-	return rc.cfg.Store.Scan(sh.ID(), p, func(k spill.Key, mem spill.Value, disk []byte) error {
+	x := &exporter{sh: sh, p: p, emit: emit}
+	x.recs, _, x.segs = sh.snapshot(p)
+	defer releaseAll(x.recs)
+	defer runtime.KeepAlive(sh) // the accumulated rows live as long as sh (offheap)
+	err := rc.cfg.Store.Scan(sh.ID(), p, func(k spill.Key, mem spill.Value, disk []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !sh.visible(k.Task, k.Attempt, p) {
-			return nil
+		if err := x.segsBefore(&k); err != nil || !sh.visible(k.Task, k.Attempt, p) {
+			return err
 		}
 		data, rows, err := exportPiece(sh, mem, disk)
 		if err != nil {
 			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", sh.ID(), p, k.Task, sh.Self, err)
 		}
-		return emit(pieceEntry(k.Task, k.Attempt, k.Seq, p, rows, data))
+		return x.send(k.Task, k.Attempt, k.Seq, rows, data)
 	})
+	if err != nil {
+		return err
+	}
+	return x.segsBefore(nil)
 }
 
-// exportAccumulated emits the committed segments of p's accumulator.
-func (rc *Receiver) exportAccumulated(ctx context.Context, sh *Shuffle, p uint32, emit func(shard.Entry) error) error {
-	recs, _, segs := sh.snapshot(p)
-	defer releaseAll(recs)
-	defer runtime.KeepAlive(sh) // the accumulated rows live as long as sh (offheap)
-	for _, s := range segs {
-		if err := ctx.Err(); err != nil {
-			return err
+// exporter merges a partition's accumulated segments into the store's
+// pieces in key order, as a read does (accMerge), so that the pieces of
+// one (task, attempt) come one after the other.
+type exporter struct {
+	sh   *Shuffle
+	p    uint32
+	emit func(shard.Entry, shard.PartSum) error
+	recs []arrow.Record
+	segs []accSeg
+	next int
+}
+
+// segsBefore emits the committed segments whose keys are below k (all
+// that are left when k is nil).
+func (x *exporter) segsBefore(k *spill.Key) error {
+	for ; x.next < len(x.segs); x.next++ {
+		s := x.segs[x.next]
+		if k != nil && s.key(x.p).Compare(*k) >= 0 {
+			return nil
 		}
-		if !sh.visible(s.task, s.attempt, p) {
+		if !x.sh.visible(s.task, s.attempt, x.p) {
 			continue
 		}
-		rows := table.Slice(recs[s.chunk], s.off, int64(s.rows))
-		data, err := sh.Codec.AppendRecord(nil, rows)
+		rows := table.Slice(x.recs[s.chunk], s.off, int64(s.rows))
+		data, err := x.sh.Codec.AppendRecord(nil, rows)
 		rows.Release()
 		if err != nil {
-			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", sh.ID(), p, s.task, sh.Self, err)
+			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", x.sh.ID(), x.p, s.task, x.sh.Self, err)
 		}
-		if err := emit(pieceEntry(s.task, s.attempt, s.seq, p, uint64(s.rows), data)); err != nil {
+		if err := x.send(s.task, s.attempt, s.seq, uint64(s.rows), data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// send emits one piece with its (task, attempt)'s row sum.
+func (x *exporter) send(task uint64, attempt, seq uint32, rows uint64, data []byte) error {
+	return x.emit(pieceEntry(task, attempt, seq, x.p, rows, data), x.sh.partSum(task, attempt, x.p))
+}
+
+// partSum is the row sum of (task, attempt) for partition p here: what
+// its end marker said, or what the handover it came in said.
+func (sh *Shuffle) partSum(task uint64, attempt, p uint32) shard.PartSum {
+	sh.Lock()
+	defer sh.Unlock()
+	if s, ok := sh.adopted[adoptKey{task, attempt, p}]; ok {
+		return s
+	}
+	if rs, ok := sh.recv[shuffle.AttemptKey{Task: task, Attempt: attempt}]; ok && rs.end != nil {
+		return sumOf(rs.end.Sums, p)
+	}
+	return shard.PartSum{Partition: p}
 }
 
 // exportPiece returns a stored piece's rows as Arrow IPC and their count.
@@ -117,7 +155,9 @@ type Adopted struct {
 // Adopt stores and commits the entries of m, a handover message of sh's
 // epoch m.Epoch (see Export): each entry is one piece of one partition
 // this node owns in that epoch, and every piece of one (task, attempt,
-// partition) is in the same message. A (task, partition) committed here
+// partition) is in the same message, with an end marker of that (task,
+// attempt) whose one row sum is the partition's (kept to check later
+// attempts against, as for an attempt committed here). A (task, partition) committed here
 // already is dropped by ID; the others are committed for their attempt
 // once all their pieces are stored. It blocks while the spill store
 // writes. An error is a *shuffle.Refusal or *shuffle.Busy to reply with
@@ -150,8 +190,20 @@ func (rc *Receiver) Adopt(ctx context.Context, sh *Shuffle, m *shard.Msg) (Adopt
 		a.Entries++
 		a.Bytes += int64(len(e.Data))
 	}
-	sh.commitAdopted(fresh)
+	sh.commitAdopted(fresh, handedSums(m))
 	return a, nil
+}
+
+// handedSums are the row sums of a handover message's (task, attempt,
+// partition)s, from its end markers.
+func handedSums(m *shard.Msg) map[adoptKey]shard.PartSum {
+	out := make(map[adoptKey]shard.PartSum, len(m.Ends))
+	for _, e := range m.Ends {
+		for _, s := range e.Sums {
+			out[adoptKey{e.Task, e.Attempt, s.Partition}] = s
+		}
+	}
+	return out
 }
 
 // adoptKey is one (task, attempt, partition) handed over.
@@ -210,13 +262,21 @@ func (rc *Receiver) adoptEntry(sh *Shuffle, e *shard.Entry) error {
 }
 
 // commitAdopted commits each (task, attempt, partition) of keys for its
-// attempt; one another attempt committed meanwhile keeps the partition.
-func (sh *Shuffle) commitAdopted(keys map[adoptKey]bool) {
+// attempt, keeping its row sum; one another attempt committed meanwhile
+// keeps the partition.
+func (sh *Shuffle) commitAdopted(keys map[adoptKey]bool, sums map[adoptKey]shard.PartSum) {
 	sh.Lock()
 	defer sh.Unlock()
 	for k := range keys {
 		one := dedup.NewBitset(sh.Spec.Partitions)
 		one.Set(int(k.p))
-		_, _ = sh.ledger.Commit(k.task, k.attempt, one) // task and partition were checked
+		owned, err := sh.ledger.Commit(k.task, k.attempt, one)
+		if err != nil || !owned.Has(int(k.p)) {
+			continue // task and partition were checked; another attempt keeps p
+		}
+		if sh.adopted == nil {
+			sh.adopted = map[adoptKey]shard.PartSum{}
+		}
+		sh.adopted[k] = sums[k]
 	}
 }

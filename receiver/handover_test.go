@@ -33,21 +33,25 @@ func TestHandOverExportAdopt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			src, srcRC := handNode(t, codec, tc.cfg, tasks, parts)
+			src, srcRC, _ := handNode(t, codec, tc.cfg, tasks, parts)
 			for task := range tasks {
-				if err := srcRC.Receive(ctx, src, taskMsg(t, codec, gen, task, tasks, parts)); err != nil {
+				if err := srcRC.Receive(ctx, src, summedTaskMsg(t, codec, gen, task, 0, tasks, parts)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			dst, dstRC := handNode(t, codec, spill.Config{MemoryLimit: 64 << 20}, tasks, parts)
+			dst, dstRC, dstCommits := handNode(t, codec, spill.Config{MemoryLimit: 64 << 20}, tasks, parts)
 			// The adopter committed task 0 itself (a put after the move).
 			if err := dstRC.Receive(ctx, dst, taskMsg(t, codec, gen, 0, tasks, parts)); err != nil {
 				t.Fatal(err)
 			}
 			m := &shard.Msg{Shuffle: "s"}
 			for p := range parts {
-				err := srcRC.Export(ctx, src, uint32(p), func(e shard.Entry) error {
+				err := srcRC.Export(ctx, src, uint32(p), func(e shard.Entry, sum shard.PartSum) error {
 					m.Entries = append(m.Entries, e)
+					if sum.Rows != e.Rows() || sum.Sum != fakeSum(e.Task, 0, uint32(p)) {
+						t.Errorf("task %d partition %d: sum %+v for a piece of %d rows", e.Task, p, sum, e.Rows())
+					}
+					m.Ends = append(m.Ends, shard.End{Task: e.Task, Attempt: e.Attempt, Sums: []shard.PartSum{sum}})
 					return nil
 				})
 				if err != nil {
@@ -61,6 +65,22 @@ func TestHandOverExportAdopt(t *testing.T) {
 			again, err := dstRC.Adopt(ctx, dst, m)
 			if err != nil || again.Entries != 0 || again.Dropped != len(m.Entries) {
 				t.Fatalf("Adopt again: %+v, %v; want all dropped", again, err)
+			}
+			// A replay of task 5 that agrees with the rows handed over
+			// commits quietly; one that differs is reported.
+			for attempt, want := range []bool{false, true} {
+				m := summedTaskMsg(t, codec, gen, 5, uint32(1+attempt), tasks, parts)
+				if want {
+					m.Ends[0].Sums[2].Sum++
+				}
+				before := len(*dstCommits)
+				if err := dstRC.Receive(ctx, dst, m); err != nil {
+					t.Fatal(err)
+				}
+				got := (*dstCommits)[before:]
+				if len(got) != 1 || (got[0].Differs != nil) != want {
+					t.Fatalf("replay %d of task 5: commits %+v, want one that differs: %v", attempt+1, got, want)
+				}
 			}
 			src.Finish(shuffle.Sealed, nil)
 			dst.Finish(shuffle.Sealed, nil)
@@ -89,7 +109,7 @@ func TestAdoptRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, rc := handNode(t, codec, spill.Config{MemoryLimit: 1 << 20}, 2, 2)
+	sh, rc, _ := handNode(t, codec, spill.Config{MemoryLimit: 1 << 20}, 2, 2)
 	msg := taskMsg(t, codec, table.GenConfig{Rows: 100, Seed: 1}, 0, 2, 2)
 	msg.Ends = nil
 	if _, err := rc.Adopt(context.Background(), sh, msg); err == nil {
@@ -101,17 +121,35 @@ func TestAdoptRefuses(t *testing.T) {
 	}
 }
 
-func handNode(t *testing.T, codec *table.Codec, cfg spill.Config, tasks, parts int) (*Shuffle, *Receiver) {
+// handNode is a receiver of a dataframe shuffle on node "a" alone, and the
+// commits it reports.
+func handNode(t *testing.T, codec *table.Codec, cfg spill.Config, tasks, parts int) (*Shuffle, *Receiver, *[]Commit) {
 	t.Helper()
 	store, err := spill.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	var commits []Commit
 	rc := New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator,
-		Committed: func(*shuffle.State, Commit) {}})
-	return frameShuffle(t, codec, tasks, parts), rc
+		Committed: func(_ *shuffle.State, c Commit) { commits = append(commits, c) }})
+	return frameShuffle(t, codec, tasks, parts), rc, &commits
 }
+
+// summedTaskMsg is taskMsg of attempt with row sums in its end marker.
+func summedTaskMsg(t *testing.T, codec *table.Codec, gen table.GenConfig, task int, attempt uint32, tasks, parts int) *shard.Msg {
+	t.Helper()
+	m := taskMsg(t, codec, gen, task, tasks, parts)
+	m.Entries[0].Attempt, m.Ends[0].Attempt = attempt, attempt
+	for _, r := range m.Entries[0].Runs {
+		m.Ends[0].Sums = append(m.Ends[0].Sums, shard.PartSum{Partition: r.Partition, Rows: r.Count, Sum: fakeSum(uint64(task), 0, r.Partition)})
+	}
+	return m
+}
+
+// fakeSum stands for the row sum of a task's rows in partition p (the
+// same for every attempt of a deterministic task).
+func fakeSum(task uint64, _ uint32, p uint32) uint64 { return task*100 + uint64(p) + 1 }
 
 func readRows(t *testing.T, rc *Receiver, sh *Shuffle, p int) int64 {
 	t.Helper()

@@ -56,8 +56,8 @@ func PlanHandOver(f HandOverFacts) HandOverMode {
 	switch {
 	case f.Gone || !f.Holds:
 		return HandNothing
-	case f.Replicated && f.Lost == 0 && !f.Coordinates:
-		return HandNothing // every partition has a copy: the loss path replays nothing
+	case f.Replicated && f.Lost == 0:
+		return HandNothing // every partition has a copy: the loss path (a takeover too) replays nothing
 	case f.Coordinates || !f.Copyable:
 		return HandRefuse
 	}

@@ -14,7 +14,7 @@ func TestPlanHandOver(t *testing.T) {
 		{"replicated, one lost already", HandOverFacts{Holds: true, Replicated: true, Lost: 1, Copyable: true}, HandCopy},
 		{"one copy", HandOverFacts{Holds: true, Copyable: true}, HandCopy},
 		{"one copy, coordinates", HandOverFacts{Holds: true, Copyable: true, Coordinates: true}, HandRefuse},
-		{"replicated, coordinates", HandOverFacts{Holds: true, Replicated: true, Coordinates: true, Copyable: true}, HandRefuse},
+		{"replicated, coordinates", HandOverFacts{Holds: true, Replicated: true, Coordinates: true, Copyable: true}, HandNothing},
 		{"one copy, array", HandOverFacts{Holds: true}, HandRefuse},
 	}
 	for _, tc := range cases {

@@ -174,7 +174,6 @@ func (s *Service) handOverAll(ctx context.Context, ids []string) (handed, failed
 	return handed, failed
 }
 
-
 // drainRefusal refuses a new put of sh while the node drains.
 func (s *Service) drainRefusal(sh *entry, k shuffle.AttemptKey) error {
 	if !s.drain.refusing.Load() {

@@ -33,6 +33,9 @@ type drainState struct {
 	// handedBytes: bytes this node copied to new owners when it drained;
 	// adoptedBytes: bytes it took from draining nodes (handover.go).
 	handedBytes, adoptedBytes atomic.Int64
+	// copied, if set, is called after each node took its share of a
+	// shuffle's handover (tests cut a handover there).
+	copied atomic.Pointer[func(shuffle, to string)]
 
 	mu   sync.Mutex
 	req  chan struct{} // closed by RequestDrain (made on first use)

@@ -92,6 +92,9 @@ func (s *Service) copyShuffle(ctx context.Context, sh *entry) error {
 		if err != nil {
 			return fmt.Errorf("shuffle %s: handing partitions to node %s: %w", sh.ID(), to, err)
 		}
+		if f := s.drain.copied.Load(); f != nil {
+			(*f)(sh.ID(), to)
+		}
 	}
 	s.drain.handedBytes.Add(bytes)
 	s.log.Info("handed over", "shuffle", sh.ID(), "epoch", next.Epoch, "bytes", bytes, "took", time.Since(start))

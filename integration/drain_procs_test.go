@@ -136,3 +136,54 @@ func awaitDrained(t *testing.T, p *proc) {
 		t.Errorf("%s's log does not say its drain handed over everything:\n%s", p.name, tail(p.log, 20))
 	}
 }
+
+// TestProcessDrainKilledMidHandover: a serve process drains a one-copy
+// shuffle after the barrier and is killed (SIGKILL) as soon as the
+// coordinator moved the epoch for its handover, before it said the copy
+// finished. The coordinator falls back to the loss path once: it replays
+// the tasks whose data the node held, the new owners keep what they took
+// of the copy and drop the replays' rows for it by ID, and every row is
+// read exactly once.
+func TestProcessDrainKilledMidHandover(t *testing.T) {
+	t.Parallel()
+	c := startProcs(t, 4)
+	id := "drain-cut"
+	gen := table.GenConfig{Rows: procRows, Seed: 6, KeyCardinality: 1 << 12, PayloadBytes: 64}
+	in := &replayInput{gen: gen, made: map[int]int{}, before: func(int) {}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := client.Run(ctx, client.Job{Spec: genSpec(id), Nodes: c.apis(), Input: in.produce, Parallel: procParallel})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	defer res.Close(context.WithoutCancel(ctx))
+	co := coordinatorProc(t, c, id)
+	victim := bystander(t, c, id)
+	_ = victim.cmd.Process.Signal(syscall.SIGTERM)
+	awaitLogLine(t, co, `msg="handover: new epoch without a draining node"`)
+	_ = victim.cmd.Process.Kill()
+	checkRowsOnce(t, ctx, res, gen)
+	b, _ := os.ReadFile(co.log)
+	if !strings.Contains(string(b), `msg="handover failed: replaying what the node held"`) {
+		t.Errorf("%s's log does not say it fell back to the loss path:\n%s", co.name, tail(co.log, 30))
+	}
+	if strings.Count(string(b), `msg="handover failed`) > 1 {
+		t.Errorf("%s fell back more than once:\n%s", co.name, tail(co.log, 30))
+	}
+	if res.ReplaySet == 0 {
+		t.Error("nothing was replayed after the handover was cut")
+	}
+}
+
+// awaitLogLine waits until p's log holds line, polling every millisecond
+// (the handover it waits for takes tens of milliseconds).
+func awaitLogLine(t *testing.T, p *proc, line string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile(p.log); strings.Contains(string(b), line) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%s never logged %s:\n%s", p.name, line, tail(p.log, 30))
+}

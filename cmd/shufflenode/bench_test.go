@@ -96,7 +96,9 @@ func TestBenchRecoveryProcesses(t *testing.T) {
 		t.Skip("starts serve processes")
 	}
 	t.Setenv(asBinaryEnv, "1")
-	code, out, errs := runCmd(cmdBench, "recovery", "--processes", "3", "--data", "256KiB", "--tasks", "8", "--partitions", "8", "--nodes", "3")
+	// Two puts at a time of 24: when the node leaves (before task 12), ten
+	// or more tasks finished, some with data on it.
+	code, out, errs := runCmd(cmdBench, "recovery", "--processes", "3", "--data", "512KiB", "--tasks", "24", "--partitions", "8", "--nodes", "3", "--parallel", "2")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

@@ -29,14 +29,14 @@ func BenchDrainProcs(ctx context.Context, w io.Writer, pc ProcsConfig, c job.Dem
 	if pc.Processes < 2 {
 		return fmt.Errorf("%w: drain against kill needs 2 processes or more, not %d", ErrProcs, pc.Processes)
 	}
-	fmt.Fprintf(w, "%-42s %8s %10s %7s %7s\n", fmt.Sprintf("%d serve processes, one node leaves", pc.Processes), "seconds", "moved", "replay", "reruns")
+	fmt.Fprintf(w, "%-42s %8s %7s %7s %10s\n", fmt.Sprintf("%d serve processes, one node leaves", pc.Processes), "seconds", "puts", "replay", "moved")
 	for _, drain := range []bool{true, false} {
 		name := map[bool]string{true: "drained (SIGTERM) halfway", false: "killed (SIGKILL) halfway"}[drain]
 		rep, moved, err := departureRun(ctx, pc, c, drain)
 		if err != nil {
 			return fmt.Errorf("bench recovery %s: %w", name, err)
 		}
-		fmt.Fprintf(w, "%-42s %8.2f %10s %7d %7d\n", name, rep.TotalSeconds, job.FormatBytes(moved), rep.ReplaySet, rep.Replayed)
+		fmt.Fprintf(w, "%-42s %8.2f %7d %7d %10s\n", name, rep.TotalSeconds, rep.Attempts, rep.ReplaySet, job.FormatBytes(moved))
 	}
 	return nil
 }
@@ -60,7 +60,7 @@ func departureRun(ctx context.Context, pc ProcsConfig, c job.DemoConfig, drain b
 		return rep, 0, err
 	}
 	if !drain {
-		return rep, rep.Replayed * rep.Bytes / int64(max(rep.Tasks, 1)), nil
+		return rep, movedBytes(rep, dataNode, 0), nil
 	}
 	select {
 	case <-victim.exited:

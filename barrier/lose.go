@@ -26,6 +26,12 @@ import (
 // none, the seal stands; the caller decides whether a loss after the seal can
 // still be repaired (no output read yet) or must fail the shuffle.
 func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uint64, d Decision, err error) {
+	return t.move(epoch, lost, survivors, recovery.OnLoss)
+}
+
+// move is Lose with the effect on each done task that effect decides
+// (recovery.OnLoss for a loss, recovery.OnHandOver for a handover).
+func (t *Tracker) move(epoch int, lost string, survivors []string, effect func(bool, recovery.Receipt) recovery.LossEffect) (replay []uint64, d Decision, err error) {
 	if t.posByName(&t.epochs[len(t.epochs)-1], lost) < 0 {
 		return nil, Decision{}, fmt.Errorf("%w: shuffle %s: lost node %s is not a receiver of epoch %d",
 			ErrUnknownReceiver, t.shuffle, lost, t.epochs[len(t.epochs)-1].epoch)
@@ -48,7 +54,7 @@ func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uin
 		if !t.tasks[task].done {
 			continue
 		}
-		switch t.loseFrom(uint64(task), r) {
+		switch t.loseFrom(uint64(task), r, effect) {
 		case recovery.Replay:
 			replay = append(replay, uint64(task))
 		case recovery.Excused:
@@ -63,12 +69,11 @@ func (t *Tracker) Lose(epoch int, lost string, survivors []string) (replay []uin
 	return replay, d, nil
 }
 
-// loseFrom applies the loss of receiver r to done task, as
-// recovery.OnLoss decides.
-func (t *Tracker) loseFrom(task uint64, r int32) recovery.LossEffect {
+// loseFrom applies the loss of receiver r to done task, as effect decides.
+func (t *Tracker) loseFrom(task uint64, r int32, effect func(bool, recovery.Receipt) recovery.LossEffect) recovery.LossEffect {
 	ts := &t.tasks[task]
 	p := t.epochs[ts.epoch].posOf(r)
-	e := recovery.OnLoss(p >= 0, ts.receipt(int(p)))
+	e := effect(p >= 0, ts.receipt(int(p)))
 	switch e {
 	case recovery.Replay:
 		t.undo(task, p)

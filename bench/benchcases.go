@@ -54,17 +54,27 @@ func BenchShuffle(ctx context.Context, w io.Writer, cc job.ClusterConfig, c job.
 // being done (the failure detection time plus the rebuild), and the
 // rebuild's own seconds (from the takeover's start).
 func BenchRecovery(ctx context.Context, w io.Writer, cc job.ClusterConfig, c job.DemoConfig) error {
-	fmt.Fprintf(w, "%-42s %8s %8s %7s %7s %9s %8s %9s\n", "case", "seconds", "MB/s", "puts", "replay", "takeover", "rebuild", "peak RSS")
+	fmt.Fprintf(w, "%-42s %8s %8s %7s %7s %9s %9s %8s %9s\n", "case", "seconds", "MB/s", "puts", "replay", "moved", "takeover", "rebuild", "peak RSS")
 	for _, k := range recoveryCases() {
 		measure.ResetPeakRSS()
-		rep, to, err := recoveryRun(ctx, cc, c, k.replication, k.victim)
+		rep, to, moved, err := recoveryRun(ctx, cc, c, k.replication, k.victim)
 		if err != nil {
 			return fmt.Errorf("bench recovery %s: %w", k.name, err)
 		}
-		fmt.Fprintf(w, "%-42s %8.2f %8.1f %7d %7d %9s %8s %9s\n", k.name, rep.TotalSeconds, rep.MBps(),
-			rep.Attempts, rep.ReplaySet, formatTakeover(to.fromKill), formatTakeover(to.took), job.FormatBytes(measure.PeakRSS()))
+		fmt.Fprintf(w, "%-42s %8.2f %8.1f %7d %7d %9s %9s %8s %9s\n", k.name, rep.TotalSeconds, rep.MBps(),
+			rep.Attempts, rep.ReplaySet, job.FormatBytes(moved), formatTakeover(to.fromKill), formatTakeover(to.took), job.FormatBytes(measure.PeakRSS()))
 	}
 	return nil
+}
+
+// movedBytes is what recovering from v cost in bytes sent again: the
+// drained node's handover, or the input of the puts run again (estimated
+// from the mean task size).
+func movedBytes(rep job.Report, v victim, handed int64) int64 {
+	if v == drained {
+		return handed
+	}
+	return (rep.Attempts - int64(rep.Tasks)) * rep.Bytes / int64(max(rep.Tasks, 1))
 }
 
 // victim is which node a recovery case crashes halfway through the puts.
@@ -106,15 +116,15 @@ type takeoverTimes struct{ fromKill, took time.Duration }
 
 // recoveryRun runs one case and returns, if the coordinator was crashed,
 // the times of the successor's takeover.
-func recoveryRun(ctx context.Context, cc job.ClusterConfig, c job.DemoConfig, replication int, v victim) (job.Report, takeoverTimes, error) {
+func recoveryRun(ctx context.Context, cc job.ClusterConfig, c job.DemoConfig, replication int, v victim) (job.Report, takeoverTimes, int64, error) {
 	dir, err := os.MkdirTemp("", "shufflenode-bench-")
 	if err != nil {
-		return job.Report{}, takeoverTimes{}, err
+		return job.Report{}, takeoverTimes{}, 0, err
 	}
 	defer os.RemoveAll(dir)
 	nodes, err := node.StartLocal(ctx, cc.Nodes, cc.NodeConfig(dir, cc.Logger))
 	if err != nil {
-		return job.Report{}, takeoverTimes{}, err
+		return job.Report{}, takeoverTimes{}, 0, err
 	}
 	defer node.CloseAll(nodes)
 	c.ID, c.Replication, c.Rule, c.Progress = fmt.Sprintf("bench-%d", time.Now().UnixNano()), replication, "", nil
@@ -127,14 +137,26 @@ func recoveryRun(ctx context.Context, cc job.ClusterConfig, c job.DemoConfig, re
 		}
 	}
 	rep, err := job.RunDemo(ctx, job.APIAddrs(nodes), c)
-	return rep, k.takeover(nodes), err
+	return rep, k.takeover(nodes), movedBytes(rep, v, k.waitHanded()), err
 }
 
 // killer crashes one node of a cluster, once, and remembers when.
 type killer struct {
-	mu  sync.Mutex
-	at  time.Time
-	who int
+	mu     sync.Mutex
+	at     time.Time
+	who    int
+	handed chan int64 // a drain's bytes handed over, once it is done
+}
+
+// waitHanded waits for the drain, if any, and returns what it handed over.
+func (k *killer) waitHanded() int64 {
+	k.mu.Lock()
+	c := k.handed
+	k.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return <-c
 }
 
 // kill crashes (in the background) the node of nodes that v names for
@@ -147,7 +169,8 @@ func (k *killer) kill(nodes []*node.Node, id string, v victim) {
 	}
 	k.who, k.at = pickVictim(nodes, id, v), time.Now()
 	if v == drained {
-		go drainAndLeave(nodes[k.who])
+		k.handed = make(chan int64, 1)
+		go func() { k.handed <- drainAndLeave(nodes[k.who]) }()
 		return
 	}
 	go nodes[k.who].Close()

@@ -11,12 +11,14 @@ import (
 // --drain-timeout does.
 const benchDrainTimeout = 20 * time.Second
 
-// drainAndLeave drains n (new puts refused, running ones finished), makes
-// it leave the cluster and closes it: what serve does on SIGTERM.
-func drainAndLeave(n *node.Node) {
+// drainAndLeave drains n (new puts refused, running ones finished, its
+// partitions handed over), makes it leave the cluster and closes it: what
+// serve does on SIGTERM. It returns the bytes the drain handed over.
+func drainAndLeave(n *node.Node) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), benchDrainTimeout)
 	defer cancel()
-	_, _ = n.Service.Drain(ctx)
+	res, _ := n.Service.Drain(ctx)
 	_ = n.Cluster.Leave(5 * time.Second)
 	_ = n.Close()
+	return res.HandedBytes
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ type ProcsConfig struct {
 	MemoryLimit int64    // --memory-limit of each
 	OutputRoots []string // --output-root of each (none: the processes write no job output)
 	InputRoots  []string // --input-root of each (none: the processes read no job input)
+	LogLevel    string   // --log-level of each ("": warn)
 }
 
 // Procs is a running cluster of serve processes.
@@ -142,7 +144,7 @@ func startServe(c ProcsConfig, dir, name, join string) (*serveProc, string, erro
 	defer logf.Close()
 	sp.cmd = exec.Command(c.Binary, "serve", "--profile", "local", "--name", name,
 		"--data-dir", filepath.Join(dir, name), "--gossip", ports[0], "--api", ports[1], "--admin", "",
-		"--join", join, "--memory-limit", strconv.FormatInt(c.MemoryLimit, 10), "--log-level", "warn",
+		"--join", join, "--memory-limit", strconv.FormatInt(c.MemoryLimit, 10), "--log-level", cmp.Or(c.LogLevel, "warn"),
 		"--output-root", strings.Join(c.OutputRoots, ","), "--input-root", strings.Join(c.InputRoots, ","))
 	sp.cmd.Stdout, sp.cmd.Stderr, sp.cmd.Env = logf, logf, c.Env
 	if err := sp.cmd.Start(); err != nil {

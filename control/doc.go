@@ -24,6 +24,10 @@
 // one of the higher term sends the other its epoch (which declares it lost)
 // or the lower one steps down. A member restarted without its state of a
 // shuffle sends OpRestarted to the coordinator, which declares it lost.
+// A member that drains sends OpHandOver to the coordinator of each shuffle
+// whose partitions it holds alone (the coordinator moves the epoch without
+// it and replays nothing it committed), copies those partitions to their
+// new owners, then sends OpHandedOver (with a Reason if the copy failed).
 //
 // The caller's duties: encode every sent Msg with Encode (the reports sent
 // once or more per task, OpBegin, OpDone, OpCommitted and OpTasks, go in a

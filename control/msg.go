@@ -27,6 +27,14 @@ const (
 	OpCheck     = "check"     // member -> candidates: is the shuffle open, and am I (Node) still in it?
 	OpAbort     = "abort"     // member -> coordinator: I (Node) cannot go on with the shuffle (Reason, e.g. my spill disk is full): fail it
 	OpRestarted = "restarted" // member -> coordinator: I (Node) restarted and hold no state of the shuffle: declare me lost
+	// OpHandOver: member -> coordinator: I (Node) drain: move the epoch
+	// without me and replay nothing I committed; I copy it to the new
+	// owners. The reply's Epoch is the new epoch.
+	OpHandOver = "handover"
+	// OpHandedOver: member -> coordinator: my (Node's) handover ended:
+	// every partition is committed at its new owner, or, with a Reason,
+	// it failed and what I held must replay.
+	OpHandedOver = "handed-over"
 )
 
 // Msg is a control message: the JSON body of a wire.TypeControl frame. Fields are used by

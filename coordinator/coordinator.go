@@ -8,6 +8,7 @@ import (
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/internal/clock"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -63,8 +64,9 @@ type Shuffle struct {
 	// announced: every live member took the seal (final is closed without
 	// err). A later loss that needs replays reopens the shuffle.
 	announced bool
-	replayed  int           // tasks in the replay sets of all losses so far
-	sealAfter time.Duration // from create to the last announced seal
+	replayed  int                // tasks in the replay sets of all losses so far
+	handovers recovery.HandOvers // drains handing their partitions over (handover.go)
+	sealAfter time.Duration      // from create to the last announced seal
 }
 
 // NewShuffle returns the coordinator's part of st: its tracker's receivers

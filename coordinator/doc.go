@@ -16,7 +16,10 @@
 //     Begin, OpDone and OpCommitted to Report, OpBarrier to Status; reply
 //     with what they return. On every member, hand OpEpoch to ApplyEpoch.
 //  4. Call Lose when a live member of a shuffle it coordinates fails or
-//     leaves.
+//     leaves. A member that drains sends OpHandOver: call HandOver (the
+//     epoch moves without it, nothing it committed replays, the seal waits),
+//     then HandOverEnd on its OpHandedOver, or when it stops being a
+//     member before that (the loss path, once).
 //  5. When this node takes over a shuffle whose coordinator was lost (it is
 //     the first live candidate, see package shuffle), move it to the
 //     takeover's epoch, gather every live member's control.Facts, build

@@ -81,6 +81,8 @@ func (cd *Coordinator) Abort(sh *Shuffle, reason error) {
 // decide acts on a tracker decision: tell every member.
 func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
 	switch {
+	case d.Seal && sh.holdSeal():
+		cd.cfg.Log.Info("barrier reached: seal held until the handovers finish", "shuffle", sh.ID())
 	case d.Seal:
 		cd.cfg.Log.Info("barrier reached", "shuffle", sh.ID())
 		c := sh.decision(control.OpSeal, "")

@@ -17,6 +17,11 @@
 //  4. Serve reads with Get and GetChunk; they refuse partitions this node
 //     does not own and shuffles not sealed.
 //
+// A node that drains reads each partition it held out with Export; the
+// partition's new owner stores and commits those pieces with Adopt, under
+// their original keys, so its ledger keeps each (task, partition) once
+// (handover.go).
+//
 // A resent entry (same task, attempt and seq) is stored once. An attempt of
 // an older epoch never commits: its task runs again.
 //

@@ -56,15 +56,29 @@ func (sh *Shuffle) compareTo(k shuffle.AttemptKey, rs *attempt, p uint32) *Diffe
 	if !ok || first == k.Attempt {
 		return nil
 	}
-	fs, ok := sh.recv[shuffle.AttemptKey{Task: k.Task, Attempt: first}]
-	if !ok || fs.end == nil {
+	a, ok := sh.firstSum(k.Task, first, p)
+	if !ok {
 		return nil
 	}
-	a, b := sumOf(fs.end.Sums, p), sumOf(rs.end.Sums, p)
+	b := sumOf(rs.end.Sums, p)
 	if a == b {
 		return nil
 	}
 	return &Differs{Partition: p, First: first, FirstRows: a.Rows, Rows: b.Rows}
+}
+
+// firstSum is the row sum of partition p of (task, first), the attempt
+// that committed it here: handed over by a draining node, or from its end
+// marker. Called with the shuffle's lock held.
+func (sh *Shuffle) firstSum(task uint64, first, p uint32) (shard.PartSum, bool) {
+	if s, ok := sh.adopted[adoptKey{task, first, p}]; ok {
+		return s, true
+	}
+	fs, ok := sh.recv[shuffle.AttemptKey{Task: task, Attempt: first}]
+	if !ok || fs.end == nil {
+		return shard.PartSum{}, false
+	}
+	return sumOf(fs.end.Sums, p), true
 }
 
 // sumOf finds partition p in sums (ascending); a partition left out got no

@@ -47,9 +47,12 @@ type Shuffle struct {
 	*shuffle.State
 	ledger *dedup.Ledger
 	recv   map[shuffle.AttemptKey]*attempt
-	asm    assemblies   // arrays: new chunks assembled as pieces arrive (own locks)
-	accs   accumulators // dataframes: output partitions accumulated as entries arrive (own locks)
-	out    readCounters // what reads of its partitions handed out (atomic)
+	// adopted: the (task, attempt, partition)s a draining node handed
+	// over and this node committed, with their row sums (handover.go).
+	adopted map[adoptKey]shard.PartSum
+	asm     assemblies   // arrays: new chunks assembled as pieces arrive (own locks)
+	accs    accumulators // dataframes: output partitions accumulated as entries arrive (own locks)
+	out     readCounters // what reads of its partitions handed out (atomic)
 	// regions is where the shuffle's arenas take their memory first, and
 	// give it back (the node's pool; nil: fresh mappings).
 	regions *offheap.Pool

@@ -58,7 +58,12 @@
 // When the node itself leaves on purpose (a drain), step a Drain with a
 // DrainView until it says DrainLeave: refuse new puts, wait while puts
 // run, hand over the shuffles it lists; a deadline that passed, a kill or
-// a failed handover make it leave as lost, once.
+// a failed handover make it leave as lost, once. PlanHandOver says how to
+// treat each shuffle held (nothing to copy, copy its partitions, or leave
+// it to the loss path); OnHandOver is OnLoss for the planned departure
+// (what the node committed is kept: it copies it); a coordinator keeps its
+// handovers in a HandOvers, which holds the seal back while one runs and
+// ends each once, finished or fallen back to the loss path.
 //
 // # Concurrency
 //

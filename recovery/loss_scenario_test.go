@@ -59,6 +59,10 @@ func (s *lossSim) run(f []string) {
 		s.commit(s.num(f[1]), f[2])
 	case "lose": // lose R: R is lost; the first loss of a replicated shuffle is absorbed
 		s.lose(f[1])
+	case "handover": // handover R: R leaves on purpose and hands over what it committed
+		s.handOver(f[1])
+	case "fallback": // fallback R: R's handover failed: what it held replays as after its loss
+		s.fallBack(f[1])
 	case "attempt": // attempt T/A R=FLAGS...: a takeover's witnesses (live|lost, committed, owned)
 		s.infer(f[1], f[2:])
 	case "state":
@@ -124,6 +128,33 @@ func (s *lossSim) lose(lost string) {
 			e = OnExcuse(p >= 0, r)
 		}
 		s.apply(task, ts, p, e)
+	}
+}
+
+func (s *lossSim) handOver(node string) {
+	s.live = slices.DeleteFunc(s.live, func(n string) bool { return n == node })
+	s.logf("handover of %s", node)
+	s.each(node, OnHandOver)
+}
+
+func (s *lossSim) fallBack(node string) {
+	s.logf("handover of %s failed: loss path", node)
+	s.each(node, OnLoss)
+}
+
+// each applies effect to every finished task for receiver node.
+func (s *lossSim) each(node string, effect func(bool, Receipt) LossEffect) {
+	for _, task := range slices.Sorted(maps.Keys(s.tasks)) {
+		ts := s.tasks[task]
+		if ts.receipts == nil {
+			continue
+		}
+		p := slices.Index(ts.receivers, node)
+		var r Receipt
+		if p >= 0 {
+			r = ts.receipts[p]
+		}
+		s.apply(task, ts, p, effect(p >= 0, r))
 	}
 }
 

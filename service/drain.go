@@ -18,9 +18,11 @@ import (
 var ErrDraining = errors.New("service: node draining")
 
 // errNoHandover: a shuffle holds committed data on this node that no other
-// node keeps a copy of; copying it to the partitions' next owners is not
-// built, so the node leaves as lost and the coordinator replays it.
-var errNoHandover = errors.New("service: handover of committed partitions to their next owners is not supported")
+// node keeps a copy of, and this node cannot copy it to the partitions'
+// next owners (it coordinates the shuffle, or the shuffle is an array
+// rechunk: see handover.go), so the node leaves as lost and the
+// coordinator replays it.
+var errNoHandover = errors.New("service: this node cannot hand its committed partitions over")
 
 // drainState is the service's part of a drain: whether puts are refused,
 // and what the last drain decided.
@@ -28,6 +30,12 @@ type drainState struct {
 	refusing atomic.Bool
 	running  atomic.Bool // a Drain call runs
 	fellBack atomic.Bool
+	// handedBytes: bytes this node copied to new owners when it drained;
+	// adoptedBytes: bytes it took from draining nodes (handover.go).
+	handedBytes, adoptedBytes atomic.Int64
+	// copied, if set, is called after each node took its share of a
+	// shuffle's handover (tests cut a handover there).
+	copied atomic.Pointer[func(shuffle, to string)]
 
 	mu   sync.Mutex
 	req  chan struct{} // closed by RequestDrain (made on first use)
@@ -63,6 +71,8 @@ type DrainResult struct {
 	Why        string
 	// Waited is how long the drain waited for running puts to finish.
 	Waited time.Duration
+	// HandedBytes is what the drain copied to the partitions' new owners.
+	HandedBytes int64
 }
 
 // drainPoll is how often a drain checks whether the puts it waits for
@@ -100,11 +110,11 @@ func (s *Service) Drain(ctx context.Context) (DrainResult, error) {
 			s.drainWait(ctx)
 		case recovery.DrainHandOver:
 			res.Waited = time.Since(start)
-			handed, failed = s.handOverAll(dec.Shuffles)
+			handed, failed = s.handOverAll(ctx, dec.Shuffles)
 		case recovery.DrainLeave:
-			res.HandedOver, res.Why = dec.HandedOver, dec.Why
+			res.HandedOver, res.Why, res.HandedBytes = dec.HandedOver, dec.Why, s.drain.handedBytes.Load()
 			s.drain.fellBack.Store(!dec.HandedOver)
-			s.log.Info("drained", "handed_over", dec.HandedOver, "why", dec.Why, "waited", res.Waited)
+			s.log.Info("drained", "handed_over", dec.HandedOver, "why", dec.Why, "waited", res.Waited, "bytes", res.HandedBytes)
 			return res, nil
 		default:
 			return res, nil
@@ -155,9 +165,9 @@ func (s *Service) runningPuts() int {
 }
 
 // handOverAll hands over each shuffle in ids and sorts them by outcome.
-func (s *Service) handOverAll(ids []string) (handed, failed []string) {
+func (s *Service) handOverAll(ctx context.Context, ids []string) (handed, failed []string) {
 	for _, id := range ids {
-		if err := s.handOver(id); err != nil {
+		if err := s.handOver(ctx, id); err != nil {
 			s.log.Warn("draining: cannot hand over", "shuffle", id, "err", err)
 			failed = append(failed, id)
 			continue
@@ -165,30 +175,6 @@ func (s *Service) handOverAll(ids []string) (handed, failed []string) {
 		handed = append(handed, id)
 	}
 	return handed, failed
-}
-
-// handOver makes sure the data shuffle id keeps on this node survives its
-// departure without a replay. That holds, with nothing to copy, when the
-// shuffle is gone or failed, when this node holds none of its partitions,
-// or when it is replicated and no member is lost yet (each partition's
-// backup holds a copy and serves it in the next epoch, as after a loss).
-// Otherwise the error wraps errNoHandover.
-func (s *Service) handOver(id string) error {
-	sh, err := s.lookup(id)
-	if err != nil {
-		return nil // freed since: nothing held
-	}
-	if ph, _ := sh.Status(); ph == Failed {
-		return nil
-	}
-	rt := sh.Route()
-	switch {
-	case rt.Held.Empty():
-		return nil
-	case sh.Spec.Replicated() && len(rt.Lost) == 0:
-		return nil
-	}
-	return fmt.Errorf("%w: shuffle %s: node %s holds %d partitions", errNoHandover, id, s.Name(), rt.Held.Count())
 }
 
 // drainRefusal refuses a new put of sh while the node drains.

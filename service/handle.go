@@ -30,6 +30,8 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 		err = s.handleShards(ctx, req.Payload)
 	case wire.TypeControl:
 		reply, err = s.handleControl(ctx, from, req.Payload)
+	case typeHandOver:
+		err = s.handleHandOver(ctx, req.Payload)
 	default:
 		err = shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
@@ -125,7 +127,7 @@ func checkAuthor(from member.Member, c *control.Msg) error {
 		if !slices.Contains(c.Members, from.Name) {
 			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: create from node %s, which is not among its members", c.Shuffle, from.Name))
 		}
-	case control.OpEpoch, control.OpTakeover, control.OpSeal, control.OpFail, control.OpAbort:
+	case control.OpEpoch, control.OpTakeover, control.OpSeal, control.OpFail, control.OpAbort, control.OpHandOver, control.OpHandedOver:
 		author = c.Node
 	default:
 		return nil
@@ -145,6 +147,12 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 			return control.Reply{}, err
 		}
 		return s.toCoordinator(co, c)
+	case control.OpHandOver, control.OpHandedOver:
+		co, err := s.coordOf(sh)
+		if err != nil {
+			return control.Reply{}, err
+		}
+		return s.answerHandOver(sh, co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
 	case control.OpAbort:

@@ -23,16 +23,16 @@ type drainCase struct {
 
 // TestSimDrain: node 2 drains (during the puts or after the seal), then
 // leaves. While it drains it refuses new puts as unavailable, so they run
-// elsewhere; its drain reports whether its data survives its departure
-// (replicated: the backups hold copies) or it leaves as lost (the loss path
-// replays its tasks). Either way every row is read exactly once, and a
-// replicated shuffle replays nothing.
+// elsewhere; its data survives its departure (replicated: the backups hold
+// copies; one copy: it hands its committed partitions to their new
+// owners). Every row is read exactly once, and nothing replays.
 func TestSimDrain(t *testing.T) {
 	t.Parallel()
 	cases := []drainCase{
 		{name: "during puts, replicated", replication: 2, handedOver: true},
 		{name: "after the seal, replicated", replication: 2, after: true, handedOver: true},
-		{name: "after the seal, falls back to the loss path", after: true},
+		{name: "during puts, one copy", handedOver: true},
+		{name: "after the seal, one copy", after: true, handedOver: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,13 +66,16 @@ func runDrain(t *testing.T, tc drainCase) {
 	if res.HandedOver != tc.handedOver {
 		t.Fatalf("drain handed over: %v (%s), want %v", res.HandedOver, res.Why, tc.handedOver)
 	}
+	if tc.replication < 2 && res.HandedBytes == 0 {
+		t.Error("a one-copy drain handed over no bytes")
+	}
 	if !tc.handedOver && !strings.Contains(res.Why, "handover") {
 		t.Errorf("fallback reason %q does not name the handover", res.Why)
 	}
 	c.lose(2, true)
 	b = c.settleEpochOf(ctx, t, sp.ID, func() service.BarrierResult { return c.settle(ctx, sp, in, nil) }, 1)
-	if tc.replication == 2 && b.ReplaySet != 0 {
-		t.Errorf("replicated drain replayed %d tasks, want 0", b.ReplaySet)
+	if b.ReplaySet != 0 {
+		t.Errorf("a drain that handed over replayed %d tasks, want 0", b.ReplaySet)
 	}
 	c.awaitOwnersLive(t, f.id)
 	if d := want.diff(c.collect(ctx, t, f)); d != "" {

@@ -31,6 +31,10 @@ func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 	var f demoFlags
 	fs := newFlags("bench "+name, stderr)
 	f.register(fs)
+	procs := 0
+	if name == "recovery" {
+		fs.IntVar(&procs, "processes", 0, "also drain and kill a node of this many `shufflenode serve` processes started here (0: none)")
+	}
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -40,6 +44,9 @@ func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 	switch name {
 	case "recovery":
 		err = bench.BenchRecovery(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil))
+		if err == nil && procs > 0 {
+			err = benchDrainProcs(ctx, stdout, f, procs)
+		}
 	case "scale":
 		err = bench.BenchScale(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), 3)
 	default:
@@ -135,4 +142,15 @@ func benchRecord(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// benchDrainProcs runs bench recovery's drain against kill on procs serve
+// processes running this binary.
+func benchDrainProcs(ctx context.Context, stdout io.Writer, f demoFlags, procs int) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	pc := bench.ProcsConfig{Binary: exe, Processes: procs, MemoryLimit: int64(f.memLimit)}
+	return bench.BenchDrainProcs(ctx, stdout, pc, f.demoConfig(nil))
 }

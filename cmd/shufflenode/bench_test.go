@@ -87,3 +87,38 @@ func TestBenchProcesses(t *testing.T) {
 		t.Errorf("%d serve lines, want 2 per job (demo, array):\n%s", n, out)
 	}
 }
+
+// TestBenchRecoveryProcesses runs bench recovery with --processes (this
+// test binary as shufflenode): after the in-process table, a drained node
+// of serve processes replays nothing and a killed one some.
+func TestBenchRecoveryProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts serve processes")
+	}
+	t.Setenv(asBinaryEnv, "1")
+	// Two puts at a time of 24: when the node leaves (before task 12), ten
+	// or more tasks finished, some with data on it.
+	code, out, errs := runCmd(cmdBench, "recovery", "--processes", "3", "--data", "512KiB", "--tasks", "24", "--partitions", "8", "--nodes", "3", "--parallel", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var drained, killed []string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "drained (SIGTERM)"):
+			drained = strings.Fields(l)
+		case strings.HasPrefix(l, "killed (SIGKILL)"):
+			killed = strings.Fields(l)
+		}
+	}
+	// name (3 fields), seconds, puts, replay, moved (2 fields)
+	if len(drained) != 8 || len(killed) != 8 {
+		t.Fatalf("no drain and kill rows:\n%s", out)
+	}
+	if drained[5] != "0" {
+		t.Errorf("the drained node's tasks were replayed: %v", drained)
+	}
+	if killed[5] == "0" {
+		t.Errorf("the killed node's tasks were not replayed: %v", killed)
+	}
+}

@@ -29,5 +29,5 @@ func drainNode(n *node.Node, timeout time.Duration, log *slog.Logger) {
 		log.Warn("drain", "node", n.Name(), "err", err)
 		return
 	}
-	log.Info("drain done", "node", n.Name(), "handed_over", res.HandedOver, "why", res.Why, "waited", res.Waited)
+	log.Info("drain done", "node", n.Name(), "handed_over", res.HandedOver, "why", res.Why, "waited", res.Waited, "bytes", res.HandedBytes)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/wire"
@@ -176,10 +177,13 @@ func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (contro
 	case control.OpBarrier:
 		return s.coord.Status(co)
 	case control.OpTasks:
-		return s.answerTasks(co, c), nil
+		return reports.AnswerTasks(s.coord, co, c, func(err error) wire.RefusalCode {
+			s.fo.DropIfLost(c.Shuffle, err)
+			return refusalCode(err)
+		}), nil
 	case control.OpCommitted:
 		if len(c.Commits) > 0 {
-			return control.Reply{}, s.reportCommits(co, c)
+			return control.Reply{}, reports.ReportCommits(s.coord, co, c)
 		}
 	}
 	return control.Reply{}, s.coord.Report(co, c)

@@ -72,7 +72,5 @@ func (s *Service) reportCommit(sh *shuffle.State, n receiver.Commit) {
 	if e, err := s.lookup(sh.ID()); err == nil {
 		e.committed(c)
 	}
-	if s.commits.add(sh, c) {
-		s.background(func(ctx context.Context) { s.sendCommits(ctx, sh) })
-	}
+	s.reports.Commit(sh, c)
 }

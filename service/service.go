@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shardnet"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
@@ -74,10 +75,9 @@ type Service struct {
 	apiAddrs map[string]string // each member's API address as membership events last gave it
 	closed   bool
 
-	fo      *failover.Driver // set by Attach
-	commits commitReports    // commit reports waiting for the coordinator (commits.go)
-	tasks   taskReports      // begin and done reports waiting for the coordinator (taskreports.go)
-	drain   drainState       // a planned departure (drain.go)
+	fo      *failover.Driver  // set by Attach
+	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
+	drain   drainState        // a planned departure (drain.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -114,6 +114,7 @@ func (s *Service) Attach(n Network) {
 	s.shards.Attach(n)
 	s.log = s.log.With("node", n.Self().Name)
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
+	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
 	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck})
 	s.fo.Watch(n.Subscribe(16))
 	s.expireIdle()
@@ -200,16 +201,24 @@ func (s *Service) broadcast(ctx context.Context, nodes []string, c control.Msg) 
 	return errors.Join(errs...)
 }
 
-// background runs fn on a goroutine that Close waits for; once Close has
-// begun, it runs nothing (the work would only see a cancelled context), so
-// that no goroutine is added while Close waits.
-func (s *Service) background(fn func(ctx context.Context)) {
+// background runs fn on a goroutine that Close waits for, and reports
+// whether it does: once Close has begun, it runs nothing (the work would
+// only see a cancelled context), so that no goroutine is added while Close
+// waits.
+func (s *Service) background(fn func(ctx context.Context)) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return
+		return false
 	}
 	s.bg.Go(func() { fn(s.ctx) })
+	return true
+}
+
+// reportTask sends c (an OpBegin or OpDone of this node) to sh's
+// coordinator, batched with this node's other reports (reports.Reporter.Task).
+func (s *Service) reportTask(ctx context.Context, sh *entry, c control.Msg) (control.Reply, error) {
+	return s.reports.Task(ctx, sh.ID(), sh.Coordinator(), c)
 }
 
 // peerError wraps a failed request to node: a refusal becomes the sentinel

@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 
+	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -55,5 +56,5 @@ var (
 	ErrReplayDiffers = shuffle.ErrReplayDiffers
 	// ErrLimit: a create asks more than this node allows (Config.MaxShuffles,
 	// MaxTasks, MaxPartitions); the error names the limit.
-	ErrLimit = errors.New("service: over a node limit")
+	ErrLimit = limits.ErrLimit
 )

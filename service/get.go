@@ -70,16 +70,16 @@ func (s *Service) GetPooled(ctx context.Context, id string, p int, emit func(arr
 	if err != nil {
 		return err
 	}
-	h := s.outputs.hold()
-	defer h.release()
-	if err := h.wait(ctx); err != nil {
+	h := s.outputs.Hold()
+	defer h.Release()
+	if err := h.Wait(ctx); err != nil {
 		return err
 	}
 	return s.recv.GetPooled(ctx, sh.recv, p, func(rec arrow.Record) error {
-		h.charge(table.RecordBytes(rec))
+		h.Charge(table.RecordBytes(rec))
 		err := emit(rec)
 		if err == nil {
-			err = h.wait(ctx)
+			err = h.Wait(ctx)
 		}
 		return err
 	})

@@ -109,7 +109,7 @@ func (s *Service) Stats() Stats {
 	n := len(s.shuffles)
 	s.mu.RUnlock()
 	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes(), MappedBytes: s.regions.Mapped(),
-		OpMemory: s.ops.Used(), OpMemoryLimit: s.ops.Size(), OpsWaiting: s.ops.Waiting()}
+		OpMemory: s.ops.Budget.Used(), OpMemoryLimit: s.ops.Budget.Size(), OpsWaiting: s.ops.Budget.Waiting()}
 	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.fo.Takeovers()
 	return st
 }

@@ -236,10 +236,10 @@ func (p *putter) frame() splitter.Frame {
 // feed reads every record of the input and sends its rows.
 func (p *putter) feed(ctx context.Context, next func() (arrow.Record, error)) error {
 	f := p.frame()
-	h := p.s.inputs.hold()
-	defer h.release()
+	h := p.s.inputs.Hold()
+	defer h.Release()
 	for {
-		rec, err := gatedRead(ctx, h, next)
+		rec, err := h.Read(ctx, next)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/failover"
+	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/receiver"
@@ -54,10 +55,10 @@ type Service struct {
 	split  *splitter.Splitter
 	shards shardnet.Sender // the splitter's sender, on the network once attached
 	recv   *receiver.Receiver
-	ops    *budget.Budget // node-side ops' memory (Config.OpMemory)
+	ops    limits.Ops // node-side ops' memory (Config.OpMemory)
 	// inputs and outputs bound the batches the node's puts and reads hold
 	// (Config.InputBytes, Config.OutputBytes).
-	inputs, outputs *batchGate
+	inputs, outputs *limits.Gate
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (none when Config.KeepRegions is negative); it counts the arenas'
 	// memory all the same (Stats.MappedBytes).
@@ -87,8 +88,9 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: budget.New(cfg.OpMemory), inputs: newBatchGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: newBatchGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.ops.Held = s.partitionBytes
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
@@ -113,6 +115,7 @@ func (s *Service) Attach(n Network) {
 	s.net = n
 	s.shards.Attach(n)
 	s.log = s.log.With("node", n.Self().Name)
+	s.ops.Log = s.log
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
 	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
 	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck})
@@ -257,4 +260,33 @@ func refusalSentinel(code wire.RefusalCode) error {
 		return ErrExists
 	}
 	return ErrFailed
+}
+
+// OpInput and OpMemory are a node-side op's input and reserved memory
+// (package limits).
+type (
+	OpInput  = limits.OpInput
+	OpMemory = limits.OpMemory
+)
+
+// ReserveOp waits until the node's budget for node-side ops
+// (Config.OpMemory) has room for an op on partition p of its inputs, and
+// reserves it (limits.Ops.Reserve). The caller must Release the memory.
+func (s *Service) ReserveOp(ctx context.Context, p, maxPasses int, inputs ...OpInput) (*OpMemory, error) {
+	return s.ops.Reserve(ctx, p, maxPasses, inputs...)
+}
+
+// partitionBytes is the bytes this node holds of partition p of shuffle id.
+func (s *Service) partitionBytes(id string, p int) (int64, error) {
+	sh, err := s.lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	return s.recv.PartitionBytes(sh.recv, p), nil
+}
+
+// caps are the limits this node puts on creates (Config.MaxShuffles...).
+func (s *Service) caps() limits.Caps {
+	c := s.cfg
+	return limits.Caps{Node: s.Name(), MaxShuffles: c.MaxShuffles, MaxTasks: c.MaxTasks, MaxPartitions: c.MaxPartitions, MaxRuns: c.MaxRuns}
 }

@@ -45,15 +45,3 @@ func (sh *entry) checkChunk(task uint64, c rechunk.Chunk) error {
 	}
 	return nil
 }
-
-// GetChunk assembles new chunk p (C-order index into the new grid) of an
-// array shuffle on its owner, after the barrier: every committed piece is
-// placed straight into one buffer of the chunk's final size. A missing or
-// misfit piece is an error naming it: nothing is filled in silently.
-func (s *Service) GetChunk(ctx context.Context, id string, p int) (rechunk.Chunk, error) {
-	sh, err := s.lookup(id)
-	if err != nil {
-		return rechunk.Chunk{}, err
-	}
-	return s.recv.GetChunk(ctx, sh.recv, p)
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
+	"github.com/shufflenode/shufflenode/reads"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shardnet"
@@ -48,6 +49,10 @@ type Network interface {
 // Service is one node's shuffle engine. Create it with New, connect it to the
 // cluster with Attach (the cluster's handler is Handle), Close it when done.
 type Service struct {
+	// Reader is the read path: Locations, Layout, Get, GetPooled,
+	// GetChunk, Fetch, FetchChunk, HandleStream.
+	*reads.Reader
+
 	cfg    Config
 	log    *slog.Logger
 	net    Network
@@ -90,7 +95,6 @@ func New(cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
 	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	s.ops.Held = s.partitionBytes
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
@@ -98,6 +102,8 @@ func New(cfg Config) (*Service, error) {
 	s.store = store
 	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit})
+	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
+	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
@@ -276,17 +282,38 @@ func (s *Service) ReserveOp(ctx context.Context, p, maxPasses int, inputs ...OpI
 	return s.ops.Reserve(ctx, p, maxPasses, inputs...)
 }
 
-// partitionBytes is the bytes this node holds of partition p of shuffle id.
-func (s *Service) partitionBytes(id string, p int) (int64, error) {
-	sh, err := s.lookup(id)
-	if err != nil {
-		return 0, err
-	}
-	return s.recv.PartitionBytes(sh.recv, p), nil
-}
-
 // caps are the limits this node puts on creates (Config.MaxShuffles...).
 func (s *Service) caps() limits.Caps {
 	c := s.cfg
 	return limits.Caps{Node: s.Name(), MaxShuffles: c.MaxShuffles, MaxTasks: c.MaxTasks, MaxPartitions: c.MaxPartitions, MaxRuns: c.MaxRuns}
+}
+
+// Location says where an output partition lives (package reads).
+type Location = reads.Location
+
+// readHost is what the read path needs of the service.
+type readHost struct{ s *Service }
+
+func (h readHost) Ready(ctx context.Context) error { return h.s.attached(ctx) }
+func (h readHost) Members() []member.Member        { return h.s.net.Members() }
+func (h readHost) Log() *slog.Logger               { return h.s.log }
+
+func (h readHost) Lookup(id string) (*receiver.Shuffle, error) {
+	sh, err := h.s.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	return sh.recv, nil
+}
+
+// LastAPIAddr returns the API address node last had among the members, as
+// membership events told it ("" if none did).
+func (h readHost) LastAPIAddr(node string) string {
+	h.s.mu.RLock()
+	defer h.s.mu.RUnlock()
+	return h.s.apiAddrs[node]
+}
+
+func (h readHost) Stream(ctx context.Context, to string, t wire.Type, payload []byte, recv func([]byte) error) error {
+	return h.s.net.Stream(ctx, to, t, payload, recv)
 }

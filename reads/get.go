@@ -1,9 +1,10 @@
-package service
+package reads
 
 import (
 	"context"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -20,62 +21,54 @@ type Location struct {
 // last had: a read there fails as unavailable, which tells a client to
 // recover and ask again, where an empty address was an error no client
 // could act on (the Node conformance client failed on one).
-func (s *Service) Locations(id string) ([]Location, error) {
-	sh, err := s.lookup(id)
+func (r *Reader) Locations(id string) ([]Location, error) {
+	sh, err := r.cfg.Host.Lookup(id)
 	if err != nil {
 		return nil, err
 	}
 	addrs := map[string]string{}
-	for _, m := range s.net.Members() {
+	for _, m := range r.cfg.Host.Members() {
 		addrs[m.Name] = m.APIAddr
 	}
-	r := sh.Route()
+	rt := sh.Route()
 	locs := make([]Location, sh.Spec.Partitions)
 	for p := range locs {
-		n := sh.Members[r.GroupOf[p]]
+		n := sh.Members[rt.GroupOf[p]]
 		addr := addrs[n]
 		if addr == "" {
-			addr = s.lastAPIAddr(n)
+			addr = r.cfg.Host.LastAPIAddr(n)
 		}
 		locs[p] = Location{Partition: p, Node: n, APIAddr: addr}
 	}
 	return locs, nil
 }
 
-// lastAPIAddr returns the API address node last had among the members, as
-// membership events told it ("" if none did).
-func (s *Service) lastAPIAddr(node string) string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.apiAddrs[node]
-}
-
 // Get reads output partition p of shuffle id from this node, which must own
 // it, after the barrier. emit receives record batches of about
 // OutputBatchRows rows, in (task, attempt, seq) order, and must Release
 // them; an error from emit stops the read.
-func (s *Service) Get(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
-	sh, err := s.lookup(id)
+func (r *Reader) Get(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
+	sh, err := r.cfg.Host.Lookup(id)
 	if err != nil {
 		return err
 	}
-	return s.recv.Get(ctx, sh.recv, p, emit)
+	return r.cfg.Receiver.Get(ctx, sh, p, emit)
 }
 
 // GetPooled is Get with batches whose buffers go back to a pool when they
 // are released: emit takes each batch over and must release it only once
 // nothing reads its buffers (see receiver.Receiver.GetPooled).
-func (s *Service) GetPooled(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
-	sh, err := s.lookup(id)
+func (r *Reader) GetPooled(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
+	sh, err := r.cfg.Host.Lookup(id)
 	if err != nil {
 		return err
 	}
-	h := s.outputs.Hold()
+	h := r.cfg.Outputs.Hold()
 	defer h.Release()
 	if err := h.Wait(ctx); err != nil {
 		return err
 	}
-	return s.recv.GetPooled(ctx, sh.recv, p, func(rec arrow.Record) error {
+	return r.cfg.Receiver.GetPooled(ctx, sh, p, func(rec arrow.Record) error {
 		h.Charge(table.RecordBytes(rec))
 		err := emit(rec)
 		if err == nil {
@@ -83,4 +76,26 @@ func (s *Service) GetPooled(ctx context.Context, id string, p int, emit func(arr
 		}
 		return err
 	})
+}
+
+// GetChunk assembles new chunk p (C-order index into the new grid) of an
+// array shuffle on its owner, after the barrier: every committed piece is
+// placed straight into one buffer of the chunk's final size. A missing or
+// misfit piece is an error naming it: nothing is filled in silently.
+func (r *Reader) GetChunk(ctx context.Context, id string, p int) (rechunk.Chunk, error) {
+	sh, err := r.cfg.Host.Lookup(id)
+	if err != nil {
+		return rechunk.Chunk{}, err
+	}
+	return r.cfg.Receiver.GetChunk(ctx, sh, p)
+}
+
+// PartitionBytes returns the bytes this node holds of output partition p
+// of shuffle id (receiver.Receiver.PartitionBytes).
+func (r *Reader) PartitionBytes(id string, p int) (int64, error) {
+	sh, err := r.cfg.Host.Lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	return r.cfg.Receiver.PartitionBytes(sh, p), nil
 }

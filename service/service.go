@@ -101,7 +101,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.store = store
 	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
-	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit})
+	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
 	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{

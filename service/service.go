@@ -37,6 +37,10 @@ type Network interface {
 	// Busy and refused replies come back as errors (wire.ErrBusy,
 	// wire.ErrRefused with a *wire.Refusal).
 	Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error)
+	// RequestPayload is Request with the payload in parts, written in
+	// place where the network can (the splitter's batches, package
+	// shardnet).
+	RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error)
 	// Subscribe returns membership events from now on, and a func that
 	// stops them.
 	Subscribe(buf int) (<-chan member.Event, func())

@@ -18,6 +18,7 @@ import (
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/reads"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/record"
 	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shardnet"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -48,6 +49,9 @@ type Network interface {
 	// the payload of each data frame of its streamed reply (recv may keep
 	// it); errors as Request's, or recv's.
 	Stream(ctx context.Context, to string, t wire.Type, payload []byte, recv func([]byte) error) error
+	// PutRecord and GetRecord write and read the cluster's records
+	// (package record).
+	record.Store
 }
 
 // Service is one node's shuffle engine. Create it with New, connect it to the

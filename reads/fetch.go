@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 
 	"github.com/shufflenode/shufflenode/member"
-	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/wire"

@@ -2,9 +2,12 @@ package reads
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/shufflenode/shufflenode/rechunk"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -98,4 +101,25 @@ func (r *Reader) PartitionBytes(id string, p int) (int64, error) {
 		return 0, err
 	}
 	return r.cfg.Receiver.PartitionBytes(sh, p), nil
+}
+
+// Kind returns the kind of shuffle id (cheap: no lock on the shuffle).
+func (r *Reader) Kind(id string) (spec.Kind, error) {
+	sh, err := r.cfg.Host.Lookup(id)
+	if err != nil {
+		return "", err
+	}
+	return sh.Spec.Kind, nil
+}
+
+// Schema returns the Arrow schema of dataframe shuffle id.
+func (r *Reader) Schema(id string) (*arrow.Schema, error) {
+	sh, err := r.cfg.Host.Lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if sh.Schema == nil {
+		return nil, fmt.Errorf("%w: shuffle %s is an array rechunk: it has no table schema", shuffle.ErrBadInput, id)
+	}
+	return sh.Schema, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/shufflenode/shufflenode/limits"
+	"github.com/shufflenode/shufflenode/puts"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -19,7 +20,7 @@ var (
 	// bad partition column values...).
 	ErrBadInput = shuffle.ErrBadInput
 	// ErrConflict: the same (task, attempt) is already being put.
-	ErrConflict = errors.New("service: task attempt already running")
+	ErrConflict = puts.ErrConflict
 	// ErrNotSealed: outputs are read only after the barrier.
 	ErrNotSealed = shuffle.ErrNotSealed
 	// ErrSealed: the shuffle is sealed and takes no more input.

@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
+	"github.com/shufflenode/shufflenode/puts"
 	"github.com/shufflenode/shufflenode/reads"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/record"
@@ -60,6 +61,8 @@ type Service struct {
 	// Reader is the read path: Locations, Layout, Get, GetPooled,
 	// GetChunk, Fetch, FetchChunk, HandleStream.
 	*reads.Reader
+	// Runner runs the puts (Put, PutChunk); set by Attach.
+	*puts.Runner
 
 	cfg    Config
 	log    *slog.Logger
@@ -132,6 +135,13 @@ func (s *Service) Attach(n Network) {
 	s.ops.Log = s.log
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait})
 	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
+	s.Runner = puts.New(puts.Config{Node: n.Self().Name, Log: s.log, Splitter: s.split, Inputs: s.inputs, Lookup: s.putLookup,
+		DrainRefusal: func(sh *puts.Shuffle, k shuffle.AttemptKey) error {
+			return s.drainRefusal(&entry{Shuffle: sh.Shuffle}, k)
+		},
+		Request: s.request, ReportTask: func(ctx context.Context, sh *puts.Shuffle, c control.Msg) (control.Reply, error) {
+			return s.reports.Task(ctx, sh.ID(), sh.Coordinator(), c)
+		}})
 	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck})
 	s.fo.Watch(n.Subscribe(16))
 	s.expireIdle()
@@ -232,11 +242,17 @@ func (s *Service) background(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// reportTask sends c (an OpBegin or OpDone of this node) to sh's
-// coordinator, batched with this node's other reports (reports.Reporter.Task).
-func (s *Service) reportTask(ctx context.Context, sh *entry, c control.Msg) (control.Reply, error) {
-	return s.reports.Task(ctx, sh.ID(), sh.Coordinator(), c)
+// putLookup is clientLookup for a put: the put side of shuffle id.
+func (s *Service) putLookup(ctx context.Context, id string) (*puts.Shuffle, error) {
+	sh, err := s.clientLookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return puts.NewShuffle(sh.Shuffle, sh.puts), nil
 }
+
+// PutResult says what a put did (package puts).
+type PutResult = puts.PutResult
 
 // peerError wraps a failed request to node: a refusal becomes the sentinel
 // of its code, so callers (and client status codes) see what the peer meant;

@@ -1,4 +1,4 @@
-package service
+package puts
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // PutChunk runs one input task attempt of an array shuffle: old chunk task
 // (C-order index into the old grid) with its bytes. The chunk's dtype and
 // shape must be the spec's (unknown-size axes take the chunk's own size).
-func (s *Service) PutChunk(ctx context.Context, id string, task uint64, attempt uint32, c rechunk.Chunk) (PutResult, error) {
+func (s *Runner) PutChunk(ctx context.Context, id string, task uint64, attempt uint32, c rechunk.Chunk) (PutResult, error) {
 	sh, err := s.clientLookup(ctx, id)
 	if err != nil {
 		return PutResult{}, err
@@ -27,7 +27,7 @@ func (s *Service) PutChunk(ctx context.Context, id string, task uint64, attempt 
 }
 
 // checkChunk refuses a chunk of the wrong dtype, shape or byte length.
-func (sh *entry) checkChunk(task uint64, c rechunk.Chunk) error {
+func (sh *Shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
 	if task >= uint64(sh.Spec.Tasks) {
 		return fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, sh.ID(), task, sh.Spec.Tasks-1)
 	}

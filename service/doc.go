@@ -2,10 +2,10 @@
 // of the roles: it creates and closes shuffles, dispatches peer frames
 // (Handle): shards payloads straight to the receiver (package receiver),
 // control messages to the coordinator (package coordinator) and the
-// failover driver (package failover); it runs puts through the splitter
-// (package splitter), whose batches go to the network through package
-// shardnet, follows membership, and expires idle shuffles. Around it: the
-// read path is package reads (which Service embeds), the reports to the
+// failover driver (package failover); it follows membership and expires
+// idle shuffles. Around it: the put path is package puts (which Service
+// embeds; its splitter's batches go to the network through package
+// shardnet), the read path is package reads (embedded too), the reports to the
 // coordinators are batched by package reports, a node's caps, batch gates
 // and op budget are package limits, and what it tells of its shuffles is
 // package status. Each shuffle's shared state (spec, members, epoch route,
@@ -17,7 +17,7 @@
 //  1. Create (any node; it becomes the coordinator): validate the spec, pin the
 //     live members, broadcast the spec. Every member computes the same
 //     ownership map from the spec's seed and the pinned members.
-//  2. Put (the node where an input task runs): register (task, attempt) with
+//  2. Put (the node where an input task runs; package puts): register (task, attempt) with
 //     the coordinator, partition each record batch, gather its rows per
 //     destination node, encode them as Arrow IPC and hand them to the
 //     splitter, which sends its batches through package shardnet straight

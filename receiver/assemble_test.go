@@ -92,7 +92,7 @@ func TestReceiveKept(t *testing.T) {
 	ctx := context.Background()
 	for task := range uint64(2) {
 		m := oldChunk(t, 0, task)
-		kept, err := f.rc.ReceiveKept(ctx, f.sh, m)
+		kept, err := f.rc.receiveKept(ctx, f.sh, m)
 		if err != nil || kept {
 			t.Fatalf("task %d: kept %v, err %v; want nothing kept", task, kept, err)
 		}

@@ -12,8 +12,10 @@
 //     reports each commit to the shuffle's coordinator without blocking.
 //  2. For each shuffle the node holds, create its Shuffle with NewShuffle
 //     from the shuffle's shared state.
-//  3. Hand every shards message to Receive; reply to the sender with what
-//     the error says (*shuffle.Refusal, *shuffle.Busy, or a failure).
+//  3. Hand the payload of every shards frame to HandlePayload, which
+//     decodes it, stores it and recycles the payload when nothing it
+//     stored refers to it; reply to the sender with what the error says
+//     (*shuffle.Refusal, *shuffle.Busy, or a failure).
 //  4. Serve reads with Get and GetChunk; they refuse partitions this node
 //     does not own and shuffles not sealed.
 //

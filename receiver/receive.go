@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,6 +14,34 @@ import (
 	"github.com/shufflenode/shufflenode/wire"
 )
 
+// HandlePayload receives one shards message from the network: b is the
+// frame's payload, which the receiver takes over (see dht.Handler). It
+// decodes the message, finds its shuffle with Config.Lookup and receives
+// it (Receive); once no piece it stored still refers to b (every entry was
+// copied out), b goes back to the network's pool (wire.Recycle). The
+// caller must not use b afterwards. An error is what to reply: a
+// *shuffle.Refusal (a malformed message, an unknown shuffle...), a
+// *shuffle.Busy, or a failure; a failure of the spill disk is also
+// reported to Config.DiskFailed.
+func (rc *Receiver) HandlePayload(ctx context.Context, b []byte) error {
+	m, err := shard.Decode(b)
+	if err != nil {
+		return shuffle.Refuse(wire.RefuseBadRequest, err)
+	}
+	sh, err := rc.cfg.Lookup(m.Shuffle)
+	if err != nil {
+		return shuffle.Refuse(wire.RefuseUnknownShuffle, err)
+	}
+	kept, err := rc.receiveKept(ctx, sh, m)
+	if errors.Is(err, spill.ErrDisk) {
+		rc.cfg.DiskFailed(sh.State, err)
+	}
+	if err == nil && !kept {
+		wire.Recycle(b)
+	}
+	return err
+}
+
 // Receive handles a shards message of sh: store its entries, then its end
 // markers. It blocks while the spill store writes to disk (back-pressure on
 // the sender). An error is a *shuffle.Refusal or *shuffle.Busy to reply
@@ -20,16 +49,16 @@ import (
 // data (it decodes and stores them in place): the caller hands m's bytes
 // over and must not reuse them.
 func (rc *Receiver) Receive(ctx context.Context, sh *Shuffle, m *shard.Msg) error {
-	_, err := rc.ReceiveKept(ctx, sh, m)
+	_, err := rc.receiveKept(ctx, sh, m)
 	return err
 }
 
-// ReceiveKept is Receive that also reports whether the receiver kept
+// receiveKept is Receive that also reports whether the receiver kept
 // references to the bytes of m's entries (pieces stored as they arrived).
 // When it did not and err is nil, every entry was copied out (accumulated,
 // assembled, or a resent one dropped), so the buffer m was decoded from
 // may be reused (wire.Recycle). After an error it reports true.
-func (rc *Receiver) ReceiveKept(ctx context.Context, sh *Shuffle, m *shard.Msg) (kept bool, err error) {
+func (rc *Receiver) receiveKept(ctx context.Context, sh *Shuffle, m *shard.Msg) (kept bool, err error) {
 	if err := sh.enter(); err != nil {
 		return true, shuffle.Refuse(wire.RefuseSealed, err)
 	}

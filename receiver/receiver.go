@@ -26,6 +26,14 @@ type Config struct {
 	// shuffle's lock, on the goroutine that received the data: it must not
 	// block (report the commit to the coordinator in the background).
 	Committed func(st *shuffle.State, c Commit)
+	// Lookup returns the receive side of shuffle id on this node, or the
+	// error that says why the node does not hold it (HandlePayload).
+	Lookup func(id string) (*Shuffle, error)
+	// DiskFailed is called when the spill disk failed to store a shuffle's
+	// data (spill.ErrDisk), on the goroutine that received it, before
+	// HandlePayload returns the failure: the node cannot go on with the
+	// shuffle. It must not block.
+	DiskFailed func(st *shuffle.State, err error)
 }
 
 // Receiver is one node's receive side: it stores the shards of every

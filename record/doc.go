@@ -9,6 +9,7 @@
 // move a shuffle it does not hold (it missed the create) installs it from
 // the record.
 //
-// Everything here is pure: encoding, decoding and checking. Writing and
-// reading records is the service's (package service), through Store.
+// Encoding, decoding and checking are pure; Write and Read carry a record
+// to and from a Store (the network) within Timeout. When to write and what
+// to do with a record read is the service's (package service).
 package record

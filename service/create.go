@@ -23,7 +23,7 @@ import (
 // installs it first, so a spec that does not plan is refused here before
 // any other member spends on it.
 func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
-	if err := s.checkSpecLimits(sp); err != nil {
+	if err := s.caps().CheckSpec(sp); err != nil {
 		return err
 	}
 	if _, err := sp.Precheck(); err != nil {
@@ -32,7 +32,10 @@ func (s *Service) Create(ctx context.Context, sp *spec.Spec) error {
 	if _, err := s.lookup(sp.ID); err == nil {
 		return fmt.Errorf("%w: %s", ErrExists, sp.ID)
 	}
-	if err := s.checkOpen(sp.ID); err != nil {
+	s.mu.RLock()
+	held := len(s.shuffles)
+	s.mu.RUnlock()
+	if err := s.caps().CheckOpen(sp.ID, held); err != nil {
 		return err
 	}
 	sp, pin, err := s.pin(sp)
@@ -178,7 +181,7 @@ func (s *Service) install(c *control.Msg) error {
 	if c.Spec == nil || c.Spec.ID != c.Shuffle {
 		return fmt.Errorf("%w: create %s without a matching spec", ErrBadInput, c.Shuffle)
 	}
-	if err := s.checkSpecLimits(c.Spec); err != nil {
+	if err := s.caps().CheckSpec(c.Spec); err != nil {
 		return err
 	}
 	if slices.Contains(c.Lost, s.Name()) {
@@ -200,7 +203,7 @@ func (s *Service) install(c *control.Msg) error {
 	if _, ok := s.shuffles[c.Shuffle]; ok {
 		return fmt.Errorf("%w: %s on node %s", ErrExists, c.Shuffle, s.Name())
 	}
-	if err := s.checkOpenLocked(c.Shuffle); err != nil {
+	if err := s.caps().CheckOpen(c.Shuffle, len(s.shuffles)); err != nil {
 		return err
 	}
 	s.shuffles[c.Shuffle] = sh

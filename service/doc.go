@@ -1,17 +1,23 @@
 // Package service is one shufflenode node's shuffle engine, as thin wiring
 // of the roles: it creates and closes shuffles, dispatches peer frames
-// (Handle) to the receiver (package receiver) and the coordinator (package
-// coordinator), runs puts through the splitter (package splitter), follows
-// membership, expires idle shuffles, and answers info, locations and
-// layouts. Each shuffle's shared state (spec, members, epoch route, phase,
-// the one lock) is a shuffle.State; control messages are package control.
+// (Handle): shards payloads straight to the receiver (package receiver),
+// control messages to the coordinator (package coordinator) and the
+// failover driver (package failover); it follows membership and expires
+// idle shuffles. Around it: the put path is package puts (which Service
+// embeds; its splitter's batches go to the network through package
+// shardnet), the read path is package reads (embedded too), the reports to the
+// coordinators are batched by package reports, a node's caps, batch gates
+// and op budget are package limits, and what it tells of its shuffles is
+// package status. Each shuffle's shared state (spec, members, epoch route,
+// phase, the one lock) is a shuffle.State; control messages are package
+// control.
 //
 // # A shuffle on one node
 //
 //  1. Create (any node; it becomes the coordinator): validate the spec, pin the
 //     live members, broadcast the spec. Every member computes the same
 //     ownership map from the spec's seed and the pinned members.
-//  2. Put (the node where an input task runs): register (task, attempt) with
+//  2. Put (the node where an input task runs; package puts): register (task, attempt) with
 //     the coordinator, partition each record batch, gather its rows per
 //     destination node, encode them as Arrow IPC and hand them to the
 //     splitter, which sends its batches through package shardnet straight
@@ -26,7 +32,7 @@
 //  4. Barrier (package coordinator): the tracker seals the shuffle once every task is
 //     committed everywhere with the totals its sender reported; it then tells
 //     every member. A mismatch fails the shuffle on every member.
-//  5. Get (the owner of a partition, after the seal; package receiver): pieces in (task,
+//  5. Get (the owner of a partition, after the seal; packages reads and receiver): pieces in (task,
 //     attempt, seq) order, filtered by the ledger, concatenated into batches.
 //  6. Close: every member frees the shuffle's memory and spill data.
 //
@@ -43,9 +49,9 @@
 // node (recovery.go): a node asked about a shuffle it does not hold,
 // though the records know it, answers "ask another node", and a barrier
 // wait on a node without quorum fails with ErrNoQuorum.
-// Where the network keeps records (kad-dht), the coordinator also writes the
-// shuffle's spec, lost list and term as a record, and a member that missed
-// the create installs the shuffle from it (records.go).
+// The coordinator also writes the shuffle's spec, lost list and term as a
+// record in the network's records (kad-dht; package record), and a member
+// that missed the create installs the shuffle from it (records.go).
 //
 // # Concurrency
 //

@@ -3,6 +3,8 @@ package service
 import (
 	"errors"
 
+	"github.com/shufflenode/shufflenode/limits"
+	"github.com/shufflenode/shufflenode/puts"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
@@ -18,7 +20,7 @@ var (
 	// bad partition column values...).
 	ErrBadInput = shuffle.ErrBadInput
 	// ErrConflict: the same (task, attempt) is already being put.
-	ErrConflict = errors.New("service: task attempt already running")
+	ErrConflict = puts.ErrConflict
 	// ErrNotSealed: outputs are read only after the barrier.
 	ErrNotSealed = shuffle.ErrNotSealed
 	// ErrSealed: the shuffle is sealed and takes no more input.
@@ -55,5 +57,5 @@ var (
 	ErrReplayDiffers = shuffle.ErrReplayDiffers
 	// ErrLimit: a create asks more than this node allows (Config.MaxShuffles,
 	// MaxTasks, MaxPartitions); the error names the limit.
-	ErrLimit = errors.New("service: over a node limit")
+	ErrLimit = limits.ErrLimit
 )

@@ -3,5 +3,5 @@ package service
 // TaskBatches returns how many batched begin/done messages this node sent
 // and how many reports they carried.
 func (s *Service) TaskBatches() (batches, reports int64) {
-	return s.tasks.batches.Load(), s.tasks.batched.Load()
+	return s.reports.TaskBatches()
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/member"
-	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -27,7 +27,7 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 	var err error
 	switch req.Type {
 	case wire.TypeShards:
-		err = s.handleShards(ctx, req.Payload)
+		err = s.recv.HandlePayload(ctx, req.Payload)
 	case wire.TypeControl:
 		reply, err = s.handleControl(ctx, from, req.Payload)
 	case typeHandOver:
@@ -44,21 +44,6 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 		return wire.TypeRefused, wire.EncodeRefusal(wire.Refusal{Code: refusalCode(err), Reason: err.Error()})
 	}
 	return wire.TypeAck, reply
-}
-
-// handleShards receives a shards message; the payload b is the handler's
-// (see dht.Handler), so when the receiver copied every entry out of it, it
-// goes back to the network's pool for a later frame.
-func (s *Service) handleShards(ctx context.Context, b []byte) error {
-	m, err := shard.Decode(b)
-	if err != nil {
-		return shuffle.Refuse(wire.RefuseBadRequest, err)
-	}
-	kept, err := s.receive(ctx, m)
-	if err == nil && !kept {
-		wire.Recycle(b)
-	}
-	return err
 }
 
 func (s *Service) handleControl(ctx context.Context, from member.Member, b []byte) ([]byte, error) {
@@ -169,7 +154,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
 			return control.Reply{}, err
 		}
-		sh.Finish(Failed, failure(c))
+		sh.Finish(Failed, coordinator.FailureOf(c))
 		s.split.Forget(sh.ID())
 		return control.Reply{}, nil
 	}
@@ -184,10 +169,13 @@ func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (contro
 	case control.OpBarrier:
 		return s.coord.Status(co)
 	case control.OpTasks:
-		return s.answerTasks(co, c), nil
+		return reports.AnswerTasks(s.coord, co, c, func(err error) wire.RefusalCode {
+			s.fo.DropIfLost(c.Shuffle, err)
+			return refusalCode(err)
+		}), nil
 	case control.OpCommitted:
 		if len(c.Commits) > 0 {
-			return control.Reply{}, s.reportCommits(co, c)
+			return control.Reply{}, reports.ReportCommits(s.coord, co, c)
 		}
 	}
 	return control.Reply{}, s.coord.Report(co, c)

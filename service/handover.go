@@ -225,16 +225,9 @@ func (s *Service) endHandOver(ctx context.Context, sh *entry, err error) {
 // reached the coordinator (or ctx ends): the coordinator then knows which
 // of the data here is committed, and replays none of it.
 func (s *Service) flushCommits(ctx context.Context, sh *entry) {
-	for s.commits.busy(sh.State) && ctx.Err() == nil {
+	for s.reports.CommitsBusy(sh.State) && ctx.Err() == nil {
 		s.drainWait(ctx)
 	}
-}
-
-// busy reports whether commits of sh wait or are being sent.
-func (q *commitReports) busy(sh *shuffle.State) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.sending[sh]
 }
 
 // handleHandOver adopts a handover message (see typeHandOver).

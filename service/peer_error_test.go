@@ -10,7 +10,7 @@ import (
 
 // TestPeerErrorRefusals checks that a peer's refusal becomes the sentinel a
 // caller acts on: a stale epoch is ErrStaleEpoch (run a new attempt), never
-// ErrFailed (give up), also once a put has marked it stale (staleOr).
+// ErrFailed (give up).
 func TestPeerErrorRefusals(t *testing.T) {
 	cases := []struct {
 		code      wire.RefusalCode
@@ -25,10 +25,8 @@ func TestPeerErrorRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		refused := fmt.Errorf("dht: request control to node n1: %w", &wire.Refusal{Code: c.code, Reason: "why"})
-		for _, err := range []error{peerError("s1", "n1", refused), staleOr(peerError("s1", "n1", refused))} {
-			if !errors.Is(err, c.want) || errors.Is(err, c.not) {
-				t.Errorf("refusal %s: %v: want %v and not %v", c.code, err, c.want, c.not)
-			}
+		if err := peerError("s1", "n1", refused); !errors.Is(err, c.want) || errors.Is(err, c.not) {
+			t.Errorf("refusal %s: %v: want %v and not %v", c.code, err, c.want, c.not)
 		}
 	}
 }

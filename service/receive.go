@@ -2,30 +2,21 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/receiver"
-	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
-	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-// receive hands a shards message to the receiver; kept reports whether it
-// still references the message's bytes (see receiver.ReceiveKept).
-func (s *Service) receive(ctx context.Context, m *shard.Msg) (kept bool, err error) {
-	sh, err := s.lookup(m.Shuffle)
-	if err != nil {
-		return true, shuffle.Refuse(wire.RefuseUnknownShuffle, err)
-	}
-	kept, err = s.recv.ReceiveKept(ctx, sh.recv, m)
-	if errors.Is(err, spill.ErrDisk) {
+// diskFailed asks the coordinator to fail shuffle st, whose data this
+// node's spill disk failed to store (the receiver's Config.DiskFailed).
+func (s *Service) diskFailed(st *shuffle.State, err error) {
+	if sh, lerr := s.lookup(st.ID()); lerr == nil {
 		s.abort(sh, err)
 	}
-	return kept, err
 }
 
 // abort asks sh's coordinator, once, to fail the shuffle for err, which
@@ -75,7 +66,5 @@ func (s *Service) reportCommit(sh *shuffle.State, n receiver.Commit) {
 	if e, err := s.lookup(sh.ID()); err == nil {
 		e.committed(c)
 	}
-	if s.commits.add(sh, c) {
-		s.background(func(ctx context.Context) { s.sendCommits(ctx, sh) })
-	}
+	s.reports.Commit(sh, c)
 }

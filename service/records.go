@@ -2,51 +2,25 @@ package service
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/record"
 	"github.com/shufflenode/shufflenode/shuffle"
 )
 
-// Where the network keeps records (package record), the coordinator writes
-// a shuffle's record at create and after every epoch move or takeover, and
-// a member asked to move a shuffle it does not hold (it missed the create)
-// installs it from the record.
+// The coordinator writes a shuffle's record (package record) at create and
+// after every epoch move or takeover, and a member asked to move a shuffle
+// it does not hold (it missed the create) installs it from the record.
 
-// recordOf is sh's current record.
-func recordOf(sh *shuffle.State) record.Record {
-	rt := sh.Route()
-	return record.Record{Spec: sh.Spec, Creator: sh.Creator, Members: sh.Members, Start: sh.StartEpoch(),
-		Lost: rt.Lost, Epoch: rt.Epoch, Coordinator: rt.Coordinator, Term: rt.Term}
-}
-
-// recordTimeout bounds one write or read of a shuffle record.
-const recordTimeout = 10 * time.Second
-
-// publish writes sh's record in the background, where the network keeps
-// records. A failed write is logged: the record is a copy, the members'
-// state is the truth.
+// publish writes sh's record in the background. A failed write is
+// logged: the record is a copy, the members' state is the truth.
 func (s *Service) publish(sh *shuffle.State) {
-	recs, ok := s.net.(record.Store)
-	if !ok {
-		return
-	}
-	rec := recordOf(sh)
+	rec := record.Of(sh)
 	s.background(func(ctx context.Context) {
-		b, err := json.Marshal(rec)
-		if err == nil && len(b) > record.MaxBytes {
-			err = fmt.Errorf("%w: the record has %d bytes, limit %d", ErrLimit, len(b), record.MaxBytes)
-		}
-		if err == nil {
-			ctx, cancel := context.WithTimeout(ctx, recordTimeout)
-			err = recs.PutRecord(ctx, record.Prefix+rec.Spec.ID, b)
-			cancel()
-		}
-		if err != nil {
+		if err := record.Write(ctx, s.net, rec); err != nil {
 			s.log.Warn("writing the shuffle record", "shuffle", rec.Spec.ID, "epoch", rec.Epoch, "term", rec.Term, "err", err)
 		}
 	})
@@ -54,19 +28,9 @@ func (s *Service) publish(sh *shuffle.State) {
 
 // FetchRecord reads shuffle id's record from the cluster's records.
 func (s *Service) FetchRecord(ctx context.Context, id string) (*record.Record, error) {
-	recs, ok := s.net.(record.Store)
-	if !ok {
-		return nil, fmt.Errorf("%w: %s: this network keeps no records", ErrUnknownShuffle, id)
-	}
-	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
-	defer cancel()
-	b, err := recs.GetRecord(ctx, record.Prefix+id)
-	if err != nil {
+	r, err := record.Read(ctx, s.net, id)
+	if err != nil && !errors.Is(err, shuffle.ErrBadInput) {
 		return nil, fmt.Errorf("%w: %s: no record: %w", ErrUnknownShuffle, id, err)
-	}
-	r, err := record.Decode(b)
-	if err == nil {
-		err = r.Check(id)
 	}
 	return r, err
 }

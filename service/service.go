@@ -13,9 +13,14 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/failover"
+	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
+	"github.com/shufflenode/shufflenode/puts"
+	"github.com/shufflenode/shufflenode/reads"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/record"
+	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shardnet"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
@@ -34,6 +39,10 @@ type Network interface {
 	// Busy and refused replies come back as errors (wire.ErrBusy,
 	// wire.ErrRefused with a *wire.Refusal).
 	Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error)
+	// RequestPayload is Request with the payload in parts, written in
+	// place where the network can (the splitter's batches, package
+	// shardnet).
+	RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error)
 	// Subscribe returns membership events from now on, and a func that
 	// stops them.
 	Subscribe(buf int) (<-chan member.Event, func())
@@ -41,11 +50,20 @@ type Network interface {
 	// the payload of each data frame of its streamed reply (recv may keep
 	// it); errors as Request's, or recv's.
 	Stream(ctx context.Context, to string, t wire.Type, payload []byte, recv func([]byte) error) error
+	// PutRecord and GetRecord write and read the cluster's records
+	// (package record).
+	record.Store
 }
 
 // Service is one node's shuffle engine. Create it with New, connect it to the
 // cluster with Attach (the cluster's handler is Handle), Close it when done.
 type Service struct {
+	// Reader is the read path: Locations, Layout, Get, GetPooled,
+	// GetChunk, Fetch, FetchChunk, HandleStream.
+	*reads.Reader
+	// Runner runs the puts (Put, PutChunk); set by Attach.
+	*puts.Runner
+
 	cfg    Config
 	log    *slog.Logger
 	net    Network
@@ -53,10 +71,10 @@ type Service struct {
 	split  *splitter.Splitter
 	shards shardnet.Sender // the splitter's sender, on the network once attached
 	recv   *receiver.Receiver
-	ops    *budget.Budget // node-side ops' memory (Config.OpMemory)
+	ops    limits.Ops // node-side ops' memory (Config.OpMemory)
 	// inputs and outputs bound the batches the node's puts and reads hold
 	// (Config.InputBytes, Config.OutputBytes).
-	inputs, outputs *batchGate
+	inputs, outputs *limits.Gate
 	// regions keeps the arena memory of freed shuffles for the next ones
 	// (none when Config.KeepRegions is negative); it counts the arenas'
 	// memory all the same (Stats.MappedBytes).
@@ -74,10 +92,9 @@ type Service struct {
 	apiAddrs map[string]string // each member's API address as membership events last gave it
 	closed   bool
 
-	fo      *failover.Driver // set by Attach
-	commits commitReports    // commit reports waiting for the coordinator (commits.go)
-	tasks   taskReports      // begin and done reports waiting for the coordinator (taskreports.go)
-	drain   drainState       // a planned departure (drain.go)
+	fo      *failover.Driver  // set by Attach
+	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
+	drain   drainState        // a planned departure (drain.go)
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -87,7 +104,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: budget.New(cfg.OpMemory), inputs: newBatchGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: newBatchGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
@@ -95,7 +112,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.store = store
 	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
-	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit})
+	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
+	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
+	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{
 		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
@@ -113,7 +132,19 @@ func (s *Service) Attach(n Network) {
 	s.net = n
 	s.shards.Attach(n)
 	s.log = s.log.With("node", n.Self().Name)
+	s.ops.Log = s.log
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait, Clock: s.cfg.Clock})
+	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
+	s.Runner = puts.New(puts.Config{Node: n.Self().Name, Log: s.log, Splitter: s.split, Inputs: s.inputs, Lookup: s.putLookup,
+		DrainRefusal: func(sh *puts.Shuffle, k shuffle.AttemptKey) error {
+			return s.drainRefusal(&entry{Shuffle: sh.Shuffle}, k)
+		},
+		Request: s.request, ReportTask: func(ctx context.Context, sh *puts.Shuffle, c control.Msg) (control.Reply, error) {
+			return s.reports.Task(ctx, sh.ID(), sh.Coordinator(), c)
+		},
+		AfterPut: func(ctx context.Context, sh *puts.Shuffle, err error) {
+			s.refreshGuest(ctx, &entry{Shuffle: sh.Shuffle}, err)
+		}})
 	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck, Clock: s.cfg.Clock})
 	s.fo.Watch(n.Subscribe(16))
 	s.expireIdle()
@@ -201,17 +232,32 @@ func (s *Service) broadcast(ctx context.Context, nodes []string, c control.Msg) 
 	return errors.Join(errs...)
 }
 
-// background runs fn on a goroutine that Close waits for; once Close has
-// begun, it runs nothing (the work would only see a cancelled context), so
-// that no goroutine is added while Close waits.
-func (s *Service) background(fn func(ctx context.Context)) {
+// background runs fn on a goroutine that Close waits for, and reports
+// whether it does: once Close has begun, it runs nothing (the work would
+// only see a cancelled context), so that no goroutine is added while Close
+// waits.
+func (s *Service) background(fn func(ctx context.Context)) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return
+		return false
 	}
 	s.bg.Go(func() { fn(s.ctx) })
+	return true
 }
+
+// putLookup is senderLookup (guest.go) for a put: the put side of shuffle
+// id.
+func (s *Service) putLookup(ctx context.Context, id string) (*puts.Shuffle, error) {
+	sh, err := s.senderLookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return puts.NewShuffle(sh.Shuffle, sh.puts), nil
+}
+
+// PutResult says what a put did (package puts).
+type PutResult = puts.PutResult
 
 // peerError wraps a failed request to node: a refusal becomes the sentinel
 // of its code, so callers (and client status codes) see what the peer meant;
@@ -249,4 +295,54 @@ func refusalSentinel(code wire.RefusalCode) error {
 		return ErrExists
 	}
 	return ErrFailed
+}
+
+// OpInput and OpMemory are a node-side op's input and reserved memory
+// (package limits).
+type (
+	OpInput  = limits.OpInput
+	OpMemory = limits.OpMemory
+)
+
+// ReserveOp waits until the node's budget for node-side ops
+// (Config.OpMemory) has room for an op on partition p of its inputs, and
+// reserves it (limits.Ops.Reserve). The caller must Release the memory.
+func (s *Service) ReserveOp(ctx context.Context, p, maxPasses int, inputs ...OpInput) (*OpMemory, error) {
+	return s.ops.Reserve(ctx, p, maxPasses, inputs...)
+}
+
+// caps are the limits this node puts on creates (Config.MaxShuffles...).
+func (s *Service) caps() limits.Caps {
+	c := s.cfg
+	return limits.Caps{Node: s.Name(), MaxShuffles: c.MaxShuffles, MaxTasks: c.MaxTasks, MaxPartitions: c.MaxPartitions, MaxRuns: c.MaxRuns}
+}
+
+// Location says where an output partition lives (package reads).
+type Location = reads.Location
+
+// readHost is what the read path needs of the service.
+type readHost struct{ s *Service }
+
+func (h readHost) Ready(ctx context.Context) error { return h.s.attached(ctx) }
+func (h readHost) Members() []member.Member        { return h.s.net.Members() }
+func (h readHost) Log() *slog.Logger               { return h.s.log }
+
+func (h readHost) Lookup(id string) (*receiver.Shuffle, error) {
+	sh, err := h.s.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	return sh.recv, nil
+}
+
+// LastAPIAddr returns the API address node last had among the members, as
+// membership events told it ("" if none did).
+func (h readHost) LastAPIAddr(node string) string {
+	h.s.mu.RLock()
+	defer h.s.mu.RUnlock()
+	return h.s.apiAddrs[node]
+}
+
+func (h readHost) Stream(ctx context.Context, to string, t wire.Type, payload []byte, recv func([]byte) error) error {
+	return h.s.net.Stream(ctx, to, t, payload, recv)
 }

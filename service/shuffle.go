@@ -35,10 +35,6 @@ type entry struct {
 // coordPart returns sh's coordinator part, nil unless this node coordinates it.
 func (sh *entry) coordPart() *coordinator.Shuffle { return sh.CoordPart() }
 
-// finished records an attempt this node finished as a sender (its end
-// markers acknowledged by every receiver), reported to the coordinator as c.
-func (sh *entry) finished(c *control.Msg) { sh.Finished(c) }
-
 // committed records an attempt this node committed as a receiver.
 func (sh *entry) committed(c control.Committed) { sh.Committed(c) }
 

@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/splitter"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -24,15 +23,10 @@ import (
 // Network is what a Sender needs of the network: *dht.Node and
 // *simnet.Node implement it.
 type Network interface {
-	// Request sends one frame to the member named to and returns its Ack;
-	// busy and refused replies come back as errors (wire.ErrBusy,
-	// wire.ErrRefused).
-	Request(ctx context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error)
-}
-
-// payloadRequester is a Network that writes a payload in parts without
-// joining it, its CRC combined from those it knows (dht.Node does).
-type payloadRequester interface {
+	// RequestPayload sends one frame whose payload is p (written in
+	// place where the network can) to the member named to and returns
+	// its Ack; busy and refused replies come back as errors
+	// (wire.ErrBusy, wire.ErrRefused).
 	RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error)
 }
 
@@ -55,7 +49,7 @@ func (x *Sender) Send(ctx context.Context, b *splitter.Batch) error {
 	if n == nil {
 		return ErrDetached
 	}
-	_, err := request(ctx, *n, b.Dest, shard.MsgPayload(b.Msg()))
+	_, err := (*n).RequestPayload(ctx, b.Dest, wire.TypeShards, b.Payload())
 	switch {
 	case err == nil:
 		return nil
@@ -66,13 +60,4 @@ func (x *Sender) Send(ctx context.Context, b *splitter.Batch) error {
 		return splitter.Retryable(err, max(d, time.Millisecond))
 	}
 	return splitter.Retryable(err, 0)
-}
-
-// request sends a shards frame whose payload is p: in place where the
-// network can, else joined.
-func request(ctx context.Context, n Network, to string, p wire.Payload) (wire.Frame, error) {
-	if pr, ok := n.(payloadRequester); ok {
-		return pr.RequestPayload(ctx, to, wire.TypeShards, p)
-	}
-	return n.Request(ctx, to, wire.TypeShards, wire.Join(p.Parts))
 }

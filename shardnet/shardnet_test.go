@@ -21,8 +21,8 @@ type network struct {
 	payload []byte
 }
 
-func (n *network) Request(_ context.Context, to string, t wire.Type, payload []byte) (wire.Frame, error) {
-	n.to, n.typ, n.payload = to, t, payload
+func (n *network) RequestPayload(_ context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error) {
+	n.to, n.typ, n.payload = to, t, wire.Join(p.Parts)
 	return wire.Frame{}, n.err
 }
 

@@ -75,6 +75,12 @@ func (n *Node) Request(ctx context.Context, to string, t wire.Type, payload []by
 	}
 }
 
+// RequestPayload is Request of p's parts joined: the destination gets
+// them as one payload, as it would read them from a stream.
+func (n *Node) RequestPayload(ctx context.Context, to string, t wire.Type, p wire.Payload) (wire.Frame, error) {
+	return n.Request(ctx, to, t, wire.Join(p.Parts))
+}
+
 // requestSelf calls this node's handler in place, as dht does.
 func (n *Node) requestSelf(t wire.Type, payload []byte) (wire.Frame, error) {
 	if !n.live() {

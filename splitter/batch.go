@@ -1,6 +1,9 @@
 package splitter
 
-import "github.com/shufflenode/shufflenode/shard"
+import (
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/wire"
+)
 
 // entrySize is what an entry costs the memory budget.
 func entrySize(e *shard.Entry) int64 { return int64(e.Len()) + 16*int64(len(e.Runs)) + 32 }
@@ -43,6 +46,11 @@ func (b *Batch) Msg() *shard.Msg {
 	}
 	return m
 }
+
+// Payload returns the batch as the payload of the shards frame that
+// carries it, in parts that share the entries' data (shard.MsgPayload):
+// valid until Send returns.
+func (b *Batch) Payload() wire.Payload { return shard.MsgPayload(b.Msg()) }
 
 // finish completes every End of b with err.
 func (b *Batch) finish(err error) {

@@ -1,4 +1,4 @@
-package service
+package puts
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 // PutChunk runs one input task attempt of an array shuffle: old chunk task
 // (C-order index into the old grid) with its bytes. The chunk's dtype and
 // shape must be the spec's (unknown-size axes take the chunk's own size).
-func (s *Service) PutChunk(ctx context.Context, id string, task uint64, attempt uint32, c rechunk.Chunk) (PutResult, error) {
-	sh, err := s.senderLookup(ctx, id)
+func (s *Runner) PutChunk(ctx context.Context, id string, task uint64, attempt uint32, c rechunk.Chunk) (PutResult, error) {
+	sh, err := s.clientLookup(ctx, id)
 	if err != nil {
 		return PutResult{}, err
 	}
@@ -27,7 +27,7 @@ func (s *Service) PutChunk(ctx context.Context, id string, task uint64, attempt 
 }
 
 // checkChunk refuses a chunk of the wrong dtype, shape or byte length.
-func (sh *entry) checkChunk(task uint64, c rechunk.Chunk) error {
+func (sh *Shuffle) checkChunk(task uint64, c rechunk.Chunk) error {
 	if task >= uint64(sh.Spec.Tasks) {
 		return fmt.Errorf("%w: shuffle %s: task %d out of range 0..%d", ErrBadInput, sh.ID(), task, sh.Spec.Tasks-1)
 	}
@@ -44,16 +44,4 @@ func (sh *entry) checkChunk(task uint64, c rechunk.Chunk) error {
 			ErrBadInput, sh.ID(), task, idx, c.DType, c.Shape, len(c.Data), sh.Array.DType, want)
 	}
 	return nil
-}
-
-// GetChunk assembles new chunk p (C-order index into the new grid) of an
-// array shuffle on its owner, after the barrier: every committed piece is
-// placed straight into one buffer of the chunk's final size. A missing or
-// misfit piece is an error naming it: nothing is filled in silently.
-func (s *Service) GetChunk(ctx context.Context, id string, p int) (rechunk.Chunk, error) {
-	sh, err := s.lookup(id)
-	if err != nil {
-		return rechunk.Chunk{}, err
-	}
-	return s.recv.GetChunk(ctx, sh.recv, p)
 }

@@ -1,9 +1,10 @@
-package service
+package coordinator
 
 import (
 	"errors"
 
 	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/shuffle"
 )
 
 // decided is the failure a coordinator's fail decision names: its reason
@@ -17,13 +18,14 @@ type decided struct {
 func (d *decided) Error() string { return d.reason }
 func (d *decided) Unwrap() error { return d.is }
 
-// failure is the error of fail decision c: it wraps ErrReplayDiffers when
-// the coordinator failed the shuffle because a replay differed, so that
-// this node's answers (a put, a barrier poll) say so to the client too, as
+// FailureOf is the error of fail decision c (control.OpFail), as a member
+// that takes it holds it: it wraps shuffle.ErrReplayDiffers when the
+// coordinator failed the shuffle because a replay differed, so that the
+// member's answers (a put, a barrier poll) say so to the client too, as
 // the coordinator's do.
-func failure(c *control.Msg) error {
+func FailureOf(c *control.Msg) error {
 	if c.Differs != "" {
-		return &decided{reason: c.Reason, is: ErrReplayDiffers}
+		return &decided{reason: c.Reason, is: shuffle.ErrReplayDiffers}
 	}
 	return errors.New(c.Reason)
 }

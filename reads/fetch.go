@@ -1,4 +1,4 @@
-package service
+package reads
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 
 	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitaxes"
@@ -38,18 +39,18 @@ const maxReadReq = 4 << 10
 // over the cluster's streams, wherever it is (this node included). emit gets
 // the record batches in order and must release them; its error stops the
 // read.
-func (s *Service) Fetch(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
-	sh, owner, err := s.readTarget(id, p)
+func (r *Reader) Fetch(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
+	sh, owner, err := r.readTarget(id, p)
 	if err != nil {
 		return err
 	}
 	if sh.Array != nil {
-		return fmt.Errorf("%w: shuffle %s is an array rechunk: fetch chunks", ErrBadInput, id)
+		return fmt.Errorf("%w: shuffle %s is an array rechunk: fetch chunks", shuffle.ErrBadInput, id)
 	}
-	return s.fetch(ctx, id, p, owner, func(b []byte) error {
+	return r.fetch(ctx, id, p, owner, func(b []byte) error {
 		rec, err := sh.Codec.Decode(b) // b is ours: decoded in place
 		if err != nil {
-			return fmt.Errorf("%w: shuffle %s partition %d from %s: %w", ErrFailed, id, p, owner, err)
+			return fmt.Errorf("%w: shuffle %s partition %d from %s: %w", shuffle.ErrFailed, id, p, owner, err)
 		}
 		return emit(rec)
 	})
@@ -57,16 +58,16 @@ func (s *Service) Fetch(ctx context.Context, id string, p int, emit func(arrow.R
 
 // FetchChunk reads new chunk p of array shuffle id from its owner, over the
 // cluster's streams.
-func (s *Service) FetchChunk(ctx context.Context, id string, p int) (rechunk.Chunk, error) {
-	sh, owner, err := s.readTarget(id, p)
+func (r *Reader) FetchChunk(ctx context.Context, id string, p int) (rechunk.Chunk, error) {
+	sh, owner, err := r.readTarget(id, p)
 	if err != nil {
 		return rechunk.Chunk{}, err
 	}
 	if sh.Array == nil {
-		return rechunk.Chunk{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", ErrBadInput, id)
+		return rechunk.Chunk{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", shuffle.ErrBadInput, id)
 	}
 	var whole []byte // the chunk comes in frames of at most chunkFrame bytes
-	err = s.fetch(ctx, id, p, owner, func(b []byte) error {
+	err = r.fetch(ctx, id, p, owner, func(b []byte) error {
 		whole = append(whole, b...)
 		return nil
 	})
@@ -75,72 +76,72 @@ func (s *Service) FetchChunk(ctx context.Context, id string, p int) (rechunk.Chu
 	}
 	c, err := rechunk.DecodePiece(whole, sh.Array.DType)
 	if err != nil {
-		return rechunk.Chunk{}, fmt.Errorf("%w: shuffle %s new chunk %d from %s: %w", ErrFailed, id, p, owner, err)
+		return rechunk.Chunk{}, fmt.Errorf("%w: shuffle %s new chunk %d from %s: %w", shuffle.ErrFailed, id, p, owner, err)
 	}
 	return c, nil
 }
 
 // readTarget checks the partition and names its owner.
-func (s *Service) readTarget(id string, p int) (*entry, string, error) {
-	sh, err := s.lookup(id)
+func (r *Reader) readTarget(id string, p int) (*receiver.Shuffle, string, error) {
+	sh, err := r.cfg.Host.Lookup(id)
 	if err != nil {
 		return nil, "", err
 	}
 	if p < 0 || p >= sh.Spec.Partitions {
-		return nil, "", fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", ErrBadInput, id, p, sh.Spec.Partitions-1)
+		return nil, "", fmt.Errorf("%w: shuffle %s: partition %d out of range 0..%d", shuffle.ErrBadInput, id, p, sh.Spec.Partitions-1)
 	}
-	r := sh.Route()
-	return sh, sh.Members[r.GroupOf[p]], nil
+	rt := sh.Route()
+	return sh, sh.Members[rt.GroupOf[p]], nil
 }
 
 // fetch streams one read from owner into recv.
-func (s *Service) fetch(ctx context.Context, id string, p int, owner string, recv func([]byte) error) error {
+func (r *Reader) fetch(ctx context.Context, id string, p int, owner string, recv func([]byte) error) error {
 	body, err := json.Marshal(readReq{Shuffle: id, Partition: p})
 	if err != nil {
 		return err
 	}
 	var recvErr error
-	err = s.net.Stream(ctx, owner, wire.TypeRead, body, func(b []byte) error {
+	err = r.cfg.Host.Stream(ctx, owner, wire.TypeRead, body, func(b []byte) error {
 		recvErr = recv(b)
 		return recvErr
 	})
 	if err != nil && !errors.Is(err, recvErr) {
-		return peerError(id, owner, err)
+		return r.cfg.PeerError(id, owner, err)
 	}
 	return err
 }
 
 // HandleStream serves a streamed request of a peer (it is the cluster's
 // dht.StreamHandler): a read of an output partition this node owns.
-func (s *Service) HandleStream(ctx context.Context, from member.Member, req wire.Frame, send func([]byte) error) (wire.Type, []byte) {
-	if err := s.attached(ctx); err != nil {
+func (r *Reader) HandleStream(ctx context.Context, from member.Member, req wire.Frame, send func([]byte) error) (wire.Type, []byte) {
+	if err := r.cfg.Host.Ready(ctx); err != nil {
 		return wire.TypeBusy, wire.EncodeBusy(10 * time.Millisecond)
 	}
-	err := s.serveRead(ctx, req, send)
+	err := r.serveRead(ctx, req, send)
 	if err != nil {
-		s.log.Debug("read refused", "peer", from.Name, "err", err)
-		return wire.TypeRefused, wire.EncodeRefusal(wire.Refusal{Code: refusalCode(err), Reason: err.Error()})
+		r.cfg.Host.Log().Debug("read refused", "peer", from.Name, "err", err)
+		return wire.TypeRefused, wire.EncodeRefusal(wire.Refusal{Code: r.cfg.RefusalCode(err), Reason: err.Error()})
 	}
 	return wire.TypeAck, nil
 }
 
 // serveRead decodes a read request and streams the partition.
-func (s *Service) serveRead(ctx context.Context, req wire.Frame, send func([]byte) error) error {
+func (r *Reader) serveRead(ctx context.Context, req wire.Frame, send func([]byte) error) error {
 	if req.Type != wire.TypeRead {
 		return shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("streamed request of type %s", req.Type))
 	}
-	var r readReq
-	if len(req.Payload) > maxReadReq || json.Unmarshal(req.Payload, &r) != nil {
+	var q readReq
+	if len(req.Payload) > maxReadReq || json.Unmarshal(req.Payload, &q) != nil {
 		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("read request: malformed (%d bytes)", len(req.Payload)))
 	}
-	sh, err := s.lookup(r.Shuffle)
+	sh, err := r.cfg.Host.Lookup(q.Shuffle)
 	if err != nil {
 		return err
 	}
 	if sh.Array != nil {
-		return s.sendChunk(ctx, r, send)
+		return r.sendChunk(ctx, q, send)
 	}
-	return s.Get(ctx, r.Shuffle, r.Partition, func(rec arrow.Record) error {
+	return r.Get(ctx, q.Shuffle, q.Partition, func(rec arrow.Record) error {
 		defer rec.Release()
 		b, err := sh.Codec.AppendRecord(nil, rec)
 		if err != nil {
@@ -154,8 +155,8 @@ func (s *Service) serveRead(ctx context.Context, req wire.Frame, send func([]byt
 const chunkFrame = 4 << 20
 
 // sendChunk streams one assembled new chunk, in frames of chunkFrame bytes.
-func (s *Service) sendChunk(ctx context.Context, r readReq, send func([]byte) error) error {
-	c, err := s.GetChunk(ctx, r.Shuffle, r.Partition)
+func (r *Reader) sendChunk(ctx context.Context, q readReq, send func([]byte) error) error {
+	c, err := r.GetChunk(ctx, q.Shuffle, q.Partition)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package service
+package limits
 
 import (
 	"context"
@@ -13,18 +13,18 @@ import (
 	"github.com/shufflenode/shufflenode/table"
 )
 
-// TestBatchGateWaits: a batch larger than the gate overdraws it; a second
+// TestGateWaits: a batch larger than the gate overdraws it; a second
 // put waits before it reads while the first holds that batch, and reads
 // once the first moves on (the first then waits for its next read until
 // the second is done).
-func TestBatchGateWaits(t *testing.T) {
+func TestGateWaits(t *testing.T) {
 	rec := int64Record(1000) // ~8 KB: costs twice that while cut, more than the gate
 	defer rec.Release()
 	cost := 2 * table.RecordBytes(rec)
-	g := newBatchGate(10000, 10000)
+	g := NewGate(10000, 10000)
 	ctx := context.Background()
-	a, b := g.hold(), g.hold()
-	if _, err := gatedRead(ctx, a, once(rec)); err != nil {
+	a, b := g.Hold(), g.Hold()
+	if _, err := a.Read(ctx, once(rec)); err != nil {
 		t.Fatal(err)
 	}
 	if used := g.b.Used(); used != cost {
@@ -32,19 +32,19 @@ func TestBatchGateWaits(t *testing.T) {
 	}
 	read := make(chan error, 1)
 	go func() {
-		_, err := gatedRead(ctx, b, once(rec))
+		_, err := b.Read(ctx, once(rec))
 		read <- err
-		b.release() // the put ends
+		b.Release() // the put ends
 	}()
 	select {
 	case err := <-read:
 		t.Fatalf("second put read while the first held the gate (err %v)", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if _, err := gatedRead(ctx, a, func() (arrow.Record, error) { return nil, io.EOF }); !errors.Is(err, io.EOF) {
+	if _, err := a.Read(ctx, func() (arrow.Record, error) { return nil, io.EOF }); !errors.Is(err, io.EOF) {
 		t.Fatalf("first put's end: %v", err)
 	}
-	a.release()
+	a.Release()
 	if err := <-read; err != nil {
 		t.Fatal(err)
 	}
@@ -53,21 +53,21 @@ func TestBatchGateWaits(t *testing.T) {
 	}
 }
 
-// TestBatchGateCancel: a put whose context ends while it waits gets the
+// TestGateCancel: a put whose context ends while it waits gets the
 // context's error and holds nothing.
-func TestBatchGateCancel(t *testing.T) {
-	g := newBatchGate(100, 100)
-	a, b := g.hold(), g.hold()
-	if err := a.wait(context.Background()); err != nil {
+func TestGateCancel(t *testing.T) {
+	g := NewGate(100, 100)
+	a, b := g.Hold(), g.Hold()
+	if err := a.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := b.wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if err := b.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("wait on a full gate: %v, want the context's deadline", err)
 	}
-	b.release()
-	a.release()
+	b.Release()
+	a.Release()
 	if used := g.b.Used(); used != 0 {
 		t.Fatalf("gate holds %d bytes, want 0", used)
 	}

@@ -1,4 +1,4 @@
-package service
+package puts
 
 import (
 	"context"
@@ -28,8 +28,8 @@ type PutResult struct {
 // Put returns once every receiver acknowledged the task's data and the
 // coordinator recorded it done. A failed put leaves nothing committed: the
 // caller may retry with a higher attempt number.
-func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint32, schema *arrow.Schema, next func() (arrow.Record, error)) (PutResult, error) {
-	sh, err := s.senderLookup(ctx, id)
+func (s *Runner) Put(ctx context.Context, id string, task uint64, attempt uint32, schema *arrow.Schema, next func() (arrow.Record, error)) (PutResult, error) {
+	sh, err := s.clientLookup(ctx, id)
 	if err != nil {
 		return PutResult{}, err
 	}
@@ -47,7 +47,7 @@ func (s *Service) Put(ctx context.Context, id string, task uint64, attempt uint3
 
 // putWith runs one attempt of any kind: feed cuts the input and hands its
 // entries to the splitter.
-func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt uint32, feed func(*putter) error) (PutResult, error) {
+func (s *Runner) putWith(ctx context.Context, sh *Shuffle, task uint64, attempt uint32, feed func(*putter) error) (PutResult, error) {
 	k := shuffle.AttemptKey{Task: task, Attempt: attempt}
 	if err := s.drainRefusal(sh, k); err != nil {
 		return PutResult{}, err
@@ -67,7 +67,9 @@ func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt u
 	}
 	res, err := s.put(ctx, sh, k, feed)
 	sh.endPut(k, err == nil)
-	s.refreshGuest(ctx, sh, err)
+	if s.afterPut != nil {
+		s.afterPut(ctx, sh, err)
+	}
 	if err != nil {
 		s.log.Warn("put failed", "shuffle", sh.ID(), "task", task, "attempt", attempt, "err", err)
 	}
@@ -75,7 +77,7 @@ func (s *Service) putWith(ctx context.Context, sh *entry, task uint64, attempt u
 }
 
 // checkSchema refuses input whose schema is not the shuffle's.
-func (sh *entry) checkSchema(task uint64, schema *arrow.Schema) error {
+func (sh *Shuffle) checkSchema(task uint64, schema *arrow.Schema) error {
 	if schema != nil && !schema.Equal(sh.Schema) {
 		return fmt.Errorf("%w: shuffle %s task %d: input schema %s does not match the shuffle's schema %s",
 			ErrBadInput, sh.ID(), task, schema, sh.Schema)
@@ -87,7 +89,7 @@ func (sh *entry) checkSchema(task uint64, schema *arrow.Schema) error {
 // or after it ran (finished: it ran to its end here; the caller then asks
 // whether the task is still done, and if so the put is skipped like any
 // put of a done task).
-func (sh *entry) startPut(k shuffle.AttemptKey) (finished bool, err error) {
+func (sh *Shuffle) startPut(k shuffle.AttemptKey) (finished bool, err error) {
 	sh.Lock()
 	defer sh.Unlock()
 	if done, ok := sh.puts[k]; ok {
@@ -101,7 +103,7 @@ func (sh *entry) startPut(k shuffle.AttemptKey) (finished bool, err error) {
 	return false, nil
 }
 
-func (sh *entry) endPut(k shuffle.AttemptKey, ok bool) {
+func (sh *Shuffle) endPut(k shuffle.AttemptKey, ok bool) {
 	sh.Lock()
 	defer sh.Unlock()
 	if ok {
@@ -116,7 +118,7 @@ func (sh *entry) endPut(k shuffle.AttemptKey, ok bool) {
 // its replies were lost is then simply done.
 // The question is retried like the done report: a lost reply must not turn
 // a done task into a refused put.
-func (s *Service) taskDone(ctx context.Context, sh *entry, k shuffle.AttemptKey) bool {
+func (s *Runner) taskDone(ctx context.Context, sh *Shuffle, k shuffle.AttemptKey) bool {
 	c := control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: sh.Route().Epoch, Node: s.Name(), Task: k.Task, Attempt: k.Attempt}
 	var r control.Reply
 	err := control.Retry(ctx, 5, func() error {
@@ -130,7 +132,7 @@ func (s *Service) taskDone(ctx context.Context, sh *entry, k shuffle.AttemptKey)
 // put registers with the coordinator, streams the input and reports done.
 // The whole attempt runs in one epoch: if the epoch moves meanwhile, the
 // attempt fails with ErrStaleEpoch and the caller runs a new one.
-func (s *Service) put(ctx context.Context, sh *entry, k shuffle.AttemptKey, feed func(*putter) error) (PutResult, error) {
+func (s *Runner) put(ctx context.Context, sh *Shuffle, k shuffle.AttemptKey, feed func(*putter) error) (PutResult, error) {
 	rt := sh.Route()
 	r, err := s.reportTask(ctx, sh, control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: rt.Epoch, Node: s.Name(), Task: k.Task, Attempt: k.Attempt})
 	if err != nil {
@@ -184,7 +186,7 @@ func backupGroups(rt *shuffle.Route, n int) []int {
 // or backup that already held it in epoch since (when the replayed attempt
 // was done) committed that attempt's rows of it and keeps them, so it gets
 // none of this attempt's rows; it still gets the end marker.
-func (sh *entry) sendOnlyMoved(r *splitter.Route, rt *shuffle.Route, since uint64) error {
+func (sh *Shuffle) sendOnlyMoved(r *splitter.Route, rt *shuffle.Route, since uint64) error {
 	if since >= rt.Epoch {
 		return fmt.Errorf("%w: shuffle %s task %d attempt %d replays epoch %d, not older than %d",
 			ErrBadInput, sh.ID(), r.Task, r.Attempt, since, rt.Epoch)
@@ -222,8 +224,8 @@ func staleOr(err error) error {
 // cutting and sending; the putter adds the coordinator's part (begin, done)
 // and the input's checks.
 type putter struct {
-	s   *Service
-	sh  *entry
+	s   *Runner
+	sh  *Shuffle
 	rt  *shuffle.Route // the epoch the attempt runs in
 	k   shuffle.AttemptKey
 	cut *splitter.Cut
@@ -237,10 +239,10 @@ func (p *putter) frame() splitter.Frame {
 // feed reads every record of the input and sends its rows.
 func (p *putter) feed(ctx context.Context, next func() (arrow.Record, error)) error {
 	f := p.frame()
-	h := p.s.inputs.hold()
-	defer h.release()
+	h := p.s.inputs.Hold()
+	defer h.Release()
 	for {
-		rec, err := gatedRead(ctx, h, next)
+		rec, err := h.Read(ctx, next)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -1,4 +1,4 @@
-package service
+package reads
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/splitaxes"
 )
 
@@ -18,15 +19,15 @@ type (
 )
 
 // Layout returns the layout of array shuffle id as this node sees it.
-func (s *Service) Layout(id string) (Layout, error) {
-	sh, err := s.lookup(id)
+func (r *Reader) Layout(id string) (Layout, error) {
+	sh, err := r.cfg.Host.Lookup(id)
 	if err != nil {
 		return Layout{}, err
 	}
 	if sh.Array == nil {
-		return Layout{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", ErrBadInput, id)
+		return Layout{}, fmt.Errorf("%w: shuffle %s is not an array rechunk", shuffle.ErrBadInput, id)
 	}
-	locs, err := s.Locations(id)
+	locs, err := r.Locations(id)
 	if err != nil {
 		return Layout{}, err
 	}

@@ -1,4 +1,4 @@
-package service
+package limits
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/shufflenode/shufflenode/table"
 )
 
-// batchGate bounds the memory of the record batches that the node's puts
+// Gate bounds the memory of the record batches that the node's puts
 // or reads hold at once. A put's batch read from a client's stream (its
 // frame) and its rows cut into shards (the splitter's copy) live side by
 // side until the shards are in the send buffers; a read's output batch is
@@ -21,41 +21,41 @@ import (
 // it reads or gathers it, so that over the gate's size the next ones wait,
 // and their clients' streams with them (gRPC flow control), instead of the
 // node allocating. A batch larger than the gate is taken alone.
-type batchGate struct {
+type Gate struct {
 	b     *budget.Budget
 	first int64 // the reservation of a first batch, before one was seen
 }
 
-// newBatchGate returns a gate of size bytes whose holds reserve first bytes
+// NewGate returns a gate of size bytes whose holds reserve first bytes
 // before their first batch.
-func newBatchGate(size, first int64) *batchGate {
-	return &batchGate{b: budget.New(size), first: min(first, size)}
+func NewGate(size, first int64) *Gate {
+	return &Gate{b: budget.New(size), first: min(first, size)}
 }
 
-// batchHold is what one put or read holds of its gate: the reservation for
+// Hold is what one put or read holds of its gate: the reservation for
 // its current batch. Not safe for concurrent use.
-type batchHold struct {
-	g     *batchGate
+type Hold struct {
+	g     *Gate
 	held  int64
 	guess int64 // the next reservation: the last batch's cost
 }
 
-// hold returns an empty hold of g; the caller calls release when done.
-func (g *batchGate) hold() *batchHold { return &batchHold{g: g, guess: g.first} }
+// Hold returns an empty hold of g; the caller calls Release when done.
+func (g *Gate) Hold() *Hold { return &Hold{g: g, guess: g.first} }
 
-// wait gives back the last batch's bytes and waits for room for the next
+// Wait gives back the last batch's bytes and waits for room for the next
 // batch, as large as the last one. It returns ctx's error, holding
 // nothing, if ctx ends first.
-func (h *batchHold) wait(ctx context.Context) error {
-	h.release()
+func (h *Hold) Wait(ctx context.Context) error {
+	h.Release()
 	got, err := h.g.b.Acquire(ctx, h.guess)
 	h.held = got
 	return err
 }
 
-// charge records that the current batch holds cost bytes: past what is
+// Charge records that the current batch holds cost bytes: past what is
 // reserved, the gate is overdrawn and the next waits last longer.
-func (h *batchHold) charge(cost int64) {
+func (h *Hold) Charge(cost int64) {
 	if cost > h.held {
 		h.g.b.Charge(cost - h.held)
 		h.held = cost
@@ -63,23 +63,23 @@ func (h *batchHold) charge(cost int64) {
 	h.guess = cost
 }
 
-// release gives back what the current batch holds. Idempotent.
-func (h *batchHold) release() {
+// Release gives back what the current batch holds. Idempotent.
+func (h *Hold) Release() {
 	h.g.b.Release(h.held)
 	h.held = 0
 }
 
-// gatedRead reads a put's next batch once h has room for it, and charges
+// Read reads a put's next batch once h has room for it, and charges
 // what it holds while it is cut: its bytes as read and its rows copied
 // into shards. The batch stays reserved until the next call (its rows are
-// in the send buffers by then) or h's release.
-func gatedRead(ctx context.Context, h *batchHold, next func() (arrow.Record, error)) (arrow.Record, error) {
-	if err := h.wait(ctx); err != nil {
+// in the send buffers by then) or h's Release.
+func (h *Hold) Read(ctx context.Context, next func() (arrow.Record, error)) (arrow.Record, error) {
+	if err := h.Wait(ctx); err != nil {
 		return nil, err
 	}
 	rec, err := next()
 	if err == nil {
-		h.charge(2 * table.RecordBytes(rec))
+		h.Charge(2 * table.RecordBytes(rec))
 	}
 	return rec, err
 }

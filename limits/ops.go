@@ -1,14 +1,15 @@
-package service
+package limits
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/shufflenode/shufflenode/budget"
 )
 
-// OpInput is one input partition of a node-side op (ReserveOp) and how
+// OpInput is one input partition of a node-side op (Ops.Reserve) and how
 // much of it the op holds at once.
 type OpInput struct {
 	Shuffle string
@@ -20,7 +21,7 @@ type OpInput struct {
 	Copies int
 }
 
-// OpMemory is the memory reserved for one node-side op (ReserveOp). It is
+// OpMemory is the memory reserved for one node-side op (Ops.Reserve). It is
 // used by one goroutine: the op's.
 type OpMemory struct {
 	b      *budget.Budget
@@ -31,12 +32,12 @@ type OpMemory struct {
 // Bytes is the memory the op holds of the budget.
 func (m *OpMemory) Bytes() int64 { return m.n }
 
-// Passes is how many passes the op is to make (ReserveOp), each within
+// Passes is how many passes the op is to make (Ops.Reserve), each within
 // what it holds.
 func (m *OpMemory) Passes() int { return m.passes }
 
 // Charge counts n more bytes without waiting: the copies of an input
-// partition that the op read from another node (ReserveOp counted only
+// partition that the op read from another node (Reserve counted only
 // this node's). The budget may be overdrawn; the next ops wait until it is
 // not.
 func (m *OpMemory) Charge(n int64) {
@@ -50,10 +51,22 @@ func (m *OpMemory) Release() {
 	m.n = 0
 }
 
-// ReserveOp waits until the node's budget for node-side ops
-// (Config.OpMemory) has room for an op on partition p of its inputs, and
-// reserves it: each input's Copies times the bytes this node holds of it
-// (receiver.PartitionBytes). An op that can run in passes (maxPasses > 1,
+// Ops is a node's budget for node-side ops (joins and sorts of output
+// partitions). Set its fields before the first Reserve; it is then safe
+// for concurrent use.
+type Ops struct {
+	// Budget is the memory the ops running may hold at once.
+	Budget *budget.Budget
+	// Held returns the bytes this node holds of output partition p of
+	// shuffle id (receiver.Receiver.PartitionBytes), or the lookup's error.
+	Held func(id string, p int) (int64, error)
+	// Log is where an op that waited over a second is logged.
+	Log *slog.Logger
+}
+
+// Reserve waits until the budget has room for an op on partition p of its
+// inputs, and reserves it: each input's Copies times the bytes this node
+// holds of it (Ops.Held). An op that can run in passes (maxPasses > 1,
 // a sort) and would not fit the budget in one is to make the fewest passes
 // up to maxPasses that fit (OpMemory.Passes), and reserves what one pass
 // holds. Inputs held elsewhere count once the op has read them
@@ -61,28 +74,28 @@ func (m *OpMemory) Release() {
 // budget even so waits for the whole of it and runs alone. The caller must
 // Release the memory. ctx's end stops the wait with an error naming the
 // bytes wanted and in use.
-func (s *Service) ReserveOp(ctx context.Context, p, maxPasses int, inputs ...OpInput) (*OpMemory, error) {
+func (o *Ops) Reserve(ctx context.Context, p, maxPasses int, inputs ...OpInput) (*OpMemory, error) {
 	var want int64
 	ids := make([]string, len(inputs))
 	for i, in := range inputs {
-		sh, err := s.lookup(in.Shuffle)
+		held, err := o.Held(in.Shuffle, p)
 		if err != nil {
 			return nil, err
 		}
-		want += int64(in.Copies) * s.recv.PartitionBytes(sh.recv, p)
+		want += int64(in.Copies) * held
 		ids[i] = in.Shuffle
 	}
-	passes := passesFor(want, s.ops.Size(), maxPasses)
+	passes := passesFor(want, o.Budget.Size(), maxPasses)
 	want = (want + int64(passes) - 1) / int64(passes)
 	start := time.Now()
-	got, err := s.ops.Acquire(ctx, want)
+	got, err := o.Budget.Acquire(ctx, want)
 	if err != nil {
-		return nil, fmt.Errorf("waiting for %d bytes of op memory (%d of %d in use): %w", want, s.ops.Used(), s.ops.Size(), err)
+		return nil, fmt.Errorf("waiting for %d bytes of op memory (%d of %d in use): %w", want, o.Budget.Used(), o.Budget.Size(), err)
 	}
 	if waited := time.Since(start); waited > time.Second {
-		s.log.Info("op waited for memory", "shuffles", ids, "partition", p, "bytes", got, "budget", s.ops.Size(), "waited", waited)
+		o.Log.Info("op waited for memory", "shuffles", ids, "partition", p, "bytes", got, "budget", o.Budget.Size(), "waited", waited)
 	}
-	return &OpMemory{b: s.ops, n: got, passes: passes}, nil
+	return &OpMemory{b: o.Budget, n: got, passes: passes}, nil
 }
 
 // passesFor is the fewest passes, up to limit (at least 1), in which each

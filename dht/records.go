@@ -12,6 +12,8 @@ import (
 	kb "github.com/libp2p/go-libp2p-kbucket"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/routing"
+
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // MaxRecordSize is the largest value PutRecord stores.
@@ -215,8 +217,11 @@ func (n *Node) nextVersion() uint64 {
 }
 
 // GetRecord returns the newest value stored under key by any member (this
-// node's own store included), or an error matching ErrNotFound. It asks the
-// closest members and waits for the lookup to finish (bounded by ctx).
+// node's own store included), or an error matching ErrNotFound and
+// wire.ErrNoRecord when the lookup asked every member it knows. It asks the
+// closest members and waits for the lookup to finish (bounded by ctx); while
+// its routing table holds fewer peers than the members it knows (it just
+// started) a lookup that finds nothing returns ErrTransport instead.
 func (n *Node) GetRecord(ctx context.Context, key string) ([]byte, error) {
 	k, err := recordKey(key)
 	if err != nil {
@@ -224,7 +229,13 @@ func (n *Node) GetRecord(ctx context.Context, key string) ([]byte, error) {
 	}
 	v, err := n.kad.GetValue(ctx, k)
 	if errors.Is(err, routing.ErrNotFound) || errors.Is(err, kb.ErrLookupFailure) {
-		return nil, fmt.Errorf("%w: record %s (node %s)", ErrNotFound, key, n.cfg.Name)
+		if s := n.Stats(); s.RoutingTablePeers < s.Members-1 {
+			// A node that just (re)started knows members its routing table
+			// does not hold yet: the lookup did not ask them.
+			return nil, fmt.Errorf("%w: node %s: get record %s: the routing table holds %d of the %d other members yet",
+				ErrTransport, n.cfg.Name, key, s.RoutingTablePeers, s.Members-1)
+		}
+		return nil, fmt.Errorf("%w: %w: record %s (node %s)", ErrNotFound, wire.ErrNoRecord, key, n.cfg.Name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dht: node %s: get record %s: %w", n.cfg.Name, key, err)

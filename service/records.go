@@ -9,6 +9,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/record"
 	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // The coordinator writes a shuffle's record (package record) at create and
@@ -26,13 +27,20 @@ func (s *Service) publish(sh *shuffle.State) {
 	})
 }
 
-// FetchRecord reads shuffle id's record from the cluster's records.
+// FetchRecord reads shuffle id's record from the cluster's records. No
+// record (the store asked every member) is ErrUnknownShuffle; a lookup
+// that could not ask them (this node just started, a peer did not answer)
+// is ErrUnavailable.
 func (s *Service) FetchRecord(ctx context.Context, id string) (*record.Record, error) {
 	r, err := record.Read(ctx, s.net, id)
-	if err != nil && !errors.Is(err, shuffle.ErrBadInput) {
+	switch {
+	case err == nil || errors.Is(err, shuffle.ErrBadInput):
+		return r, err
+	case errors.Is(err, wire.ErrNoRecord):
 		return nil, fmt.Errorf("%w: %s: no record: %w", ErrUnknownShuffle, id, err)
+	default:
+		return nil, fmt.Errorf("%w: shuffle %s: node %s cannot read its record yet: %w", ErrUnavailable, id, s.Name(), err)
 	}
-	return r, err
 }
 
 // adopt installs shuffle c.Shuffle from its record, for a move (epoch or

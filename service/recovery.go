@@ -103,6 +103,9 @@ func (s *Service) clientLookup(ctx context.Context, id string) (*entry, error) {
 	}
 	r, rerr := s.FetchRecord(ctx, id)
 	if rerr != nil {
+		if errors.Is(rerr, ErrUnavailable) {
+			return nil, fmt.Errorf("%w: ask another node", rerr)
+		}
 		return nil, err
 	}
 	why, tell := recovery.Unheld(s.Name(), &recovery.Record{Members: r.Members, Lost: r.Lost, Coordinator: r.Coordinator, Term: r.Term})

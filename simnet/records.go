@@ -3,6 +3,8 @@ package simnet
 import (
 	"context"
 	"fmt"
+
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // Records: every node of the network shares one in-memory record store, the
@@ -33,14 +35,14 @@ func (n *Node) PutRecord(_ context.Context, key string, value []byte) error {
 }
 
 // GetRecord returns the value stored under key, or an error wrapping
-// ErrNotFound.
+// ErrNotFound and wire.ErrNoRecord.
 func (n *Node) GetRecord(_ context.Context, key string) ([]byte, error) {
 	nw := n.net
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
 	r, ok := nw.records[key]
 	if !ok {
-		return nil, fmt.Errorf("%w: record %s (node %s)", ErrNotFound, key, n.self.Name)
+		return nil, fmt.Errorf("%w: %w: record %s (node %s)", ErrNotFound, wire.ErrNoRecord, key, n.self.Name)
 	}
 	return clone(r.value), nil
 }

@@ -30,6 +30,11 @@ var (
 	// ErrRefused: the receiver refused the request. A *Refusal matches it;
 	// RefusalCodeOf tells why.
 	ErrRefused = errors.New("wire: request refused")
+	// ErrNoRecord: a record store (dht, simnet) asked its peers and none
+	// holds a value under the key. Any other error of a record lookup means
+	// the records could not be asked (yet): a node that just started has no
+	// route to them.
+	ErrNoRecord = errors.New("wire: no record under the key")
 	// ErrUnexpectedReply: a reply frame is not of type Ack, Busy or Refused.
 	ErrUnexpectedReply = errors.New("wire: unexpected reply frame")
 )

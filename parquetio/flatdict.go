@@ -16,7 +16,7 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // dictBuilder builds the dictionary of one column chunk.

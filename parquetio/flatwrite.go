@@ -24,15 +24,15 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/bitutil"
-	"github.com/apache/arrow/go/v15/arrow/flight"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/metadata"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
-	"github.com/apache/arrow/go/v15/parquet/schema"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/golang/snappy"
 )
 
@@ -329,7 +329,7 @@ func (f *flatWriter) writeColumn(ccb *metadata.ColumnChunkMetaDataBuilder, i int
 		return 0, err
 	}
 	encStats.DataEncodingStats = map[parquet.Encoding]int32{encoding: pages}
-	if err := ccb.Finish(info, dict != nil, false, encStats, nil); err != nil {
+	if err := ccb.Finish(info, dict != nil, false, encStats); err != nil {
 		return 0, err
 	}
 	if _, err := ccb.WriteTo(f.out); err != nil {

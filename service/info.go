@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/spec"

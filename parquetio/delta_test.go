@@ -13,6 +13,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
+// decodeDelta is decodeDeltaEnd without the stream's end.
+func decodeDelta(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64, error) {
+	dst, _, err := decodeDeltaEnd(dst, src, want, scratch)
+	return dst, err
+}
+
 // TestReadNullableDelta reads files another writer made with a nullable
 // int64 column in DELTA_BINARY_PACKED (which Arrow v15's decoder fails to
 // read when a batch ends inside a page) back in batches of 50 rows: every

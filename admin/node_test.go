@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/shufflenode/shufflenode/admin"
 	"github.com/shufflenode/shufflenode/dht"
 	"github.com/shufflenode/shufflenode/internal/testkit"

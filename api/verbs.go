@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"

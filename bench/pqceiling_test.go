@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/shufflenode/shufflenode/table"
 )
 

@@ -5,8 +5,8 @@ import (
 	"hash/maphash"
 	"math"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // keyCol is one key column in canonical form: fixed-width values as 64-bit

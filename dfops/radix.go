@@ -6,9 +6,9 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/float16"
 )
 
 // radixMin is the fewest rows sorted as uint64 keys; fewer go to the

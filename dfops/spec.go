@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // How is the kind of a join, as pandas.merge names them.

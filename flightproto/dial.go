@@ -1,7 +1,7 @@
 package flightproto
 
 import (
-	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/experimental"
 )

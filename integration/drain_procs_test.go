@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/job"

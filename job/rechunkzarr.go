@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/shufflenode/shufflenode/api"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/measure"

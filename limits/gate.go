@@ -3,7 +3,7 @@ package limits
 import (
 	"context"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/table"
 )

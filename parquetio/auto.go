@@ -6,8 +6,8 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
 // autoSampleBytes is about the most value bytes of a column that Auto

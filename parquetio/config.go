@@ -3,7 +3,7 @@ package parquetio
 import (
 	"fmt"
 
-	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
 // Compression names the codec of written column chunks.

@@ -6,12 +6,18 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/metadata"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
+
+// decodeDelta is decodeDeltaEnd without the stream's end.
+func decodeDelta(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64, error) {
+	dst, _, err := decodeDeltaEnd(dst, src, want, scratch)
+	return dst, err
+}
 
 // TestReadNullableDelta reads files another writer made with a nullable
 // int64 column in DELTA_BINARY_PACKED (which Arrow v15's decoder fails to

@@ -49,19 +49,14 @@ func readDeltaHeader(src []byte) (deltaHeader, int, error) {
 	return h, off, nil
 }
 
-// decodeDelta decodes the DELTA_BINARY_PACKED stream at the start of src,
-// which must hold exactly want values, into dst (reused if large enough)
-// and returns them. The arithmetic wraps at 64 bits; for INT32 values the
-// caller keeps the low 32 bits of each, which are those of 32-bit
-// arithmetic. scratch is a buffer reused between calls.
-func decodeDelta(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64, error) {
-	dst, _, err := decodeDeltaEnd(dst, src, want, scratch)
-	return dst, err
-}
-
-// decodeDeltaEnd is decodeDelta that also returns where the stream ends in
-// src: what follows it (a DELTA_LENGTH_BYTE_ARRAY page's values) starts
-// there. A last block's miniblocks past the last value take no bytes.
+// decodeDeltaEnd decodes the DELTA_BINARY_PACKED stream at the start of
+// src, which must hold exactly want values, into dst (reused if large
+// enough) and returns them and where the stream ends in src: what follows
+// it (a DELTA_LENGTH_BYTE_ARRAY page's values) starts there. A last
+// block's miniblocks past the last value take no bytes. The arithmetic
+// wraps at 64 bits; for 32-bit values (a page's value lengths) the caller
+// keeps the low 32 bits of each, which are those of 32-bit arithmetic.
+// scratch is a buffer reused between calls.
 func decodeDeltaEnd(dst []uint64, src []byte, want int, scratch *[]byte) ([]uint64, int, error) {
 	h, off, err := readDeltaHeader(src)
 	if err != nil {

@@ -1,16 +1,22 @@
 package parquetio
 
-// Arrow v15 decodes DELTA_BINARY_PACKED pages one value at a time through
-// a generic bit reader, at about 35 ns an int64 on this project's machine,
-// and builds string columns value by value through a BinaryBuilder: the
-// delta-encoded key and id columns that Auto writes (and that other writers
-// choose for sorted or small-range integers) cost a 16M-row set-index more
-// CPU to read than every other column together. This file decodes the
-// simple columns itself (required, flat, without dictionary: delta-encoded
-// integers about 20 times faster, see decodeDelta; plain numbers and
-// strings straight from the page) and leaves every other column to Arrow:
-// a record is Arrow's batch of the other columns with as many rows of each
-// of these added, or batches of its own when Arrow has no column left.
+// This file decodes some flat columns itself (required or nullable) and
+// leaves every other column to Arrow: a record is Arrow's batch of the
+// other columns with as many rows of each of these added, or batches of
+// its own when Arrow has no column left. Its columns, measured against
+// arrow-go v18.8.0 (BenchmarkCodecs, 256K rows, read time Arrow's / this
+// file's, several rounds back to back on a loaded 2-core machine;
+// 2026-11-28, commit f3ddca4):
+//   - strings and binaries, PLAIN (1.6-2.4), DELTA_LENGTH_BYTE_ARRAY
+//     (2.4-4.3) or dictionary pages (2.4-3.2; nullable 2.0-2.3, one round
+//     of three 0.8): Arrow builds them value by value through a
+//     BinaryBuilder; here a page's values become offsets over its bytes;
+//   - DELTA_BINARY_PACKED INT32 and INT64 (see decodeDeltaEnd): no faster
+//     than v18's decoder (0.7-1.4), but v18's never releases its blocks'
+//     buffers (its bit widths), so a caller's allocator would never get
+//     them back (TestMixedReaderMatchesArrow checks all is given back).
+// Plain and dictionary-encoded numbers are Arrow's: this file's decoders
+// of them were no faster than v18's (0.6-1.8 either way) and went.
 
 import (
 	"context"
@@ -20,15 +26,15 @@ import (
 	"math"
 	"slices"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/bitutil"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/metadata"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
-	"github.com/apache/arrow/go/v15/parquet/schema"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
 // errPage means a page of a column decoded here is malformed or not what
@@ -41,8 +47,7 @@ type colKind int
 const (
 	kindArrow      colKind = iota // by Arrow's reader
 	kindDelta                     // DELTA_BINARY_PACKED INT32 or INT64
-	kindPlainFixed                // PLAIN INT32, INT64, FLOAT or DOUBLE
-	kindPlainBytes                // PLAIN BYTE_ARRAY, as string or binary
+	kindPlainBytes                // PLAIN BYTE_ARRAY (or its dictionary), as string or binary
 	kindDeltaBytes                // DELTA_LENGTH_BYTE_ARRAY, as string or binary
 )
 
@@ -55,12 +60,11 @@ func (k colKind) delta() bool { return k == kindDelta || k == kindDeltaBytes }
 
 // fastKinds maps a physical type and the Arrow type pqarrow reads it as to
 // the kinds of its pages decoded here, by encoding. Other pairs (dates,
-// timestamps, unsigned and small integers, large strings...) are Arrow's.
+// timestamps, plain or dictionary numbers, unsigned and small integers,
+// large strings...) are Arrow's.
 var fastKinds = map[[2]int]map[parquet.Encoding]colKind{
-	{int(parquet.Types.Int32), int(arrow.INT32)}:      {parquet.Encodings.DeltaBinaryPacked: kindDelta, parquet.Encodings.Plain: kindPlainFixed},
-	{int(parquet.Types.Int64), int(arrow.INT64)}:      {parquet.Encodings.DeltaBinaryPacked: kindDelta, parquet.Encodings.Plain: kindPlainFixed},
-	{int(parquet.Types.Float), int(arrow.FLOAT32)}:    {parquet.Encodings.Plain: kindPlainFixed},
-	{int(parquet.Types.Double), int(arrow.FLOAT64)}:   {parquet.Encodings.Plain: kindPlainFixed},
+	{int(parquet.Types.Int32), int(arrow.INT32)}:      {parquet.Encodings.DeltaBinaryPacked: kindDelta},
+	{int(parquet.Types.Int64), int(arrow.INT64)}:      {parquet.Encodings.DeltaBinaryPacked: kindDelta},
 	{int(parquet.Types.ByteArray), int(arrow.STRING)}: {parquet.Encodings.Plain: kindPlainBytes, parquet.Encodings.DeltaLengthByteArray: kindDeltaBytes},
 	{int(parquet.Types.ByteArray), int(arrow.BINARY)}: {parquet.Encodings.Plain: kindPlainBytes, parquet.Encodings.DeltaLengthByteArray: kindDeltaBytes},
 }
@@ -288,9 +292,9 @@ type fastColumn struct {
 	// memory), and the group's pages must hold them all.
 	groupLeft int64
 	// The current page: n rows, of which at are read; its non-null values,
-	// of which vat are read: vals (delta), raw (plain numbers: values of
-	// width bytes), or raw, starts and ends (plain bytes: value i is
-	// raw[starts[i]:ends[i]]). levels are the rows' definition levels (1 a
+	// of which vat are read: vals (delta integers; a DELTA_LENGTH_BYTE_ARRAY
+	// page's value lengths), or raw, starts and ends (strings and
+	// binaries: value i is raw[starts[i]:ends[i]]). levels are the rows' definition levels (1 a
 	// value, 0 a null) when the column is nullable and the page holds a
 	// null, else nil.
 	n, at, vat int
@@ -308,7 +312,6 @@ type fastColumn struct {
 	dictN                int
 	dictStarts, dictEnds []int32
 	idx                  []int32 // a page's dictionary indices
-	gathered             []byte  // a page's fixed-width values, looked up
 }
 
 // width is the bytes of one value of a fixed-width column.
@@ -364,11 +367,8 @@ func (f *fastColumn) read(mem memory.Allocator, n int) (arrow.Array, error) {
 
 // copyValues copies the page's next k values to dst.
 func (f *fastColumn) copyValues(dst []byte, k int) {
-	w := f.width()
-	switch {
-	case f.kind == kindPlainFixed:
-		copy(dst, f.raw[f.vat*w:(f.vat+k)*w])
-	case w == 8:
+	switch f.width() {
+	case 8:
 		copy(arrow.Uint64Traits.CastFromBytes(dst), f.vals[f.vat:f.vat+k])
 	default:
 		narrow(arrow.Uint32Traits.CastFromBytes(dst), f.vals[f.vat:f.vat+k])
@@ -635,12 +635,7 @@ func (f *fastColumn) decode(enc parquet.Encoding, data []byte, n int) error {
 	var err error
 	switch f.kind {
 	case kindDelta:
-		f.vals, err = decodeDelta(f.vals, data, n, &f.scratch)
-	case kindPlainFixed:
-		if len(data) < n*f.width() {
-			return fmt.Errorf("%w: %d bytes for %d values of %d bytes", errPage, len(data), n, f.width())
-		}
-		f.raw = data
+		f.vals, _, err = decodeDeltaEnd(f.vals, data, n, &f.scratch)
 	case kindPlainBytes:
 		f.raw = data
 		f.starts, f.ends, err = plainBytes(f.starts[:0], f.ends[:0], data, n)
@@ -715,24 +710,19 @@ func (f *fastColumn) takeDict(p *file.DictionaryPage) error {
 	case p.NumValues() < 0:
 		return fmt.Errorf("%w: a dictionary of %d values", errPage, p.NumValues())
 	}
-	n, data := int(p.NumValues()), p.Data()
-	if f.kind == kindPlainFixed && len(data) < n*f.width() {
-		return fmt.Errorf("%w: a dictionary of %d bytes for %d values of %d bytes", errPage, len(data), n, f.width())
-	}
-	f.dict = append(f.dict[:0], data...)
-	if f.kind == kindPlainBytes {
-		var err error
-		if f.dictStarts, f.dictEnds, err = plainBytes(f.dictStarts[:0], f.dictEnds[:0], f.dict, n); err != nil {
-			return fmt.Errorf("dictionary: %w", err)
-		}
+	n := int(p.NumValues())
+	f.dict = append(f.dict[:0], p.Data()...)
+	var err error
+	if f.dictStarts, f.dictEnds, err = plainBytes(f.dictStarts[:0], f.dictEnds[:0], f.dict, n); err != nil {
+		return fmt.Errorf("dictionary: %w", err)
 	}
 	f.dictN = n
 	return nil
 }
 
-// lookUp takes the n values of a page of dictionary indices: a string or
-// binary column's as slices of the dictionary, a fixed-width column's
-// copied out of it.
+// lookUp takes the n values of a page of dictionary indices (of a string
+// or binary column: delta-encoded columns have no dictionary) as slices of
+// the dictionary.
 func (f *fastColumn) lookUp(data []byte, n int) error {
 	if f.kind.delta() || f.dictN < 0 {
 		return fmt.Errorf("%w: dictionary indices in a column without a dictionary", errPage)
@@ -741,29 +731,15 @@ func (f *fastColumn) lookUp(data []byte, n int) error {
 	if f.idx, err = decodeIndices(f.idx[:0], data, n, f.dictN); err != nil {
 		return err
 	}
-	if f.kind == kindPlainBytes {
-		f.raw = f.dict
-		f.starts, f.ends = slices.Grow(f.starts[:0], n)[:n], slices.Grow(f.ends[:0], n)[:n]
-		gather(f.starts, f.dictStarts, f.idx)
-		gather(f.ends, f.dictEnds, f.idx)
-		return nil
-	}
-	w := f.width()
-	f.gathered = slices.Grow(f.gathered[:0], n*w)[:n*w]
-	switch w {
-	case 8:
-		gather(arrow.Uint64Traits.CastFromBytes(f.gathered), arrow.Uint64Traits.CastFromBytes(f.dict[:f.dictN*8]), f.idx)
-	case 4:
-		gather(arrow.Uint32Traits.CastFromBytes(f.gathered), arrow.Uint32Traits.CastFromBytes(f.dict[:f.dictN*4]), f.idx)
-	default:
-		return fmt.Errorf("%w: values of %d bytes", errPage, w)
-	}
-	f.raw = f.gathered
+	f.raw = f.dict
+	f.starts, f.ends = slices.Grow(f.starts[:0], n)[:n], slices.Grow(f.ends[:0], n)[:n]
+	gather(f.starts, f.dictStarts, f.idx)
+	gather(f.ends, f.dictEnds, f.idx)
 	return nil
 }
 
 // gather sets dst[i] to dict[idx[i]].
-func gather[T int32 | uint32 | uint64](dst, dict []T, idx []int32) {
+func gather(dst, dict, idx []int32) {
 	for i, k := range idx {
 		dst[i] = dict[k]
 	}

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // deltaFileCase is a file of delta-encoded integer columns (and others)
@@ -37,9 +37,10 @@ func deltaFileCases() []deltaFileCase {
 	i64 := arrow.PrimitiveTypes.Int64
 	i32 := arrow.PrimitiveTypes.Int32
 	onlyInts := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "b", Type: i32}}, nil)
-	// mixed: d (a date) is Arrow's; the others are decoded here, s, n, m
-	// and ls nullable (with nulls), p-named integers and n plain, the other
-	// integers delta, l-named strings and binaries DELTA_LENGTH_BYTE_ARRAY.
+	// mixed: the strings, binaries and delta integers are decoded here,
+	// plain numbers and d (a date) are Arrow's; s, n, m and ls nullable
+	// (with nulls), p-named integers and n plain, the other integers delta,
+	// l-named strings and binaries DELTA_LENGTH_BYTE_ARRAY.
 	mixed := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "a", Type: i64}, {Name: "f", Type: arrow.PrimitiveTypes.Float64},
 		{Name: "n", Type: i64, Nullable: true}, {Name: "b", Type: i32},
@@ -49,7 +50,7 @@ func deltaFileCases() []deltaFileCase {
 		{Name: "ls", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "lb", Type: arrow.BinaryTypes.Binary}}, nil)
 	// ours: every column decoded here (no Arrow reader behind the records).
 	ours := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "rs", Type: arrow.BinaryTypes.String},
-		{Name: "f", Type: arrow.PrimitiveTypes.Float64}, {Name: "ls", Type: arrow.BinaryTypes.String}}, nil)
+		{Name: "lb", Type: arrow.BinaryTypes.Binary}, {Name: "ls", Type: arrow.BinaryTypes.String}}, nil)
 	batches := []int64{1, 7, 128, 1000, 5000}
 	var cases []deltaFileCase
 	for _, v := range []string{"sorted", "random", "extremes"} {
@@ -58,7 +59,7 @@ func deltaFileCases() []deltaFileCase {
 				deltaFileCase{"ints/" + v, onlyInts, 3001, 1 << 20, 1 << 20, v2, v, 2, batches},
 				deltaFileCase{"ints/small-pages/" + v, onlyInts, 3001, 1 << 20, 512, v2, v, 2, batches},
 				deltaFileCase{"ints/row-groups/" + v, onlyInts, 3001, 700, 1024, v2, v, 2, batches},
-				deltaFileCase{"mixed/" + v, mixed, 2500, 900, 700, v2, v, 13, batches},
+				deltaFileCase{"mixed/" + v, mixed, 2500, 900, 700, v2, v, 8, batches},
 				deltaFileCase{"ours/" + v, ours, 2500, 900, 700, v2, v, 4, batches},
 			)
 		}
@@ -166,10 +167,10 @@ func arrowOnly(t testing.TB, path string, batchRows int64) []arrow.Record {
 }
 
 // TestMixedReaderMatchesArrow: files of delta-encoded integer columns
-// (alone; beside plain integers, floats, strings and binaries, also decoded
-// here, and a nullable string and int64 that Arrow reads; with plain
-// columns, every column decoded here), sorted, random over the whole range
-// (64-bit deltas) and
+// (alone; beside strings and binaries, plain and DELTA_LENGTH_BYTE_ARRAY,
+// required and nullable, also decoded here, and plain numbers and a date
+// that Arrow reads; with strings and binaries, every column decoded here),
+// sorted, random over the whole range (64-bit deltas) and
 // alternating extremes (deltas that wrap), in pages of both versions, small
 // and large, and several row groups, read here in batches of 1 to 5000
 // rows, give the records Arrow's reader gives, batch for batch, from
@@ -236,8 +237,8 @@ func TestFastColumnsChoice(t *testing.T) {
 		want []colKind
 	}{
 		{"auto, sorted keys", WriteConfig{NoDictionary: true}, []colKind{kindDelta, kindDelta, kindDeltaBytes}},
-		{"snappy", WriteConfig{Compression: Snappy, NoDictionary: true}, []colKind{kindPlainFixed, kindPlainFixed, kindPlainBytes}},
-		{"dictionary", WriteConfig{Compression: Snappy}, []colKind{kindPlainFixed, kindPlainFixed, kindPlainBytes}},
+		{"snappy", WriteConfig{Compression: Snappy, NoDictionary: true}, []colKind{kindArrow, kindArrow, kindPlainBytes}},
+		{"dictionary", WriteConfig{Compression: Snappy}, []colKind{kindArrow, kindArrow, kindPlainBytes}},
 	} {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 		for i := range 5000 {
@@ -386,12 +387,12 @@ func TestPlainPagesRefused(t *testing.T) {
 			t.Errorf("%s: %v, want errPage", name, err)
 		}
 	}
-	f := &fastColumn{kind: kindPlainFixed, field: arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64}}
-	if err := f.decode(parquet.Encodings.Plain, make([]byte, 15), 2); !errors.Is(err, errPage) {
-		t.Errorf("15 bytes for 2 int64 values: %v, want errPage", err)
+	f := &fastColumn{kind: kindPlainBytes, field: arrow.Field{Name: "x", Type: arrow.BinaryTypes.String}}
+	if err := f.decode(parquet.Encodings.Plain, le(9), 1); !errors.Is(err, errPage) {
+		t.Errorf("a length past the page: %v, want errPage", err)
 	}
-	if err := f.decode(parquet.Encodings.DeltaBinaryPacked, make([]byte, 16), 2); !errors.Is(err, errPage) {
-		t.Errorf("a delta page in a plain column: %v, want errPage", err)
+	if err := f.decode(parquet.Encodings.DeltaLengthByteArray, good, 2); !errors.Is(err, errPage) {
+		t.Errorf("a delta-length page in a plain column: %v, want errPage", err)
 	}
 }
 

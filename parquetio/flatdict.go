@@ -1,13 +1,15 @@
 package parquetio
 
 // Dictionary encoding for the flat writer (flatwrite.go). Arrow v15's
-// dictionary encoder boxes every value in an interface to look it up; here
-// a column chunk's values are looked up in an open-addressed table of
-// their bits (numbers) or their hashes (strings and binaries). A chunk's
-// whole row group is in memory when it is written, so the dictionary is
-// built over all of it first: a chunk whose dictionary would pass the
-// dictionary page size limit is written plain from its first page, where
-// Arrow's writer starts with dictionary pages and falls back mid-chunk.
+// dictionary encoder boxed every value in an interface to look it up;
+// v18.8.0's still takes 2.6 times the time for strings and 1.5 for int64
+// (see flatwrite.go). Here a column chunk's values are looked up in an
+// open-addressed table of their bits (numbers) or their hashes (strings
+// and binaries). A chunk's whole row group is in memory when it is
+// written, so the dictionary is built over all of it first: a chunk whose
+// dictionary would pass the dictionary page size limit is written plain
+// from its first page, where Arrow's writer starts with dictionary pages
+// and falls back mid-chunk.
 
 import (
 	"bytes"
@@ -16,7 +18,7 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // dictBuilder builds the dictionary of one column chunk.

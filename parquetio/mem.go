@@ -1,7 +1,7 @@
 package parquetio
 
 import (
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/mempool"
 )
 

@@ -3,7 +3,7 @@ package parquetio
 import (
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // Auto's choices shared among the files of one output (WriteConfig.PlanKey).

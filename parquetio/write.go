@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/shufflenode/shufflenode/durable"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -134,7 +134,10 @@ func (w *Writer) props(plans map[string]colPlan) *parquet.WriterProperties {
 		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows), parquet.WithDictionaryDefault(!w.cfg.NoDictionary)}
 	for name, p := range plans {
 		codec, _ := p.codec.codec()
-		opts = append(opts, parquet.WithCompressionFor(name, codec))
+		// The plan chose the dictionary: Arrow's writer keeps it for an
+		// uncompressed column too, as the flat writer does (its default
+		// drops a dictionary that does not beat plain on the first page).
+		opts = append(opts, parquet.WithCompressionFor(name, codec), parquet.WithDictionaryCostFallbackFor(name, false))
 		if f, ok := w.schema.FieldsByName(name); p.delta && ok {
 			opts = append(opts, parquet.WithEncodingFor(name, deltaEncoding(f[0].Type.ID())))
 		}

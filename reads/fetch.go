@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/receiver"

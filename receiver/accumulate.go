@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/shard"

@@ -1,7 +1,7 @@
 package receiver
 
 import (
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/shufflenode/shufflenode/table"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/barrier"
 	"github.com/shufflenode/shufflenode/dedup"
 	"github.com/shufflenode/shufflenode/mempool"

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/spill"
 )

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/ownership"
 	"github.com/shufflenode/shufflenode/rechunk"

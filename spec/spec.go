@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/table"
 )

@@ -3,8 +3,8 @@ package table
 import (
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // benchRecord is a 1M-row generated record (key, id, value, 16-byte name).

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // parseDivisions parses the P-1 Range boundaries for column f and checks

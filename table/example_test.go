@@ -3,7 +3,7 @@ package table_test
 import (
 	"fmt"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/table"
 )
 

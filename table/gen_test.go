@@ -3,7 +3,7 @@ package table
 import (
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 func TestGenTaskRowsCoverIDs(t *testing.T) {

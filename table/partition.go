@@ -3,7 +3,7 @@ package table
 import (
 	"fmt"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // Partitioner computes the output partition of every row of a record batch.

@@ -5,8 +5,8 @@ import (
 	"cmp"
 	"fmt"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/float16"
 )
 
 // rangeRows applies a Range rule: each key goes to the number of divisions

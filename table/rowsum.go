@@ -3,7 +3,7 @@ package table
 import (
 	"fmt"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // nullHash is the hash of a null value in a row sum: distinct from the hash

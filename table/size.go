@@ -1,6 +1,6 @@
 package table
 
-import "github.com/apache/arrow/go/v15/arrow"
+import "github.com/apache/arrow-go/v18/arrow"
 
 // RecordBytes is the size of a record's Arrow buffers, whole (a slice
 // counts the buffers it shares): the bytes a job or benchmark reports as

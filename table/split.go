@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // Run says that rows [Offset, Offset+Rows) of a Group's record belong to

@@ -1,7 +1,7 @@
 package table
 
 import (
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // ColumnView is one column of a record with its buffers resolved once: the

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // skewedInt draws int64 keys in [-50, 50) with 10% nulls and 42 in 30% of

@@ -10,6 +10,7 @@ import (
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // Rejoin: a node back from a cut asks the shuffles' candidates whether it
@@ -87,7 +88,11 @@ func (s *Driver) recheckOne(ctx context.Context, sh *Shuffle) {
 	if v := s.viewOf(sh); v.Coordinating {
 		r = s.closedElsewhere(ctx, sh, v)
 	} else {
-		r = s.verdict(ctx, sh.ID(), rt.Coordinator, recovery.CheckTargets(v))
+		r = s.verdict(ctx, sh.ID(), v)
+	}
+	for _, co := range r.Tell {
+		s.log.Warn("a coordinator of another line of epochs counts this node in: asking it to declare this node lost", "shuffle", sh.ID(), "node", s.Name(), "peer", co, "reason", r.Why)
+		s.TellRestarted(sh.ID(), co)
 	}
 	if !r.Drop {
 		return
@@ -119,17 +124,19 @@ func (s *Driver) askAll(ctx context.Context, id string, nodes []string) map[stri
 	return answers
 }
 
-// verdict asks first (the coordinator this node knows), then, unless its
+// verdict asks the coordinator this node knows (v's), then, unless its
 // answer decides, every other candidate, and says whether to drop the
-// shuffle and why (recovery.First, recovery.Decide).
-func (s *Driver) verdict(ctx context.Context, id, first string, cands []string) recovery.Ruling {
+// shuffle and why, and whom to ask to declare this node lost
+// (recovery.First, recovery.Decide).
+func (s *Driver) verdict(ctx context.Context, id string, v *recovery.View) recovery.Ruling {
+	first := v.Epoch.Coordinator
 	a := s.askCheck(ctx, id, first)
 	if r, ok := recovery.First(first, a); ok {
 		return r
 	}
-	answers := s.askAll(ctx, id, otherThan(cands, first))
+	answers := s.askAll(ctx, id, otherThan(recovery.CheckTargets(v), first))
 	answers[first] = a
-	return recovery.Decide(answers)
+	return recovery.Decide(v, answers)
 }
 
 // askCheck sends control.OpCheck about shuffle id to node n and returns
@@ -141,6 +148,9 @@ func (s *Driver) askCheck(ctx context.Context, id, n string) recovery.Answer {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	r, err := s.request(ctx, n, control.Msg{Op: control.OpCheck, Shuffle: id, Node: s.Name()})
+	if errors.Is(err, wire.ErrBusy) {
+		return recovery.Answer{Status: recovery.StatusBusy}
+	}
 	if err != nil {
 		s.log.Debug("check unanswered", "shuffle", id, "peer", n, "err", err)
 		return recovery.Answer{}

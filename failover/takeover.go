@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -109,6 +110,9 @@ func (s *Driver) askFacts(ctx context.Context, n string, c control.Msg) *control
 // needs to run again, at once if nothing does.
 func (s *Driver) ApplyTakeover(sh *Shuffle, c *control.Msg) (control.Reply, error) {
 	if err := sh.CheckMove(c.Op, c.Node, c.Term, c.Lost, c.Epoch); err != nil {
+		if errors.Is(err, shuffle.ErrOtherLine) {
+			s.recheckSoon() // it asks c.Node to declare this node lost
+		}
 		return control.Reply{}, err
 	}
 	sh.Lock()

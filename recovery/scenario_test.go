@@ -271,6 +271,8 @@ func (c *cluster) apply(m *simNode, from string, e Epoch) {
 	switch {
 	case e.Term < mine.Term:
 		c.logf("%s refuses epoch %d of term %d from %s: it follows term %d", m.name, e.Number, e.Term, from, mine.Term)
+	case !slices.Contains(e.Lost, m.name) && !Joinable(mine, e.Term, e.Lost):
+		c.logf("%s refuses epoch %d of term %d from %s: another line of epochs than its epoch %d of term %d", m.name, e.Number, e.Term, from, mine.Number, mine.Term)
 	case slices.Contains(e.Lost, m.name):
 		m.held, m.coordinating = false, false
 		c.logf("%s was declared lost in epoch %d by %s: steps down, drops the shuffle", m.name, e.Number, from)
@@ -322,9 +324,17 @@ func (c *cluster) rejoin(n *simNode, v *View) {
 		for _, m := range Others(CheckTargets(v), first) {
 			answers[m] = c.ask(n, m)
 		}
-		r = Decide(answers)
+		r = Decide(v, answers)
 	}
 	c.logf("%s checks: drop %v (%s)", n.name, r.Drop, r.Why)
+	for _, t := range r.Tell {
+		c.logf("%s asks %s to declare it lost", n.name, t)
+		if co := c.nodes[t]; c.reach(n.name, t) && co.held && co.coordinating && slices.Contains(c.epochOf(co.lost).Live, n.name) {
+			co.lost = append(co.lost, n.name)
+			c.logf("%s declares %s lost: epoch %d", t, n.name, len(co.lost))
+			c.broadcast(co)
+		}
+	}
 	if r.Drop {
 		n.held, n.coordinating = false, false
 	}

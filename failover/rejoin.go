@@ -155,7 +155,7 @@ func (s *Driver) askCheck(ctx context.Context, id, n string) recovery.Answer {
 		s.log.Debug("check unanswered", "shuffle", id, "peer", n, "err", err)
 		return recovery.Answer{}
 	}
-	return recovery.Answer{Status: checkStatus[r.Status], Epoch: r.Epoch, Term: r.Term}
+	return recovery.Answer{Status: checkStatus[r.Status], Epoch: r.Epoch, Term: r.Term, Lost: r.Lost}
 }
 
 // checkStatus maps the statuses of a check's reply to the core's (an
@@ -186,7 +186,7 @@ func (s *Driver) AnswerCheck(c *control.Msg, sh *Shuffle, why string, closedHere
 		}
 		return control.Reply{Status: control.StatusUnknown, Reason: why}, nil
 	}
-	return control.Reply{Status: replyStatus[a.Status], Epoch: a.Epoch, Term: a.Term}, nil
+	return control.Reply{Status: replyStatus[a.Status], Epoch: a.Epoch, Term: a.Term, Lost: a.Lost}, nil
 }
 
 // replyStatus maps the core's statuses to a check's reply.

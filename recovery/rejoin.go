@@ -36,7 +36,9 @@ import (
 // shuffle, and leave the newer coordinator routing partitions to a node
 // that refuses them (a livelock: the puts retry until their deadline).
 // Fencing by term decides between the lines: a candidate that coordinates
-// in a newer term than the one this node follows and counts it in wins.
+// in a newer term than the one this node follows, in another line (its
+// epoch's lost list, in its answer, lacks a node this node has lost: not
+// Joinable), and counts it in wins.
 // This node cannot move to that line (its state belongs to the other one:
 // Joinable refuses that line's epochs), so it tells that coordinator
 // (Ruling.Tell), which declares it lost, as for a restarted member
@@ -82,6 +84,8 @@ func (s Status) String() string { return statusNames[s] }
 type Answer struct {
 	Status      Status
 	Epoch, Term uint64
+	// Lost is the lost list of its epoch, when it coordinates.
+	Lost []string
 }
 
 // Ruling is what the answers to a check say of a shuffle held here: drop
@@ -129,7 +133,7 @@ func Decide(v *View, answers map[string]Answer) Ruling {
 		switch a := answers[n]; {
 		case a.Status == StatusClosed:
 			return closedBy(n)
-		case a.Status == StatusMember && a.Term > v.Epoch.Term && slices.Contains(v.Epoch.Lost, n):
+		case a.Status == StatusMember && !Joinable(v.Epoch, a.Term, a.Lost):
 			other = append(other, n)
 		case a.Status == StatusLost:
 			why = "declared lost in epoch " + strconv.FormatUint(a.Epoch, 10) + " by its coordinator " + n
@@ -141,9 +145,9 @@ func Decide(v *View, answers map[string]Answer) Ruling {
 	}
 	if len(other) > 0 {
 		a := answers[other[0]]
-		why = "node " + other[0] + ", lost in this node's epoch " + strconv.FormatUint(v.Epoch.Number, 10) +
-			" of term " + strconv.FormatUint(v.Epoch.Term, 10) + ", coordinates it in term " + strconv.FormatUint(a.Term, 10) +
-			" and counts this node in: it is asked to declare this node lost"
+		why = "node " + other[0] + " coordinates it in term " + strconv.FormatUint(a.Term, 10) +
+			", in another line of epochs than this node's epoch " + strconv.FormatUint(v.Epoch.Number, 10) +
+			" of term " + strconv.FormatUint(v.Epoch.Term, 10) + ", and counts this node in: it is asked to declare this node lost"
 		return Ruling{Why: why, Tell: other}
 	}
 	return Ruling{Why: why, Drop: !keep}
@@ -196,9 +200,9 @@ func AnswerCheck(q *CheckQuery) Answer {
 	case !q.Held:
 		return Answer{Status: StatusUnknown}
 	case v.Coordinating && slices.Contains(v.Epoch.Live, q.Asker):
-		return Answer{Status: StatusMember, Epoch: v.Epoch.Number, Term: v.Epoch.Term}
+		return Answer{Status: StatusMember, Epoch: v.Epoch.Number, Term: v.Epoch.Term, Lost: v.Epoch.Lost}
 	case v.Coordinating:
-		return Answer{Status: StatusLost, Epoch: v.Epoch.Number, Term: v.Epoch.Term}
+		return Answer{Status: StatusLost, Epoch: v.Epoch.Number, Term: v.Epoch.Term, Lost: v.Epoch.Lost}
 	case v.Epoch.Coordinator == v.Self:
 		return Answer{Status: StatusBusy, Epoch: v.Epoch.Number, Term: v.Epoch.Term}
 	}

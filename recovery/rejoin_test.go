@@ -55,6 +55,7 @@ func TestDecideOtherLine(t *testing.T) {
 		{"lost candidates silent", map[string]Answer{"a": {Status: StatusUnknown}, "c": {}, "d": {}}, true, nil},
 		{"its own coordinator silent", map[string]Answer{"a": {}, "c": {}, "d": {}}, false, nil},
 		{"a lost candidate taking over", map[string]Answer{"a": {Status: StatusUnknown}, "c": {Status: StatusBusy}, "d": {}}, false, nil},
+		{"the newer line has not lost what this node has", map[string]Answer{"a": {Status: StatusUnknown}, "c": {}, "d": {}, "e": {Status: StatusMember, Epoch: 1, Term: 4, Lost: []string{"a"}}}, false, []string{"e"}},
 		{"closed beats the newer line", map[string]Answer{"a": {Status: StatusClosed}, "c": {Status: StatusMember, Term: 1}}, true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ func (h *lineHost) Lookup(id string) (*Shuffle, error) {
 	}
 	return h.sh, nil
 }
-func (h *lineHost) Held() []*Shuffle                     { return []*Shuffle{h.sh} }
+func (h *lineHost) Held() []*Shuffle                    { return []*Shuffle{h.sh} }
 func (h *lineHost) Background(fn func(context.Context)) { fn(context.Background()) }
 func (h *lineHost) Drop(id, why string, _ bool) error {
 	h.dropped = append(h.dropped, why)

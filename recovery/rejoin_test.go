@@ -137,3 +137,13 @@ func TestAnswerCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestLoseAfterTakeover: the members that answered a takeover holding no
+// state of the shuffle are declared lost, in name order; silent ones and
+// those that sent facts are not.
+func TestLoseAfterTakeover(t *testing.T) {
+	got := LoseAfterTakeover(map[string]TakeoverAnswer{"d": TakeoverUnheld, "c": TakeoverFacts, "e": TakeoverSilent, "a": TakeoverUnheld})
+	if !slices.Equal(got, []string{"a", "d"}) {
+		t.Errorf("lost after the takeover: %v, want [a d]", got)
+	}
+}

@@ -242,6 +242,7 @@ func (c *cluster) round(n *simNode) {
 			c.logf("%s takes over in term %d, epoch %d, lost %v", n.name, d.Term, d.Epoch, d.Lost)
 			n.lost, n.coordinating = slices.Clone(d.Lost), true
 			c.broadcast(n)
+			c.loseUnheld(n)
 		case Later:
 			c.logf("%s: the epoch moved while it pinged: decides again later", n.name)
 		case Lose:
@@ -251,6 +252,30 @@ func (c *cluster) round(n *simNode) {
 				c.broadcast(n)
 			}
 		}
+	}
+}
+
+// loseUnheld is the end of n's takeover: the members of its epoch that
+// answered it holding no state of the shuffle are declared lost.
+func (c *cluster) loseUnheld(n *simNode) {
+	e := c.epochOf(n.lost)
+	answers := map[string]TakeoverAnswer{}
+	for _, m := range e.Live {
+		o := c.nodes[m]
+		switch {
+		case m == n.name || !c.reach(n.name, m):
+		case !o.held:
+			answers[m] = TakeoverUnheld
+		case Joinable(c.epochOf(o.lost), e.Term, e.Lost):
+			answers[m] = TakeoverFacts
+		default: // it refused the takeover: another line
+			answers[m] = TakeoverSilent
+		}
+	}
+	for _, x := range LoseAfterTakeover(answers) {
+		n.lost = append(n.lost, x)
+		c.logf("%s: %s holds no state of the shuffle: declares it lost: epoch %d", n.name, x, len(n.lost))
+		c.broadcast(n)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shufflenode/shufflenode/flightproto"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 )
@@ -28,6 +29,12 @@ type Limits struct {
 	// HandshakeTimeout bounds a new connection's TLS and HTTP/2 start.
 	// Default DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
+	// MaxCallMessage is the largest message, in bytes, of every method
+	// but DoPut and DoExchange (which take record batches up to
+	// flightproto.MaxMessageBytes): a larger one is refused unread
+	// (msglimit.go). Default DefaultMaxCallMessage; at most
+	// flightproto.MaxMessageBytes.
+	MaxCallMessage int
 }
 
 // The defaults of Limits.
@@ -60,6 +67,10 @@ func (l Limits) withDefaults() Limits {
 	if l.HandshakeTimeout <= 0 {
 		l.HandshakeTimeout = DefaultHandshakeTimeout
 	}
+	if l.MaxCallMessage <= 0 {
+		l.MaxCallMessage = DefaultMaxCallMessage
+	}
+	l.MaxCallMessage = min(l.MaxCallMessage, flightproto.MaxMessageBytes)
 	return l
 }
 

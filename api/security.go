@@ -108,7 +108,7 @@ func (s Security) serverOptions(log *slog.Logger) ([]grpc.ServerOption, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+		opts = append(opts, grpc.Creds(scanCreds{TransportCredentials: credentials.NewTLS(cfg), limit: uint32(s.Limits.withDefaults().MaxCallMessage)}))
 	}
 	if s.HasToken() {
 		g, err := s.tokenGuard(log)

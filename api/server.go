@@ -81,13 +81,19 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	}
 	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, plans: parquetio.NewPlanCache(), done: make(chan error, 1)}
 	pool := flightproto.NewPool(flightproto.PoolConfig{PoisonReleased: sec.PoisonReleased})
-	s.srv = newFlightServer(s, pool, newLimitListener(lis, sec.Limits.withDefaults().MaxConnections), opts...)
+	lim := sec.Limits.withDefaults()
+	lis = newLimitListener(lis, lim.MaxConnections)
+	if !sec.TLS() { // with TLS, the credentials scan the decrypted bytes
+		lis = scanListener{Listener: lis, limit: uint32(lim.MaxCallMessage)}
+	}
+	s.srv = newFlightServer(s, pool, lis, opts...)
 	return s, nil
 }
 
 // newFlightServer returns a gRPC Flight server of fs on lis, its message
 // buffers from pool, with extra options (credentials, interceptors) after
-// the shared ones.
+// the shared ones (lis, or with TLS the credentials, scan the connections
+// for the call message limit: msglimit.go).
 func newFlightServer(fs flight.FlightServer, pool *flightproto.Pool, lis net.Listener, extra ...grpc.ServerOption) flight.Server {
 	srv := flight.NewServerWithMiddleware(nil, append(pool.ServerOptions(), extra...)...)
 	srv.RegisterFlightService(fs)

@@ -74,7 +74,9 @@ type Reply struct {
 	Reason string `json:"reason,omitempty"`
 	Epoch  uint64 `json:"epoch,omitempty"`
 	// Term (check): the answering coordinator's term.
-	Term   uint64   `json:"term,omitempty"`
+	Term uint64 `json:"term,omitempty"`
+	// Lost (check): the lost list of the answering coordinator's epoch.
+	Lost   []string `json:"lost,omitempty"`
 	Replay []uint64 `json:"replay,omitempty"`
 	// Replayed: the coordinator's replay-set size so far.
 	Replayed int `json:"replayed,omitempty"`

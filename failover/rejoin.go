@@ -11,6 +11,7 @@ import (
 	"github.com/shufflenode/shufflenode/internal/clock"
 	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // Rejoin: a node back from a cut asks the shuffles' candidates whether it
@@ -88,7 +89,11 @@ func (s *Driver) recheckOne(ctx context.Context, sh *Shuffle) {
 	if v := s.viewOf(sh); v.Coordinating {
 		r = s.closedElsewhere(ctx, sh, v)
 	} else {
-		r = s.verdict(ctx, sh.ID(), rt.Coordinator, recovery.CheckTargets(v))
+		r = s.verdict(ctx, sh.ID(), v)
+	}
+	for _, co := range r.Tell {
+		s.log.Warn("a coordinator of another line of epochs counts this node in: asking it to declare this node lost", "shuffle", sh.ID(), "node", s.Name(), "peer", co, "reason", r.Why)
+		s.TellRestarted(sh.ID(), co)
 	}
 	if !r.Drop {
 		return
@@ -120,17 +125,19 @@ func (s *Driver) askAll(ctx context.Context, id string, nodes []string) map[stri
 	return answers
 }
 
-// verdict asks first (the coordinator this node knows), then, unless its
+// verdict asks the coordinator this node knows (v's), then, unless its
 // answer decides, every other candidate, and says whether to drop the
-// shuffle and why (recovery.First, recovery.Decide).
-func (s *Driver) verdict(ctx context.Context, id, first string, cands []string) recovery.Ruling {
+// shuffle and why, and whom to ask to declare this node lost
+// (recovery.First, recovery.Decide).
+func (s *Driver) verdict(ctx context.Context, id string, v *recovery.View) recovery.Ruling {
+	first := v.Epoch.Coordinator
 	a := s.askCheck(ctx, id, first)
 	if r, ok := recovery.First(first, a); ok {
 		return r
 	}
-	answers := s.askAll(ctx, id, otherThan(cands, first))
+	answers := s.askAll(ctx, id, otherThan(recovery.CheckTargets(v), first))
 	answers[first] = a
-	return recovery.Decide(answers)
+	return recovery.Decide(v, answers)
 }
 
 // askCheck sends control.OpCheck about shuffle id to node n and returns
@@ -142,11 +149,14 @@ func (s *Driver) askCheck(ctx context.Context, id, n string) recovery.Answer {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	r, err := s.request(ctx, n, control.Msg{Op: control.OpCheck, Shuffle: id, Node: s.Name()})
+	if errors.Is(err, wire.ErrBusy) {
+		return recovery.Answer{Status: recovery.StatusBusy}
+	}
 	if err != nil {
 		s.log.Debug("check unanswered", "shuffle", id, "peer", n, "err", err)
 		return recovery.Answer{}
 	}
-	return recovery.Answer{Status: checkStatus[r.Status], Epoch: r.Epoch, Term: r.Term}
+	return recovery.Answer{Status: checkStatus[r.Status], Epoch: r.Epoch, Term: r.Term, Lost: r.Lost}
 }
 
 // checkStatus maps the statuses of a check's reply to the core's (an
@@ -177,7 +187,7 @@ func (s *Driver) AnswerCheck(c *control.Msg, sh *Shuffle, why string, closedHere
 		}
 		return control.Reply{Status: control.StatusUnknown, Reason: why}, nil
 	}
-	return control.Reply{Status: replyStatus[a.Status], Epoch: a.Epoch, Term: a.Term}, nil
+	return control.Reply{Status: replyStatus[a.Status], Epoch: a.Epoch, Term: a.Term, Lost: a.Lost}, nil
 }
 
 // replyStatus maps the core's statuses to a check's reply.

@@ -11,7 +11,9 @@ import (
 )
 
 // TellRestarted tells coordinator co, in the background, that this node
-// restarted and holds no state of shuffle id (control.OpRestarted).
+// holds no state of shuffle id it can use (control.OpRestarted): it
+// restarted, or it follows another line of epochs than co's
+// (recovery.Decide).
 func (s *Driver) TellRestarted(id, co string) {
 	s.background(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, checkTimeout)
@@ -24,7 +26,8 @@ func (s *Driver) TellRestarted(id, co string) {
 }
 
 // Restarted handles control.OpRestarted on sh's coordinator: member from
-// restarted and holds no state of sh, so what it held is gone. It is
+// restarted, or follows another line of epochs, and holds no state of sh
+// this coordinator can use, so what it held is gone. It is
 // declared lost (in the background, as a failure would be): a new epoch
 // without it, and the replays of what it held. A member already lost, or
 // one that names another node than itself, changes nothing.
@@ -39,7 +42,7 @@ func (s *Driver) Restarted(sh *Shuffle, c *control.Msg, from string) (control.Re
 	if !slices.Contains(sh.Route().Live, from) {
 		return control.Reply{}, nil
 	}
-	s.log.Warn("member restarted without its state: declaring it lost", "shuffle", sh.ID(), "peer", from)
+	s.log.Warn("member holds no state of this line of epochs (it restarted, or followed the other side of a split): declaring it lost", "shuffle", sh.ID(), "peer", from)
 	s.background(func(ctx context.Context) {
 		sh.failover.Lock()
 		defer sh.failover.Unlock()

@@ -2,13 +2,16 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/recovery"
 	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // Coordinator failover. Who coordinates a shuffle follows from its lost
@@ -47,7 +50,7 @@ func (s *Driver) takeOver(ctx context.Context, sh *Shuffle, lost []string) {
 		s.log.Error("cannot take over", "shuffle", sh.ID(), "err", err)
 		return
 	}
-	facts := s.gatherFacts(ctx, rt.Live, c)
+	facts, answers := s.gatherFacts(ctx, rt.Live, c)
 	co, d, err := coordinator.Rebuild(sh.State, facts)
 	if err != nil {
 		s.failEverywhere(ctx, sh, fmt.Errorf("shuffle %s: node %s could not take over as coordinator in term %d: %w", sh.ID(), s.Name(), rt.Term, err))
@@ -55,23 +58,31 @@ func (s *Driver) takeOver(ctx context.Context, sh *Shuffle, lost []string) {
 	}
 	sh.SetCoordPart(co)
 	s.coord.Resume(co, d)
+	for _, n := range recovery.LoseAfterTakeover(answers) {
+		s.log.Warn("member holds no state of the shuffle it took over: declaring it lost", "shuffle", sh.ID(), "peer", n, "term", rt.Term)
+		s.coord.Lose(ctx, co, n)
+	}
 	took := time.Since(start)
 	s.takeovers.done(start.Add(took), took)
 	s.log.Info("takeover done", "shuffle", sh.ID(), "term", rt.Term, "members", len(facts), "took", took)
 }
 
 // gatherFacts sends c to every member of live but this node, in parallel,
-// and returns their facts and this node's, by node.
-func (s *Driver) gatherFacts(ctx context.Context, live []string, c control.Msg) map[string]*control.Facts {
+// and returns their facts and this node's, by node, and each member's
+// answer.
+func (s *Driver) gatherFacts(ctx context.Context, live []string, c control.Msg) (map[string]*control.Facts, map[string]recovery.TakeoverAnswer) {
 	var mu sync.Mutex
 	facts := map[string]*control.Facts{}
+	answers := map[string]recovery.TakeoverAnswer{}
 	var wg sync.WaitGroup
 	for _, n := range otherThan(live, s.Name()) {
 		wg.Go(func() {
-			if f := s.askFacts(ctx, n, c); f != nil {
-				mu.Lock()
+			f, a := s.askFacts(ctx, n, c)
+			mu.Lock()
+			defer mu.Unlock()
+			answers[n] = a
+			if f != nil {
 				facts[n] = f
-				mu.Unlock()
 			}
 		})
 	}
@@ -81,24 +92,29 @@ func (s *Driver) gatherFacts(ctx context.Context, live []string, c control.Msg) 
 		facts[s.Name()] = sh.factsLocked()
 		sh.Unlock()
 	}
-	return facts
+	return facts, answers
 }
 
-// askFacts sends c to member n, with retries, and returns its facts; nil if
-// it never answered (it is probably dying: the tasks that needed its facts
-// run again).
-func (s *Driver) askFacts(ctx context.Context, n string, c control.Msg) *control.Facts {
+// askFacts sends c to member n, with retries, and returns its facts and
+// answer: nil facts if it never answered (it is probably dying: the tasks
+// that needed its facts run again) or holds no state of the shuffle (a
+// refusal for a shuffle it left or does not know).
+func (s *Driver) askFacts(ctx context.Context, n string, c control.Msg) (*control.Facts, recovery.TakeoverAnswer) {
 	var r control.Reply
 	err := control.Retry(ctx, takeoverTries, func() error {
 		var err error
 		r, err = s.request(ctx, n, c)
 		return err
 	})
+	if code, ok := wire.RefusalCodeOf(err); ok && (code == shuffle.RefuseLeft || code == wire.RefuseUnknownShuffle) {
+		s.log.Warn("member holds no state of the shuffle", "shuffle", c.Shuffle, "peer", n, "err", err)
+		return nil, recovery.TakeoverUnheld
+	}
 	if err != nil || r.Facts == nil {
 		s.log.Warn("member did not answer the takeover", "shuffle", c.Shuffle, "peer", n, "err", err)
-		return nil
+		return nil, recovery.TakeoverSilent
 	}
-	return r.Facts
+	return r.Facts, recovery.TakeoverFacts
 }
 
 // ApplyTakeover handles control.OpTakeover on a member: move to the
@@ -109,6 +125,9 @@ func (s *Driver) askFacts(ctx context.Context, n string, c control.Msg) *control
 // needs to run again, at once if nothing does.
 func (s *Driver) ApplyTakeover(sh *Shuffle, c *control.Msg) (control.Reply, error) {
 	if err := sh.CheckMove(c.Op, c.Node, c.Term, c.Lost, c.Epoch); err != nil {
+		if errors.Is(err, shuffle.ErrOtherLine) {
+			s.recheckSoon() // it asks c.Node to declare this node lost
+		}
 		return control.Reply{}, err
 	}
 	sh.Lock()

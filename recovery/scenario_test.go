@@ -242,6 +242,7 @@ func (c *cluster) round(n *simNode) {
 			c.logf("%s takes over in term %d, epoch %d, lost %v", n.name, d.Term, d.Epoch, d.Lost)
 			n.lost, n.coordinating = slices.Clone(d.Lost), true
 			c.broadcast(n)
+			c.loseUnheld(n)
 		case Later:
 			c.logf("%s: the epoch moved while it pinged: decides again later", n.name)
 		case Lose:
@@ -251,6 +252,30 @@ func (c *cluster) round(n *simNode) {
 				c.broadcast(n)
 			}
 		}
+	}
+}
+
+// loseUnheld is the end of n's takeover: the members of its epoch that
+// answered it holding no state of the shuffle are declared lost.
+func (c *cluster) loseUnheld(n *simNode) {
+	e := c.epochOf(n.lost)
+	answers := map[string]TakeoverAnswer{}
+	for _, m := range e.Live {
+		o := c.nodes[m]
+		switch {
+		case m == n.name || !c.reach(n.name, m):
+		case !o.held:
+			answers[m] = TakeoverUnheld
+		case Joinable(c.epochOf(o.lost), e.Term, e.Lost):
+			answers[m] = TakeoverFacts
+		default: // it refused the takeover: another line
+			answers[m] = TakeoverSilent
+		}
+	}
+	for _, x := range LoseAfterTakeover(answers) {
+		n.lost = append(n.lost, x)
+		c.logf("%s: %s holds no state of the shuffle: declares it lost: epoch %d", n.name, x, len(n.lost))
+		c.broadcast(n)
 	}
 }
 
@@ -271,6 +296,8 @@ func (c *cluster) apply(m *simNode, from string, e Epoch) {
 	switch {
 	case e.Term < mine.Term:
 		c.logf("%s refuses epoch %d of term %d from %s: it follows term %d", m.name, e.Number, e.Term, from, mine.Term)
+	case !slices.Contains(e.Lost, m.name) && !Joinable(mine, e.Term, e.Lost):
+		c.logf("%s refuses epoch %d of term %d from %s: another line of epochs than its epoch %d of term %d", m.name, e.Number, e.Term, from, mine.Number, mine.Term)
 	case slices.Contains(e.Lost, m.name):
 		m.held, m.coordinating = false, false
 		c.logf("%s was declared lost in epoch %d by %s: steps down, drops the shuffle", m.name, e.Number, from)
@@ -322,9 +349,17 @@ func (c *cluster) rejoin(n *simNode, v *View) {
 		for _, m := range Others(CheckTargets(v), first) {
 			answers[m] = c.ask(n, m)
 		}
-		r = Decide(answers)
+		r = Decide(v, answers)
 	}
 	c.logf("%s checks: drop %v (%s)", n.name, r.Drop, r.Why)
+	for _, t := range r.Tell {
+		c.logf("%s asks %s to declare it lost", n.name, t)
+		if co := c.nodes[t]; c.reach(n.name, t) && co.held && co.coordinating && slices.Contains(c.epochOf(co.lost).Live, n.name) {
+			co.lost = append(co.lost, n.name)
+			c.logf("%s declares %s lost: epoch %d", t, n.name, len(co.lost))
+			c.broadcast(co)
+		}
+	}
 	if r.Drop {
 		n.held, n.coordinating = false, false
 	}

@@ -60,3 +60,37 @@ func InferSent(w Witness) Sent {
 	}
 	return AsCommitted
 }
+
+// TakeoverAnswer is a member's answer to a successor's takeover.
+type TakeoverAnswer int
+
+// The answers to a takeover.
+const (
+	// TakeoverSilent: no answer (dying, unreachable): its facts are
+	// missing, and the tasks that needed them replay; it stays live until
+	// failure detection reports it.
+	TakeoverSilent TakeoverAnswer = iota
+	// TakeoverFacts: it moved to the successor's epoch and sent its facts.
+	TakeoverFacts
+	// TakeoverUnheld: it holds no state of the shuffle (it left it, was
+	// declared lost in another line of epochs, restarted, or never had it).
+	TakeoverUnheld
+)
+
+// LoseAfterTakeover are the members, of a takeover's answers by node, that
+// the successor declares lost once it coordinates, in name order: those
+// that hold no state of the shuffle. A node that dropped the shuffle still
+// answers pings (a refusal is an answer), so it may count toward the
+// takeover's majority and be live in its epoch; left live, it would own
+// partitions nobody holds, and every put would retry against it until its
+// deadline. Declared lost, as a restarted member is (Unheld), its tasks
+// replay on the others.
+func LoseAfterTakeover(answers map[string]TakeoverAnswer) []string {
+	var out []string
+	for _, n := range sortedKeys(answers) {
+		if answers[n] == TakeoverUnheld {
+			out = append(out, n)
+		}
+	}
+	return out
+}

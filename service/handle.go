@@ -187,6 +187,8 @@ func refusalCode(err error) wire.RefusalCode {
 	switch {
 	case errors.As(err, &r):
 		return r.Code
+	case errors.Is(err, ErrLeft):
+		return shuffle.RefuseLeft
 	case errors.Is(err, ErrReplayDiffers):
 		return shuffle.RefuseReplayDiffers
 	case errors.Is(err, ErrUnknownShuffle):

@@ -289,6 +289,8 @@ func refusalSentinel(code wire.RefusalCode) error {
 		return ErrUnavailable
 	case wire.RefuseNotSealed:
 		return ErrNotSealed
+	case shuffle.RefuseLeft:
+		return fmt.Errorf("%w: %w", ErrUnavailable, ErrLeft)
 	case shuffle.RefuseReplayDiffers:
 		return fmt.Errorf("%w: %w", ErrFailed, ErrReplayDiffers)
 	case shuffle.RefuseExists:

@@ -69,8 +69,9 @@ func (st *State) CheckDecision(op, from string, term uint64) error {
 
 // CheckMove checks an epoch move (control.OpEpoch or OpTakeover) from node
 // from, in term, to the epoch where lost are gone: well-formed, not of an
-// older term than this node's, and sent by that epoch's coordinator. A move
-// that declares this node lost fails the shuffle here.
+// older term than this node's, of its line of epochs when of a newer term
+// (recovery.Joinable), and sent by that epoch's coordinator. A move that
+// declares this node lost fails the shuffle here.
 func (st *State) CheckMove(op, from string, term uint64, lost []string, epoch uint64) error {
 	if uint64(len(lost)) != epoch {
 		return fmt.Errorf("%w: shuffle %s: %s: epoch %d with %d lost nodes", ErrBadInput, st.ID(), op, epoch, len(lost))
@@ -82,6 +83,10 @@ func (st *State) CheckMove(op, from string, term uint64, lost []string, epoch ui
 		err := fmt.Errorf("%w: shuffle %s: node %s was declared lost in epoch %d by %s of term %d", ErrDeclaredLost, st.ID(), st.Self, epoch, from, term)
 		st.Finish(Failed, err)
 		return err
+	}
+	if rt := st.Route(); !recovery.Joinable(recovery.Epoch{Number: rt.Epoch, Term: rt.Term, Lost: rt.Lost}, term, lost) {
+		return Refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s: %s of epoch %d from %s in term %d (lost %v) refused: node %s is at epoch %d of term %d (lost %v), which it does not extend",
+			ErrOtherLine, st.ID(), op, epoch, from, term, lost, st.Self, rt.Epoch, rt.Term, rt.Lost))
 	}
 	node, want, ok := st.coordinatorFor(lost)
 	if !ok || want != term || (from != "" && from != node) {

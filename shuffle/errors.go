@@ -30,6 +30,11 @@ var (
 	// from a coordinator that was replaced: its term is older than the
 	// node's.
 	ErrStaleTerm = errors.New("service: stale coordinator term")
+	// ErrOtherLine: an epoch move of a newer term came from another line
+	// of epochs than this node's (after a split, each side's coordinator
+	// moved the shuffle on its own): the node cannot join it, and asks
+	// that line's coordinator to declare it lost.
+	ErrOtherLine = errors.New("service: epoch move of another line of epochs")
 	// ErrDeclaredLost: the coordinator moved the shuffle to an epoch in
 	// which this node is lost; it holds nothing of it any more.
 	ErrDeclaredLost = errors.New("service: node declared lost")
@@ -40,6 +45,12 @@ var (
 	// shuffle, the task and the partition.
 	ErrReplayDiffers = errors.New("service: replayed task's rows differ from its first attempt")
 )
+
+// RefuseLeft is the refusal code of a node the shuffle goes on without
+// (it was declared lost, or stepped down as a replaced coordinator): it
+// will not take the request, now or later; the sender asks another node
+// (ErrUnavailable), or learns of the new epoch from the coordinator.
+const RefuseLeft wire.RefusalCode = 66
 
 // RefuseReplayDiffers is the refusal code of an error wrapping
 // ErrReplayDiffers (a code of the service's range, see wire.RefusalCode).

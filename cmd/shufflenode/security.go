@@ -22,6 +22,8 @@ import (
 type apiSecurityFlags struct {
 	cert, key, clientCA, tokenFile string
 	insecure                       bool
+	callMessage, conns             int
+	streams                        uint
 }
 
 func (f *apiSecurityFlags) register(fs *flag.FlagSet) {
@@ -30,11 +32,15 @@ func (f *apiSecurityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientCA, "api-client-ca", "", "PEM CA certificates: clients must show a certificate they signed (mutual TLS)")
 	fs.StringVar(&f.tokenFile, "api-token-file", "", `file of bearer tokens, one per line: every client call must carry one of them ("authorization: Bearer <token>"); read again when it changes`)
 	fs.BoolVar(&f.insecure, "insecure-api", false, "allow a non-loopback --api address with neither TLS nor a token")
+	fs.IntVar(&f.callMessage, "max-call-message", api.DefaultMaxCallMessage, "largest message, in bytes, of every API call but DoPut and DoExchange (record batches, up to 256 MiB): a larger one is refused unread (ResourceExhausted)")
+	fs.IntVar(&f.conns, "max-api-connections", api.DefaultMaxConnections, "client API connections served at once; more wait to be accepted")
+	fs.UintVar(&f.streams, "max-api-streams", api.DefaultMaxStreams, "calls one client API connection may run at once; clients queue the rest")
 }
 
 // security checks the token file and returns the API's security.
 func (f *apiSecurityFlags) security() (api.Security, error) {
-	sec := api.Security{CertFile: f.cert, KeyFile: f.key, ClientCAFile: f.clientCA}
+	sec := api.Security{CertFile: f.cert, KeyFile: f.key, ClientCAFile: f.clientCA,
+		Limits: api.Limits{MaxCallMessage: f.callMessage, MaxConnections: f.conns, MaxStreams: uint32(min(f.streams, 1<<31))}}
 	if f.tokenFile != "" {
 		// read now for a clear error at start; the node reads it again
 		// whenever it changes (api.Security.TokenFile)

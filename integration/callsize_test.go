@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/table"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// TestCallSizeFlood makes 16 concurrent GetSchema, GetFlightInfo, DoAction
+// and Handshake calls of 64 MiB messages each, with the token, at a serve
+// process: every one is refused ResourceExhausted (over --max-call-message,
+// 4 MiB by default) without the node reading it, so its peak RSS grows by
+// less than preauthBound; the same connection then serves a DoPut of a
+// batch over 4 MiB (refused only because its shuffle is unknown) and a
+// call under the limit.
+func TestCallSizeFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs serve processes: skipped with -short")
+	}
+	c := startProcsToken(t, 1, "callsize-token")
+	p := c.procs[0]
+	before := nodePeakRSS(t, p.cmd.Process.Pid)
+	fc, err := flightproto.DialAuth(p.api, flightproto.ClientAuth{Token: c.token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	big := bytes.Repeat([]byte{'x'}, 64<<20)
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: big}
+	calls := []func(context.Context) error{
+		func(ctx context.Context) error { _, err := fc.GetSchema(ctx, desc); return err },
+		func(ctx context.Context) error { _, err := fc.GetFlightInfo(ctx, desc); return err },
+		func(ctx context.Context) error {
+			s, err := fc.DoAction(ctx, &flight.Action{Type: flightproto.ActionCreate, Body: big})
+			if err == nil {
+				_, err = s.Recv()
+			}
+			return err
+		},
+		func(ctx context.Context) error {
+			s, err := fc.Handshake(ctx)
+			if err == nil {
+				if err = s.Send(&flight.HandshakeRequest{Payload: big}); err == nil || errors.Is(err, io.EOF) {
+					_, err = s.Recv()
+				}
+			}
+			return err
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Go(func() { errs[i] = calls[i%len(calls)](ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "larger than max") {
+			t.Errorf("call %d of a 64 MiB message: %v, want ResourceExhausted", i, err)
+		}
+	}
+	after := nodePeakRSS(t, p.cmd.Process.Pid)
+	t.Logf("node peak RSS %d MiB before the oversized calls, %d MiB after", before>>20, after>>20)
+	if after-before >= preauthBound {
+		t.Errorf("the node's peak RSS grew by %d MiB, bound %d MiB", (after-before)>>20, preauthBound>>20)
+	}
+
+	rec := table.GenTask(nil, table.GenConfig{Rows: 400_000}, 0, 1)
+	defer rec.Release()
+	var frames []*flight.FlightData
+	w := flightproto.NewWriter(sendFunc(func(fd *flight.FlightData) error {
+		frames = append(frames, &flight.FlightData{DataHeader: bytes.Clone(fd.DataHeader), DataBody: bytes.Clone(fd.DataBody)})
+		return nil
+	}), ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(frames[len(frames)-1].DataBody); n <= 4<<20 {
+		t.Fatalf("the batch is %d bytes, not over the 4 MiB call limit", n)
+	}
+	frames[0].FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"shuffle":"none","task":0,"attempt":0}`)}
+	stream, err := fc.DoPut(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range frames {
+		if stream.Send(fd) != nil {
+			break
+		}
+	}
+	_ = stream.CloseSend()
+	if _, err := stream.Recv(); status.Code(err) != codes.NotFound {
+		t.Errorf("a DoPut of a batch over the call limit to an unknown shuffle: %v, want NotFound", err)
+	}
+	cl, err := p.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Members(ctx); err != nil {
+		t.Errorf("a call after the oversized ones: %v", err)
+	}
+}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/shufflenode/shufflenode/api/apitest"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/table"

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow/flight"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc/codes"

@@ -230,6 +230,9 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	if d := rdr.LatestFlightDescriptor(); d == nil || json.Unmarshal(d.Cmd, &cmd) != nil {
 		return status.Error(codes.InvalidArgument, "put: the descriptor's cmd must be a PutCmd as JSON")
 	}
+	if cmd.Tasks {
+		return s.putTasks(stream, rdr, cmd)
+	}
 	next := func() (arrow.Record, error) {
 		if rdr.Next() {
 			return rdr.Record(), nil

@@ -7,11 +7,11 @@ package api
 // a handler and a reader), which dominated the node's CPU with thousands of
 // small tasks.
 //
-// The node feeds the tasks' rows to their puts in stream order, one task
-// at a time, since the reader's batches are valid only until the next;
-// when the next task's tag arrives, the previous task's input ends and its
-// put goes on (end markers, done report) beside the next one's, up to
-// putTasksInFlight tasks at once. Each task is then exactly the put of its
+// The node reads the stream in order and queues each task's batches for
+// its put, which runs in a goroutine of its own, up to putTasksInFlight
+// tasks at once (and putQueueBytes of batches queued): when the next
+// task's tag arrives, the previous task's input ends and its put goes on
+// (cutting, end markers, done report) beside the next ones. Each task is then exactly the put of its
 // own DoPut: the same checks, attempts and replies, one PutTaskReply each
 // as it finishes. A task that fails answers with its status; the others go
 // on. An error of the stream itself (or a bad tag) ends the call with its
@@ -27,13 +27,15 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
+	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// putTasksInFlight bounds the tasks of one DoPut whose puts run at once:
-// one being fed, the others sending their end markers and done reports.
+// putTasksInFlight bounds the tasks of one DoPut whose puts run at once
+// (begin report, cutting, end markers, done report).
 const putTasksInFlight = 32
 
 // putTasks runs the tasks of a DoPut of several tasks (cmd.Tasks) read
@@ -43,7 +45,7 @@ func (s *Server) putTasks(stream flight.FlightService_DoPutServer, rdr *flightpr
 		return status.Errorf(codes.InvalidArgument, "put: shuffle %s: a put of several tasks takes dataframe batches from the stream only", cmd.Shuffle)
 	}
 	r := &taskRun{s: s, stream: stream, cmd: cmd, schema: rdr.Schema(), seen: map[uint64]bool{},
-		slots: make(chan struct{}, putTasksInFlight)}
+		slots: make(chan struct{}, putTasksInFlight), queue: budget.New(putQueueBytes)}
 	err := r.read(stream.Context(), rdr)
 	r.cur.end(err)
 	r.wg.Wait()
@@ -59,6 +61,7 @@ type taskRun struct {
 	seen   map[uint64]bool
 	cur    *taskFeed // the task being fed (nil before the first tag)
 	slots  chan struct{}
+	queue  *budget.Budget // bytes of the batches queued for the tasks' puts
 	wg     sync.WaitGroup
 	sendMu sync.Mutex // one Send at a time
 }
@@ -75,8 +78,11 @@ func (r *taskRun) read(ctx context.Context, rdr *flightproto.Reader) error {
 		if r.cur == nil {
 			return status.Errorf(codes.InvalidArgument, "put: shuffle %s: the first batch of a put of several tasks carries no task tag", r.cmd.Shuffle)
 		}
-		if rdr.Record().NumRows() > 0 {
-			r.cur.give(rdr.Record())
+		if rdr.Record().NumRows() == 0 {
+			continue
+		}
+		if err := r.cur.give(ctx, rdr.Record()); err != nil {
+			return err
 		}
 	}
 	if err := rdr.Err(); err != nil {
@@ -103,7 +109,7 @@ func (r *taskRun) start(ctx context.Context, md []byte) error {
 	case <-ctx.Done():
 		return status.FromContextError(ctx.Err()).Err()
 	}
-	r.cur = newTaskFeed()
+	r.cur = newTaskFeed(r.queue)
 	r.wg.Add(1)
 	go r.run(ctx, tag, r.cur)
 	return nil
@@ -113,7 +119,7 @@ func (r *taskRun) start(ctx context.Context, md []byte) error {
 func (r *taskRun) run(ctx context.Context, tag flightproto.PutTag, f *taskFeed) {
 	defer r.wg.Done()
 	defer func() { <-r.slots }()
-	defer close(f.done)
+	defer f.drain()
 	cmd := flightproto.PutCmd{Shuffle: r.cmd.Shuffle, Task: tag.Task, Attempt: tag.Attempt, Rows: tag.Rows}
 	count := &inputCount{s: r.s, cmd: cmd, next: f.next}
 	res, err := r.s.svc.Put(ctx, cmd.Shuffle, cmd.Task, cmd.Attempt, r.schema, count.nextChecked)
@@ -134,78 +140,86 @@ func (r *taskRun) answer(reply flightproto.PutTaskReply) {
 	_ = r.stream.Send(&flight.PutResult{AppMetadata: b})
 }
 
-// taskFeed hands the batches of one task, read by the call's goroutine,
-// to the task's put in its own goroutine, one at a time: the reader's
-// batch is valid until the next is read, so the reader waits until the put
-// asks for the next one (it copied the rows) or returned.
+// taskFeed queues the batches of one task, read by the call's goroutine,
+// for the task's put in its own goroutine: each batch is retained (the
+// reader's pooled buffer stays the batch's until released) and counts
+// against the call's queue budget until the put asks for the next one (it
+// copied the rows by then). So the reader goes on to the next tasks while
+// a put waits for its begin report, and the begins of a call's tasks
+// overlap as their end markers do.
 type taskFeed struct {
-	want  chan struct{}     // the put asks for its next batch
-	recs  chan arrow.Record // the reader answers
-	ended chan struct{}     // closed when the task's input ended
-	done  chan struct{}     // closed when the put returned
-	err   error             // why the input ended (nil: io.EOF), set before ended closes
-	// The reader's own state.
-	asked, over bool // a request was taken and not answered yet; ended is closed
+	recs   chan queued // closed at the task's end
+	queue  *budget.Budget
+	prev   queued // the batch the put holds
+	ended  bool   // the reader's: recs is closed
+	endErr error  // why the input ended (nil: io.EOF), set before recs closes
 }
 
-func newTaskFeed() *taskFeed {
-	return &taskFeed{want: make(chan struct{}), recs: make(chan arrow.Record), ended: make(chan struct{}), done: make(chan struct{})}
+// queued is a retained batch and the queue bytes it holds.
+type queued struct {
+	rec  arrow.Record
+	held int64
+}
+
+// putQueueBytes bounds the bytes of the batches a DoPut of several tasks
+// holds queued for its tasks' puts.
+const putQueueBytes = 8 << 20
+
+func newTaskFeed(queue *budget.Budget) *taskFeed {
+	return &taskFeed{recs: make(chan queued, 64), queue: queue}
 }
 
 // next is the put's input: the task's batches, then io.EOF (or the
-// stream's error).
+// stream's error). It releases the batch it returned before.
 func (f *taskFeed) next() (arrow.Record, error) {
-	select {
-	case f.want <- struct{}{}:
-	case <-f.ended:
-		return nil, f.endErr()
+	f.drop()
+	q, ok := <-f.recs
+	if !ok {
+		if f.endErr != nil {
+			return nil, f.endErr
+		}
+		return nil, io.EOF
 	}
-	select {
-	case rec := <-f.recs:
-		return rec, nil
-	case <-f.ended:
-		return nil, f.endErr()
+	f.prev = q
+	return q.rec, nil
+}
+
+// drop releases the batch the put held.
+func (f *taskFeed) drop() {
+	if f.prev.rec != nil {
+		f.prev.rec.Release()
+		f.queue.Release(f.prev.held)
+		f.prev = queued{}
 	}
 }
 
-func (f *taskFeed) endErr() error {
-	if f.err != nil {
-		return f.err
-	}
-	return io.EOF
-}
-
-// await waits until the put asks for a batch (true) or returned (false).
-func (f *taskFeed) await() bool {
-	if f.asked {
-		return true
-	}
-	select {
-	case <-f.want:
-		f.asked = true
-		return true
-	case <-f.done:
-		return false
+// drain releases what the put left: the batch it held and, until the
+// task's end, the batches of a put that returned early.
+func (f *taskFeed) drain() {
+	f.drop()
+	for q := range f.recs {
+		q.rec.Release()
+		f.queue.Release(q.held)
 	}
 }
 
-// give hands rec to the put and waits until it is done with it. A put that
-// returned (it failed) drops the rest of its task's batches.
-func (f *taskFeed) give(rec arrow.Record) {
-	if !f.await() {
-		return
+// give queues rec (retained) for the put, once the call's queue has room.
+func (f *taskFeed) give(ctx context.Context, rec arrow.Record) error {
+	held, err := f.queue.Acquire(ctx, table.RecordBytes(rec))
+	if err != nil {
+		return status.FromContextError(err).Err()
 	}
-	f.asked = false
-	f.recs <- rec
-	f.await()
+	rec.Retain()
+	f.recs <- queued{rec: rec, held: held}
+	return nil
 }
 
 // end ends the task's input with err (nil: its end). No-op on nil or once
 // ended.
 func (f *taskFeed) end(err error) {
-	if f == nil || f.over {
+	if f == nil || f.ended {
 		return
 	}
-	f.err, f.over = err, true
-	close(f.ended)
+	f.endErr, f.ended = err, true
+	close(f.recs)
 }

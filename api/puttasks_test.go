@@ -72,8 +72,8 @@ func TestRunPutsTasksInBatches(t *testing.T) {
 }
 
 // TestPutTasksAnswersEachTask sends a put of several tasks by hand: a task
-// whose declared rows are wrong fails alone (InvalidArgument), the others
-// are put; the same attempts again are refused as already run, a new
+// whose declared rows are wrong, and one out of range (refused before it
+// reads its batches), fail alone (InvalidArgument), the others are put; the same attempts again are refused as already run, a new
 // attempt of a done task is skipped; a stream whose first batch has no tag,
 // or that tags a task twice, ends with InvalidArgument.
 func TestPutTasksAnswersEachTask(t *testing.T) {
@@ -91,15 +91,15 @@ func TestPutTasksAnswersEachTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := table.GenConfig{Rows: 300, Seed: 1, PayloadBytes: 4}
-	rec := func(task int) arrow.Record { return table.GenTask(memory.DefaultAllocator, gen, task, sp.Tasks) }
-	tags := []flightproto.PutTag{{Task: 0, Rows: 100}, {Task: 1, Rows: 99}, {Task: 2, Rows: 100}}
+	rec := func(task int) arrow.Record { return table.GenTask(memory.DefaultAllocator, gen, task%sp.Tasks, sp.Tasks) }
+	tags := []flightproto.PutTag{{Task: 0, Rows: 100}, {Task: 99}, {Task: 1, Rows: 99}, {Task: 2, Rows: 100}}
 	replies, err := rawPutTasks(ctx, addr, sp.ID, tags, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(replies) != 3 || replies[0].Code != 0 || replies[0].Rows != 100 || replies[2].Code != 0 ||
-		codes.Code(replies[1].Code) != codes.InvalidArgument {
-		t.Fatalf("replies %+v: want tasks 0 and 2 put, 1 refused", replies)
+	if len(replies) != 4 || replies[0].Code != 0 || replies[0].Rows != 100 || replies[2].Code != 0 ||
+		codes.Code(replies[1].Code) != codes.InvalidArgument || codes.Code(replies[3].Code) != codes.InvalidArgument {
+		t.Fatalf("replies %+v: want tasks 0 and 2 put, 1 (wrong rows) and 99 (out of range) refused", replies)
 	}
 	out, err := c.PutTasks(ctx, sp.ID, table.GenSchema(), []client.TaskPut{{Task: 0}, {Task: 1, Attempt: 1}, {Task: 2, Attempt: 1}},
 		func(i int) ([]arrow.Record, error) { return []arrow.Record{rec(i)}, nil })

@@ -91,7 +91,9 @@ func TestPutTasksAnswersEachTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := table.GenConfig{Rows: 300, Seed: 1, PayloadBytes: 4}
-	rec := func(task int) arrow.Record { return table.GenTask(memory.DefaultAllocator, gen, task%sp.Tasks, sp.Tasks) }
+	rec := func(task int) arrow.Record {
+		return table.GenTask(memory.DefaultAllocator, gen, task%sp.Tasks, sp.Tasks)
+	}
 	tags := []flightproto.PutTag{{Task: 0, Rows: 100}, {Task: 99}, {Task: 1, Rows: 99}, {Task: 2, Rows: 100}}
 	replies, err := rawPutTasks(ctx, addr, sp.ID, tags, rec)
 	if err != nil {

@@ -1,7 +1,9 @@
 package table
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 )
@@ -28,6 +30,12 @@ type RowSums struct {
 // (the partitioning hash's forms, see the package documentation), with
 // nullHash for a null value, in column order.
 func (s *RowSums) Add(rec arrow.Record, pids []uint32) error {
+	return addRowHashes(rec, pids, s.addBlock)
+}
+
+// addRowHashes hashes the rows of rec (see RowSums.Add) a block at a time
+// and hands each block's partition ids and row hashes to add.
+func addRowHashes(rec arrow.Record, pids []uint32, add func(pids []uint32, hashes []uint64)) error {
 	if int64(len(pids)) != rec.NumRows() {
 		return fmt.Errorf("%w: %d partition ids for %d rows", ErrBadInput, len(pids), rec.NumRows())
 	}
@@ -41,7 +49,7 @@ func (s *RowSums) Add(rec arrow.Record, pids []uint32) error {
 		for c, ct := range types {
 			hashRowColumn(rec.Column(c), ct, lo, col[:len(acc)], acc, c > 0)
 		}
-		s.addBlock(pids[lo:lo+len(acc)], acc)
+		add(pids[lo:lo+len(acc)], acc)
 	}
 	return nil
 }
@@ -104,4 +112,58 @@ func (s *RowSums) Of(p int) (rows, sum uint64) {
 		return 0, 0
 	}
 	return s.Rows[p], s.Sums[p]
+}
+
+// SparseRowSums is RowSums holding only the partitions that got rows: the
+// sums of an input task that reaches few of many partitions (a shuffle
+// with more partitions than the task has rows) cost its rows, not the
+// partitions (dense sums of a 10,000-partition shuffle allocated and
+// cleared 160 kB per task). The zero value is empty.
+type SparseRowSums struct {
+	at         map[uint32]int // partition -> its index in parts, rows and sums
+	parts      []uint32
+	rows, sums []uint64
+}
+
+// Add adds the rows of rec to the sums of their partitions, as RowSums.Add.
+func (s *SparseRowSums) Add(rec arrow.Record, pids []uint32) error {
+	return addRowHashes(rec, pids, s.addBlock)
+}
+
+func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
+	if s.at == nil {
+		s.at = map[uint32]int{}
+	}
+	for i, p := range pids {
+		k, ok := s.at[p]
+		if !ok {
+			k = len(s.parts)
+			s.at[p] = k
+			s.parts, s.rows, s.sums = append(s.parts, p), append(s.rows, 0), append(s.sums, 0)
+		}
+		s.rows[k]++
+		s.sums[k] += fmix64(hashes[i] ^ hashSeed)
+	}
+}
+
+// Of returns the rows and sum of partition p (zeros when no row went there).
+func (s *SparseRowSums) Of(p uint32) (rows, sum uint64) {
+	k, ok := s.at[p]
+	if !ok {
+		return 0, 0
+	}
+	return s.rows[k], s.sums[k]
+}
+
+// Each calls fn with the rows and sum of every partition that got rows, in
+// ascending partition order.
+func (s *SparseRowSums) Each(fn func(p uint32, rows, sum uint64)) {
+	order := make([]int, len(s.parts))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(s.parts[a], s.parts[b]) })
+	for _, k := range order {
+		fn(s.parts[k], s.rows[k], s.sums[k])
+	}
 }

@@ -90,6 +90,50 @@ func TestRowSumsIgnoreValuesUnderNulls(t *testing.T) {
 	}
 }
 
+// TestSparseRowSumsMatchDense: the sparse sums of a record over many
+// partitions, added in two slices, equal the dense sums of the whole
+// record, partition by partition, and Each visits exactly the partitions
+// that got rows, in ascending order.
+func TestSparseRowSumsMatchDense(t *testing.T) {
+	mem := checkedMem(t)
+	rng := rand.New(rand.NewPCG(5, 8))
+	rec := randomRecord(mem, allSchema(), hashBlock+300, rng, 0.1)
+	defer rec.Release()
+	pids := make([]uint32, rec.NumRows())
+	for i := range pids {
+		pids[i] = uint32(rng.IntN(100_000))
+	}
+	var dense RowSums
+	mustAdd(t, &dense, rec, pids)
+	var sparse SparseRowSums
+	for _, r := range [][2]int64{{200, rec.NumRows()}, {0, 200}} {
+		sl := rec.NewSlice(r[0], r[1])
+		if err := sparse.Add(sl, pids[r[0]:r[1]]); err != nil {
+			t.Fatal(err)
+		}
+		sl.Release()
+	}
+	var seen []uint32
+	sparse.Each(func(p uint32, rows, sum uint64) {
+		seen = append(seen, p)
+		if r, s := dense.Of(int(p)); r != rows || s != sum {
+			t.Errorf("partition %d: sparse %d rows sum %x, dense %d rows sum %x", p, rows, sum, r, s)
+		}
+	})
+	var want []uint32
+	for p, rows := range dense.Rows {
+		if rows > 0 {
+			want = append(want, uint32(p))
+		}
+	}
+	if !slices.Equal(seen, want) {
+		t.Errorf("Each visited %d partitions, want the %d that got rows in order", len(seen), len(want))
+	}
+	if r, s := sparse.Of(want[0] + 1); (r != 0 || s != 0) && !slices.Contains(want, want[0]+1) {
+		t.Errorf("a partition no row went to: %d rows", r)
+	}
+}
+
 func TestRowSumsRefusesMismatchedIDs(t *testing.T) {
 	mem := checkedMem(t)
 	rec := randomRecord(mem, allSchema(), 5, rand.New(rand.NewPCG(1, 2)), 0)

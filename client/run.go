@@ -25,7 +25,9 @@ type Job struct {
 	// next ones while it cannot be reached.
 	Spec *spec.Spec
 	// Nodes are API addresses; attempt a of input task i is put on
-	// Nodes[(i+a) % len(Nodes)], so a task whose node died runs elsewhere.
+	// Nodes[(i+a) % len(Nodes)], so a task whose node died runs elsewhere
+	// (tasks put in batches, PutBatch: batch k on Nodes[(k+a) % len(Nodes)],
+	// a the attempt of its first task).
 	Nodes []string
 	// PutOn, if set, says which node (an index into Nodes) holds input task
 	// i: its first attempt is put there, attempt a on PutOn(i)+a. Use it with

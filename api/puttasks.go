@@ -9,7 +9,7 @@ package api
 //
 // The node reads the stream in order and queues each task's batches for
 // its put, which runs in a goroutine of its own, up to putTasksInFlight
-// tasks at once (and putQueueBytes of batches queued): when the next
+// tasks at once (and the node's putQueueBytes of batches queued): when the next
 // task's tag arrives, the previous task's input ends and its put goes on
 // (cutting, end markers, done report) beside the next ones. Each task is then exactly the put of its
 // own DoPut: the same checks, attempts and replies, one PutTaskReply each
@@ -45,7 +45,7 @@ func (s *Server) putTasks(stream flight.FlightService_DoPutServer, rdr *flightpr
 		return status.Errorf(codes.InvalidArgument, "put: shuffle %s: a put of several tasks takes dataframe batches from the stream only", cmd.Shuffle)
 	}
 	r := &taskRun{s: s, stream: stream, cmd: cmd, schema: rdr.Schema(), seen: map[uint64]bool{},
-		slots: make(chan struct{}, putTasksInFlight), queue: budget.New(putQueueBytes)}
+		slots: make(chan struct{}, putTasksInFlight), queue: s.putQueue}
 	err := r.read(stream.Context(), rdr)
 	r.cur.end(err)
 	r.wg.Wait()
@@ -61,7 +61,7 @@ type taskRun struct {
 	seen   map[uint64]bool
 	cur    *taskFeed // the task being fed (nil before the first tag)
 	slots  chan struct{}
-	queue  *budget.Budget // bytes of the batches queued for the tasks' puts
+	queue  *budget.Budget // the node's bytes of batches queued for tasks' puts (Server.putQueue)
 	wg     sync.WaitGroup
 	sendMu sync.Mutex // one Send at a time
 }
@@ -143,7 +143,7 @@ func (r *taskRun) answer(reply flightproto.PutTaskReply) {
 // taskFeed queues the batches of one task, read by the call's goroutine,
 // for the task's put in its own goroutine: each batch is retained (the
 // reader's pooled buffer stays the batch's until released) and counts
-// against the call's queue budget until the put asks for the next one (it
+// against the node's queue budget until the put asks for the next one (it
 // copied the rows by then). So the reader goes on to the next tasks while
 // a put waits for its begin report, and the begins of a call's tasks
 // overlap as their end markers do.
@@ -161,9 +161,12 @@ type queued struct {
 	held int64
 }
 
-// putQueueBytes bounds the bytes of the batches a DoPut of several tasks
-// holds queued for its tasks' puts.
-const putQueueBytes = 8 << 20
+// putQueueBytes bounds the bytes of the batches that the node's puts of
+// several tasks hold queued for their tasks' puts, all calls together: a
+// put of one task holds one batch at a time (the node's input gate), and
+// a client's many streams of many tasks must not queue more than that
+// budget beside it.
+const putQueueBytes = 64 << 20
 
 func newTaskFeed(queue *budget.Budget) *taskFeed {
 	return &taskFeed{recs: make(chan queued, 64), queue: queue}

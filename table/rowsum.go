@@ -118,11 +118,19 @@ func (s *RowSums) Of(p int) (rows, sum uint64) {
 // sums of an input task that reaches few of many partitions (a shuffle
 // with more partitions than the task has rows) cost its rows, not the
 // partitions (dense sums of a 10,000-partition shuffle allocated and
-// cleared 160 kB per task). The zero value is empty.
+// cleared 160 kB per task). Rows are appended as they come and compacted
+// (sorted by partition, each partition's summed) when they have doubled
+// since the last compaction, so its size stays within about twice the
+// partitions that got rows. The zero value is empty.
 type SparseRowSums struct {
-	at         map[uint32]int // partition -> its index in parts, rows and sums
-	parts      []uint32
-	rows, sums []uint64
+	sums      []PartRowSum
+	compacted int // sums[:compacted] are ascending, one per partition
+}
+
+// PartRowSum is the rows and sum of one partition (SparseRowSums).
+type PartRowSum struct {
+	Partition uint32
+	Rows, Sum uint64
 }
 
 // Add adds the rows of rec to the sums of their partitions, as RowSums.Add.
@@ -131,39 +139,47 @@ func (s *SparseRowSums) Add(rec arrow.Record, pids []uint32) error {
 }
 
 func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
-	if s.at == nil {
-		s.at = map[uint32]int{}
-	}
 	for i, p := range pids {
-		k, ok := s.at[p]
-		if !ok {
-			k = len(s.parts)
-			s.at[p] = k
-			s.parts, s.rows, s.sums = append(s.parts, p), append(s.rows, 0), append(s.sums, 0)
-		}
-		s.rows[k]++
-		s.sums[k] += fmix64(hashes[i] ^ hashSeed)
+		s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: fmix64(hashes[i] ^ hashSeed)})
 	}
+	if len(s.sums) >= 2*s.compacted+4096 {
+		s.compact()
+	}
+}
+
+// compact sorts the sums by partition and merges each partition's.
+func (s *SparseRowSums) compact() {
+	if s.compacted == len(s.sums) {
+		return
+	}
+	slices.SortFunc(s.sums, func(a, b PartRowSum) int { return cmp.Compare(a.Partition, b.Partition) })
+	out := s.sums[:0]
+	for _, e := range s.sums {
+		if n := len(out); n > 0 && out[n-1].Partition == e.Partition {
+			out[n-1].Rows += e.Rows
+			out[n-1].Sum += e.Sum
+			continue
+		}
+		out = append(out, e)
+	}
+	s.sums, s.compacted = out, len(out)
 }
 
 // Of returns the rows and sum of partition p (zeros when no row went there).
 func (s *SparseRowSums) Of(p uint32) (rows, sum uint64) {
-	k, ok := s.at[p]
+	s.compact()
+	k, ok := slices.BinarySearchFunc(s.sums, p, func(e PartRowSum, p uint32) int { return cmp.Compare(e.Partition, p) })
 	if !ok {
 		return 0, 0
 	}
-	return s.rows[k], s.sums[k]
+	return s.sums[k].Rows, s.sums[k].Sum
 }
 
 // Each calls fn with the rows and sum of every partition that got rows, in
 // ascending partition order.
 func (s *SparseRowSums) Each(fn func(p uint32, rows, sum uint64)) {
-	order := make([]int, len(s.parts))
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(s.parts[a], s.parts[b]) })
-	for _, k := range order {
-		fn(s.parts[k], s.rows[k], s.sums[k])
+	s.compact()
+	for _, e := range s.sums {
+		fn(e.Partition, e.Rows, e.Sum)
 	}
 }

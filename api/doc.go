@@ -12,7 +12,9 @@
 //   - DoAction "close": body ShuffleRef; frees the shuffle on every member.
 //   - DoPut: the FlightDescriptor's Cmd is a PutCmd as JSON; the stream is
 //     one input task attempt's record batches. The PutResult's app metadata
-//     is a PutReply as JSON.
+//     is a PutReply as JSON. With PutCmd.Tasks, the stream carries several
+//     dataframe tasks, each tagged on its first batch (flightproto.PutTag)
+//     and answered by a PutResult of its own (puttasks.go).
 //   - GetFlightInfo: the descriptor's Cmd is a ShuffleRef; one endpoint per
 //     output partition, in partition order, whose location is the owner.
 //   - DoGet: the ticket is a Ticket as JSON; any node answers (a non-owner

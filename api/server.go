@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/dap"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/parquetio"
@@ -45,6 +46,9 @@ type Server struct {
 	// plans are the Parquet writers' plans shared among the files of an op
 	// (parquetio.WriteConfig.PlanKey).
 	plans *parquetio.PlanCache
+	// putQueue bounds the batches the node's puts of several tasks hold
+	// queued for their tasks (puttasks.go), across every such call.
+	putQueue *budget.Budget
 
 	once    sync.Once
 	started bool
@@ -79,7 +83,8 @@ func ListenSecure(addr string, svc *service.Service, log *slog.Logger, sec Secur
 	if err != nil {
 		return nil, fmt.Errorf("api: listen %s: %w", addr, err)
 	}
-	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, plans: parquetio.NewPlanCache(), done: make(chan error, 1)}
+	s := &Server{svc: svc, mem: memory.DefaultAllocator, log: log, auth: sec.authScheme(), roots: roots, inRoots: inRoots, plans: parquetio.NewPlanCache(), done: make(chan error, 1),
+		putQueue: budget.New(putQueueBytes)}
 	pool := flightproto.NewPool(flightproto.PoolConfig{PoisonReleased: sec.PoisonReleased})
 	lim := sec.Limits.withDefaults()
 	lis = newLimitListener(lis, lim.MaxConnections)
@@ -235,6 +240,9 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	var cmd flightproto.PutCmd
 	if d := rdr.LatestFlightDescriptor(); d == nil || json.Unmarshal(d.Cmd, &cmd) != nil {
 		return status.Error(codes.InvalidArgument, "put: the descriptor's cmd must be a PutCmd as JSON")
+	}
+	if cmd.Tasks {
+		return s.putTasks(stream, rdr, cmd)
 	}
 	next := func() (arrow.Record, error) {
 		if rdr.Next() {

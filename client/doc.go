@@ -4,7 +4,10 @@
 // whole shuffle: create it on the first node, put every input task on the
 // node where it lives (task i on node i mod N), retry a put that failed with
 // a new attempt number, wait at the barrier, and hand back a Result that
-// reads output partitions from their owners.
+// reads output partitions from their owners. Small dataframe tasks go
+// several to a DoPut stream (PutTasks, Job.PutBatch) to nodes that take
+// that (protocol revision 4 on); each is still its own attempt, and one
+// that fails with a retryable code is run again in a put of its own.
 //
 // DialAuth (and Job.Auth) connect with TLS, a client certificate and/or a
 // bearer token (flightproto.ClientAuth); the connections to other members

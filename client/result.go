@@ -42,6 +42,10 @@ type Result struct {
 	// whyHere is, once a node refused to read an input file (Job.InputFile),
 	// its error: every later put sends the records itself.
 	whyHere atomic.Pointer[error]
+	// revs are the clients' nodes' protocol revisions, each asked once
+	// (takesTasks); 0 for a node that did not answer.
+	revs    []int
+	revOnce []sync.Once
 
 	mu   sync.Mutex     // guards next, Endpoints, Epoch, ReplaySet
 	next map[int]uint32 // next attempt number per task

@@ -25,7 +25,9 @@ type Job struct {
 	// next ones while it cannot be reached.
 	Spec *spec.Spec
 	// Nodes are API addresses; attempt a of input task i is put on
-	// Nodes[(i+a) % len(Nodes)], so a task whose node died runs elsewhere.
+	// Nodes[(i+a) % len(Nodes)], so a task whose node died runs elsewhere
+	// (tasks put in batches, PutBatch: batch k on Nodes[(k+a) % len(Nodes)],
+	// a the attempt of its first task).
 	Nodes []string
 	// PutOn, if set, says which node (an index into Nodes) holds input task
 	// i: its first attempt is put there, attempt a on PutOn(i)+a. Use it with
@@ -48,6 +50,13 @@ type Job struct {
 	FilePut func(task int, reply flightproto.PutReply)
 	// Parallel puts at once (default 2 per node).
 	Parallel int
+	// PutBatch is how many tasks go in one DoPut stream (a put of several
+	// tasks, flightproto.PutCmd.Tasks) to nodes that take them: 0 picks
+	// about four batches per parallel put, at most 64 tasks, for dataframe
+	// shuffles put from Input without PutOn (else 1); 1 puts every task
+	// in a stream of its own. Each task of a batch is still its own
+	// attempt; one that fails with a retryable code runs again on its own.
+	PutBatch int
 	// MaxAttempts per task and round (default 3): a put that fails with a
 	// retryable code runs again at once with the next attempt number; after
 	// that the task is left to the next barrier round.
@@ -77,7 +86,7 @@ func Run(ctx context.Context, job Job) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Shuffle: job.Spec.ID, clients: clients, job: job, schema: schema, next: map[int]uint32{},
-		avoid: make([]atomic.Int64, len(clients))}
+		avoid: make([]atomic.Int64, len(clients)), revs: make([]int, len(clients)), revOnce: make([]sync.Once, len(clients))}
 	res.home.Store(int32(homeOf(job.Spec.ID, len(clients))))
 	if err := run(ctx, job, res); err != nil {
 		for _, c := range clients {
@@ -175,39 +184,31 @@ const createRounds = 10
 func putAll(ctx context.Context, job Job, res *Result, schema *arrow.Schema, tasks []uint64) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	ch := make(chan int)
+	workers := cmp.Or(job.Parallel, 2*len(job.Nodes))
+	ch := make(chan batched)
 	var wg sync.WaitGroup
 	var done atomic.Int64
-	for range cmp.Or(job.Parallel, 2*len(job.Nodes)) {
+	ended := func(err error) {
+		switch {
+		case err == nil:
+			if n := done.Add(1); job.Progress != nil {
+				job.Progress(min(int(n), len(tasks)), len(tasks))
+			}
+		case ctx.Err() != nil:
+		case !retryable(err):
+			cancel(err)
+		}
+	}
+	for range workers {
 		wg.Go(func() {
-			for t := range ch {
-				err := putTask(ctx, job, res, schema, t)
-				switch {
-				case err == nil:
-					if n := done.Add(1); job.Progress != nil {
-						job.Progress(min(int(n), len(tasks)), len(tasks))
-					}
-				case ctx.Err() != nil:
-				case !retryable(err):
-					cancel(err)
-				}
+			for b := range ch {
+				putBatched(ctx, job, res, schema, b, ended)
 			}
 		})
 	}
-	feed(ctx, ch, tasks)
+	feedBatches(ctx, ch, tasks, job.putBatch(len(tasks), workers))
 	wg.Wait()
 	return context.Cause(ctx)
-}
-
-func feed(ctx context.Context, ch chan<- int, tasks []uint64) {
-	defer close(ch)
-	for _, t := range tasks {
-		select {
-		case ch <- int(t):
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // putTask puts task t, retrying retryable failures with new attempts on

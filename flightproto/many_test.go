@@ -63,3 +63,34 @@ func FuzzDecodeTicket(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodePutTag decodes arbitrary bytes as a put's task tag: no panic,
+// and a tag it takes encodes back to one that decodes the same.
+func FuzzDecodePutTag(f *testing.F) {
+	for _, s := range []string{`{"task":3,"attempt":1,"rows":100}`, `{"task":0}`, `{}`, `{"task":-1}`,
+		`{"task":1,"extra":2}`, `{"task":1}{"task":2}`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tag, err := DecodePutTag(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadPutTag) {
+				t.Fatalf("%q: %v does not wrap ErrBadPutTag", b, err)
+			}
+			return
+		}
+		again, err := DecodePutTag(EncodePutTag(tag))
+		if err != nil || again != tag {
+			t.Fatalf("%q: %+v encodes to %+v, %v", b, tag, again, err)
+		}
+	})
+}
+
+func TestDecodePutTag(t *testing.T) {
+	for s, ok := range map[string]bool{`{"task":3,"attempt":1,"rows":100}`: true, `{"task":0}`: true, `{}`: false,
+		`{"task":-1}`: false, `{"task":1,"extra":2}`: false, `{"task":1}{"task":2}`: false, `null`: false, ``: false} {
+		if _, err := DecodePutTag([]byte(s)); (err == nil) != ok {
+			t.Errorf("%s: %v, want ok %v", s, err, ok)
+		}
+	}
+}

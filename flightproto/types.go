@@ -69,6 +69,11 @@ type PutCmd struct {
 	// reads as the task's input (under its input roots: api.Security);
 	// the stream then carries the schema and no batches.
 	File string `json:"file,omitempty"`
+	// Tasks, when true, makes the stream a put of several tasks, each
+	// named by the PutTag of its first batch (Task, Attempt, Rows and File
+	// are then unused; see PutTag). Nodes from revision
+	// MinPutTasksRevision on.
+	Tasks bool `json:"tasks,omitempty"`
 }
 
 // PutReply is the app metadata of the PutResult that ends a DoPut.

@@ -30,6 +30,7 @@ type DemoConfig struct {
 	Rule           string
 	KeyCardinality int64 // default 1<<40
 	Parallel       int   // concurrent puts (default 2 per node)
+	PutBatch       int   // tasks per put stream (client.Job.PutBatch)
 	Replication    int   // 2: every shard also on a backup owner
 	ReadParallel   int   // concurrent partition reads (default 2 per node)
 	// Auth is the nodes' API TLS settings and token.
@@ -118,7 +119,7 @@ func RunDemo(ctx context.Context, nodes []string, c DemoConfig) (Report, error) 
 	rep := Report{Rows: c.Rows, Tasks: c.Tasks, Partitions: c.Partitions}
 	in := newInputs(v, c.Tasks)
 	start := time.Now()
-	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel, Auth: c.Auth,
+	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel, PutBatch: c.PutBatch, Auth: c.Auth,
 		Input: func(t int) ([]arrow.Record, error) {
 			if c.BeforeInput != nil {
 				c.BeforeInput(t)

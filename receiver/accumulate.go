@@ -48,6 +48,16 @@ type partAcc struct {
 	mu     sync.Mutex
 	chunks []*table.Appender // at least one; the last is being filled
 	segs   []accSeg          // in arrival order
+	// bytes is the last chunk's Bytes as of its last append: what it grew
+	// by is then one call to Bytes per run, not two, and since it bounds
+	// every column's values, most runs fit its 32-bit offsets without a
+	// look at the columns (fitsAll).
+	bytes int64
+}
+
+// newPartAcc returns an accumulator whose first chunk is app.
+func newPartAcc(app *table.Appender) *partAcc {
+	return &partAcc{chunks: []*table.Appender{app}, bytes: app.Bytes()}
 }
 
 // accSeg says that rows [off, off+rows) of chunk chunk are the piece of
@@ -133,7 +143,7 @@ func (sh *Shuffle) accLocked(p uint32) (*partAcc, error) {
 	if sh.accs.byPart == nil {
 		sh.accs.byPart = map[uint32]*partAcc{}
 	}
-	a := &partAcc{chunks: []*table.Appender{app}}
+	a := newPartAcc(app)
 	sh.accs.byPart[p] = a
 	return a, nil
 }
@@ -204,16 +214,34 @@ func unlockAll(accs []*partAcc) {
 }
 
 // fitsAll reports whether every run fits its accumulator's offsets (run i
-// goes to accs[i]), and a segment's count.
+// goes to accs[i]), and a segment's count. A run goes to a chunk whose
+// bytes (partAcc.bytes) and the entry's values together stay within 32-bit
+// offsets without a look at the chunk's columns.
 func fitsAll(accs []*partAcc, runs []shard.Run, cols []table.ColumnView) bool {
 	var off int64
+	vals := var32Bytes(cols)
 	for i, r := range runs {
-		if r.Count > math.MaxInt32 || !accs[i].last().Fits(cols, off, int64(r.Count)) {
+		if r.Count > math.MaxInt32 {
+			return false
+		}
+		if accs[i].bytes+vals > math.MaxInt32 && !accs[i].last().Fits(cols, off, int64(r.Count)) {
 			return false
 		}
 		off += int64(r.Count)
 	}
 	return true
+}
+
+// var32Bytes is the bytes of the values of cols' columns with 32-bit
+// offsets, summed.
+func var32Bytes(cols []table.ColumnView) int64 {
+	var n int64
+	for _, c := range cols {
+		if len(c.Offs32) > 0 {
+			n += int64(c.Offs32[len(c.Offs32)-1] - c.Offs32[0])
+		}
+	}
+	return n
 }
 
 // appendRuns appends every run (run i to accs[i]) and its segment; it
@@ -223,14 +251,15 @@ func appendRuns(accs []*partAcc, e *shard.Entry, cols []table.ColumnView, presiz
 	var off, grown int64
 	for i, r := range e.Runs {
 		a, rows := accs[i], int64(r.Count)
-		chunks, before := len(a.chunks), a.last().Bytes()
+		chunks, before := len(a.chunks), a.bytes
 		app, chunk := a.chunkFor(cols, off, rows, presize)
 		if len(a.chunks) > chunks {
 			before = 0 // a new chunk: all its bytes are new
 		}
 		a.segs = append(a.segs, accSeg{task: e.Task, attempt: e.Attempt, seq: e.Seq, off: app.Rows(), chunk: int32(chunk), rows: int32(rows)})
 		app.Append(cols, off, rows)
-		grown += app.Bytes() - before + segBytes
+		a.bytes = app.Bytes()
+		grown += a.bytes - before + segBytes
 		off += rows
 	}
 	return grown

@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -33,7 +34,7 @@ func TestAccumulateInChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh := &Shuffle{State: &shuffle.State{Spec: &spec.Spec{Tasks: tasks}}}
-	a := &partAcc{chunks: []*table.Appender{first}}
+	a := newPartAcc(first)
 	sh.accs.byPart = map[uint32]*partAcc{0: a}
 	presize := func(n int64) int64 { return n } // a guess of one run
 	for _, task := range rand.New(rand.NewPCG(1, 2)).Perm(tasks) {
@@ -156,5 +157,30 @@ func TestPresizerTakesTheRowsHint(t *testing.T) {
 		if got := rc.presizer(NewShuffle(st, nil), e, rec)(1); got < tc.min || got > tc.max {
 			t.Errorf("rows hint %d: a partition presized for %d rows, want %d..%d", tc.hint, got, tc.min, tc.max)
 		}
+	}
+}
+
+// TestFitsAllChecksColumnsNearTheLimit: a run goes to a chunk without a
+// look at its columns while the chunk's bytes and the entry's values stay
+// under 32-bit offsets; past that the columns decide (here they have
+// room, whatever the bytes claim).
+func TestFitsAllChecksColumnsNearTheLimit(t *testing.T) {
+	rec := table.GenTask(memory.DefaultAllocator, table.GenConfig{Rows: 100, PayloadBytes: 8, Seed: 1}, 0, 1)
+	defer rec.Release()
+	app, err := table.NewAppender(rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := table.ViewOf(rec)
+	a := newPartAcc(app)
+	runs := []shard.Run{{Partition: 0, Count: 100}}
+	for _, bytes := range []int64{0, math.MaxInt32 - 10} {
+		a.bytes = bytes
+		if !fitsAll([]*partAcc{a}, runs, cols) {
+			t.Errorf("chunk bytes %d: a run of 100 rows into an empty chunk does not fit", bytes)
+		}
+	}
+	if fitsAll([]*partAcc{a}, []shard.Run{{Partition: 0, Count: math.MaxInt32 + 1}}, cols) {
+		t.Error("a run longer than a segment's count fits")
 	}
 }

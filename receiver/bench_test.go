@@ -52,6 +52,17 @@ func BenchmarkCoalesce(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendTinyRuns appends runs of one row each (rows of 12-byte
+// payloads): one destination's share of 16 tasks over 2,500 partitions,
+// as in a 10,000 x 10,000 shuffle of 100 MiB on 4 nodes, where each task
+// has about one row per partition and the cost per run is all there is.
+func BenchmarkAppendTinyRuns(b *testing.B) {
+	in := newInput(b, 2500, 16, 1, 12)
+	defer in.release()
+	es, cols, _ := in.coalesced(b, 1)
+	benchAppend(b, in, func() { appendAll(b, in, es, cols) })
+}
+
 // coalesceInput is one destination's share of tasks: entry i is task i's
 // rows for parts partitions, rows each, in partition order.
 type coalesceInput struct {
@@ -62,8 +73,13 @@ type coalesceInput struct {
 }
 
 func newCoalesceInput(b *testing.B, parts, tasks, rows int) *coalesceInput {
+	return newInput(b, parts, tasks, rows, 100)
+}
+
+// newInput is newCoalesceInput with rows of payload bytes of payload.
+func newInput(b *testing.B, parts, tasks, rows, payload int) *coalesceInput {
 	in := &coalesceInput{parts: parts, rows: rows, schema: table.GenSchema(), recs: make([]arrow.Record, tasks)}
-	gen := table.GenConfig{Rows: int64(parts * tasks * rows), PayloadBytes: 100, Seed: 1}
+	gen := table.GenConfig{Rows: int64(parts * tasks * rows), PayloadBytes: payload, Seed: 1}
 	for i := range in.recs {
 		r := table.GenTask(memory.DefaultAllocator, gen, i, tasks)
 		// one schema, as a codec's decoded records share theirs (else
@@ -142,7 +158,7 @@ func appendAll(b *testing.B, in *coalesceInput, es []shard.Entry, cols [][]table
 		if err != nil {
 			b.Fatal(err)
 		}
-		accs[p] = &partAcc{chunks: []*table.Appender{app}}
+		accs[p] = newPartAcc(app)
 	}
 	per := int64(len(in.recs) * in.rows)
 	presize := func(n int64) int64 { return max(n, per+per/8) }

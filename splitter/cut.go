@@ -57,10 +57,10 @@ type Frame struct {
 type Cut struct {
 	s    *Splitter
 	r    Route
-	seq  []uint32         // entries sent, per destination index
-	sent []barrier.Totals // totals sent, per destination index
-	pids []uint32         // scratch: partition of each row
-	sums table.RowSums    // per partition, when Route.Holds is set
+	seq  []uint32            // entries sent, per destination index
+	sent []barrier.Totals    // totals sent, per destination index
+	pids []uint32            // scratch: partition of each row
+	sums table.SparseRowSums // per partition that got rows, when Route.Holds is set
 }
 
 // NewCut starts cutting one attempt along r.
@@ -250,16 +250,13 @@ func (c *Cut) sumsByDest() [][]shard.PartSum {
 		return nil
 	}
 	out := make([][]shard.PartSum, len(c.r.Dests))
-	for p, rows := range c.sums.Rows {
-		if rows == 0 {
-			continue
-		}
+	c.sums.Each(func(p uint32, rows, sum uint64) {
 		for dest := range out {
-			if c.r.Holds(p, dest) {
-				out[dest] = append(out[dest], shard.PartSum{Partition: uint32(p), Rows: rows, Sum: c.sums.Sums[p]})
+			if c.r.Holds(int(p), dest) {
+				out[dest] = append(out[dest], shard.PartSum{Partition: p, Rows: rows, Sum: sum})
 			}
 		}
-	}
+	})
 	return out
 }
 

@@ -1,7 +1,9 @@
 package table
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -28,6 +30,12 @@ type RowSums struct {
 // (the partitioning hash's forms, see the package documentation), with
 // nullHash for a null value, in column order.
 func (s *RowSums) Add(rec arrow.Record, pids []uint32) error {
+	return addRowHashes(rec, pids, s.addBlock)
+}
+
+// addRowHashes hashes the rows of rec (see RowSums.Add) a block at a time
+// and hands each block's partition ids and row hashes to add.
+func addRowHashes(rec arrow.Record, pids []uint32, add func(pids []uint32, hashes []uint64)) error {
 	if int64(len(pids)) != rec.NumRows() {
 		return fmt.Errorf("%w: %d partition ids for %d rows", ErrBadInput, len(pids), rec.NumRows())
 	}
@@ -41,7 +49,7 @@ func (s *RowSums) Add(rec arrow.Record, pids []uint32) error {
 		for c, ct := range types {
 			hashRowColumn(rec.Column(c), ct, lo, col[:len(acc)], acc, c > 0)
 		}
-		s.addBlock(pids[lo:lo+len(acc)], acc)
+		add(pids[lo:lo+len(acc)], acc)
 	}
 	return nil
 }
@@ -104,4 +112,74 @@ func (s *RowSums) Of(p int) (rows, sum uint64) {
 		return 0, 0
 	}
 	return s.Rows[p], s.Sums[p]
+}
+
+// SparseRowSums is RowSums holding only the partitions that got rows: the
+// sums of an input task that reaches few of many partitions (a shuffle
+// with more partitions than the task has rows) cost its rows, not the
+// partitions (dense sums of a 10,000-partition shuffle allocated and
+// cleared 160 kB per task). Rows are appended as they come and compacted
+// (sorted by partition, each partition's summed) when they have doubled
+// since the last compaction, so its size stays within about twice the
+// partitions that got rows. The zero value is empty.
+type SparseRowSums struct {
+	sums      []PartRowSum
+	compacted int // sums[:compacted] are ascending, one per partition
+}
+
+// PartRowSum is the rows and sum of one partition (SparseRowSums).
+type PartRowSum struct {
+	Partition uint32
+	Rows, Sum uint64
+}
+
+// Add adds the rows of rec to the sums of their partitions, as RowSums.Add.
+func (s *SparseRowSums) Add(rec arrow.Record, pids []uint32) error {
+	return addRowHashes(rec, pids, s.addBlock)
+}
+
+func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
+	for i, p := range pids {
+		s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: fmix64(hashes[i] ^ hashSeed)})
+	}
+	if len(s.sums) >= 2*s.compacted+4096 {
+		s.compact()
+	}
+}
+
+// compact sorts the sums by partition and merges each partition's.
+func (s *SparseRowSums) compact() {
+	if s.compacted == len(s.sums) {
+		return
+	}
+	slices.SortFunc(s.sums, func(a, b PartRowSum) int { return cmp.Compare(a.Partition, b.Partition) })
+	out := s.sums[:0]
+	for _, e := range s.sums {
+		if n := len(out); n > 0 && out[n-1].Partition == e.Partition {
+			out[n-1].Rows += e.Rows
+			out[n-1].Sum += e.Sum
+			continue
+		}
+		out = append(out, e)
+	}
+	s.sums, s.compacted = out, len(out)
+}
+
+// Of returns the rows and sum of partition p (zeros when no row went there).
+func (s *SparseRowSums) Of(p uint32) (rows, sum uint64) {
+	s.compact()
+	k, ok := slices.BinarySearchFunc(s.sums, p, func(e PartRowSum, p uint32) int { return cmp.Compare(e.Partition, p) })
+	if !ok {
+		return 0, 0
+	}
+	return s.sums[k].Rows, s.sums[k].Sum
+}
+
+// Each calls fn with the rows and sum of every partition that got rows, in
+// ascending partition order.
+func (s *SparseRowSums) Each(fn func(p uint32, rows, sum uint64)) {
+	s.compact()
+	for _, e := range s.sums {
+		fn(e.Partition, e.Rows, e.Sum)
+	}
 }

@@ -90,6 +90,59 @@ func TestRowSumsIgnoreValuesUnderNulls(t *testing.T) {
 	}
 }
 
+// TestSparseRowSumsMatchDense: the sparse sums of a record over many
+// partitions, added in two slices, equal the dense sums of the whole
+// record, partition by partition, and Each visits exactly the partitions
+// that got rows, in ascending order.
+func TestSparseRowSumsMatchDense(t *testing.T) {
+	for _, c := range []struct{ rows, parts int }{{hashBlock + 300, 100_000}, {9000, 50}} { // the second compacts
+		checkSparseSums(t, c.rows, c.parts)
+	}
+}
+
+func checkSparseSums(t *testing.T, n, parts int) {
+	mem := checkedMem(t)
+	rng := rand.New(rand.NewPCG(5, 8))
+	rec := randomRecord(mem, allSchema(), n, rng, 0.1)
+	defer rec.Release()
+	pids := make([]uint32, rec.NumRows())
+	for i := range pids {
+		pids[i] = uint32(rng.IntN(parts))
+	}
+	var dense RowSums
+	mustAdd(t, &dense, rec, pids)
+	var sparse SparseRowSums
+	for _, r := range [][2]int64{{200, rec.NumRows()}, {0, 200}} {
+		sl := rec.NewSlice(r[0], r[1])
+		if err := sparse.Add(sl, pids[r[0]:r[1]]); err != nil {
+			t.Fatal(err)
+		}
+		sl.Release()
+	}
+	var seen []uint32
+	sparse.Each(func(p uint32, rows, sum uint64) {
+		seen = append(seen, p)
+		if r, s := dense.Of(int(p)); r != rows || s != sum {
+			t.Errorf("partition %d: sparse %d rows sum %x, dense %d rows sum %x", p, rows, sum, r, s)
+		}
+	})
+	var want []uint32
+	for p, rows := range dense.Rows {
+		if rows > 0 {
+			want = append(want, uint32(p))
+		}
+	}
+	if !slices.Equal(seen, want) {
+		t.Errorf("%d rows over %d partitions: Each visited %d partitions, want the %d that got rows in order", n, parts, len(seen), len(want))
+	}
+	if r, s := sparse.Of(uint32(parts)); r != 0 || s != 0 {
+		t.Errorf("a partition no row went to: %d rows", r)
+	}
+	if r, s := sparse.Of(want[0]); r != dense.Rows[want[0]] || s != dense.Sums[want[0]] {
+		t.Errorf("Of(%d) = %d rows, want %d", want[0], r, dense.Rows[want[0]])
+	}
+}
+
 func TestRowSumsRefusesMismatchedIDs(t *testing.T) {
 	mem := checkedMem(t)
 	rec := randomRecord(mem, allSchema(), 5, rand.New(rand.NewPCG(1, 2)), 0)

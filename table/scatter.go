@@ -233,8 +233,8 @@ func scatterVar[O offset](mem memory.Allocator, offs []O, data []byte, pl *plan,
 	}
 	dsts := bytesOf(dbufs)
 	for i, p := range pl.pos {
-		q := pl.pids[i]
-		g := pl.groupOf[q]
+		q := pl.slot(i)
+		g := pl.groupOf[pl.pids[i]]
 		c, o := cur[q], offs[i]
 		end := c + offs[i+1] - o
 		if end-c <= shortValue && c+shortValue <= lim[q] && int(o)+shortValue <= len(data) {
@@ -260,20 +260,28 @@ func scatterVar[O offset](mem memory.Allocator, offs []O, data []byte, pl *plan,
 const shortValue = 16
 
 // varCursors returns where each partition's bytes start and end in its
-// group's data (partitions in the order of pl.runs) and each group's data
-// size.
+// group's data (partitions in the order of pl.runs; indexed by pl.slot:
+// by run in a sparse plan, so a record of few rows over many partitions
+// does not allocate two words per partition) and each group's data size.
 func varCursors[O offset](offs []O, pl *plan) (cur, lim, sizes []O) {
-	cur, lim = make([]O, len(pl.groupOf)), make([]O, len(pl.groupOf))
-	for i, q := range pl.pids[:len(offs)-1] {
-		cur[q] += offs[i+1] - offs[i]
+	n := pl.slots()
+	cur, lim = make([]O, n), make([]O, n)
+	for i := range offs[:len(offs)-1] {
+		cur[pl.slot(i)] += offs[i+1] - offs[i]
 	}
 	sizes = make([]O, len(pl.rows))
+	k := 0
 	for g, runs := range pl.runs {
 		for _, r := range runs {
-			n := cur[r.Partition]
-			cur[r.Partition] = sizes[g]
+			q := int(r.Partition)
+			if pl.run != nil {
+				q = k
+			}
+			k++
+			n := cur[q]
+			cur[q] = sizes[g]
 			sizes[g] += n
-			lim[r.Partition] = sizes[g]
+			lim[q] = sizes[g]
 		}
 	}
 	return cur, lim, sizes

@@ -104,6 +104,31 @@ type plan struct {
 	pos     []int32
 	rows    []int   // rows per group
 	runs    [][]Run // runs per group
+	// run numbers each row's run, in the order of runs (group by group), in
+	// a sparse plan, whose per-partition scratch (varCursors) is then per
+	// run: nil in a dense plan, where a row's partition serves.
+	run []int32
+}
+
+// slot is where per-partition scratch keeps row i's partition: its run in
+// a sparse plan, else its partition.
+func (pl *plan) slot(i int) int {
+	if pl.run != nil {
+		return int(pl.run[i])
+	}
+	return int(pl.pids[i])
+}
+
+// slots is the size of per-partition scratch (see slot).
+func (pl *plan) slots() int {
+	if pl.run != nil {
+		n := 0
+		for _, r := range pl.runs {
+			n += len(r)
+		}
+		return n
+	}
+	return len(pl.groupOf)
 }
 
 // group returns the group of row i.
@@ -201,12 +226,16 @@ func makeSparsePlan(pids []uint32, groupOf []int, ngroups int) (*plan, error) {
 		gb, pb := key(b)
 		return cmp.Or(cmp.Compare(ga, gb), cmp.Compare(pa, pb))
 	})
-	pl := &plan{pids: pids, groupOf: groupOf, pos: make([]int32, len(pids)), rows: make([]int, ngroups), runs: make([][]Run, ngroups)}
+	pl := &plan{pids: pids, groupOf: groupOf, pos: make([]int32, len(pids)), rows: make([]int, ngroups), runs: make([][]Run, ngroups),
+		run: make([]int32, len(pids))}
+	run := int32(-1)
 	for _, i := range order {
 		g, p := key(i)
 		if n := len(pl.runs[g]); n == 0 || pl.runs[g][n-1].Partition != p {
 			pl.runs[g] = append(pl.runs[g], Run{Partition: p, Offset: int64(pl.rows[g])})
+			run++
 		}
+		pl.run[i] = run
 		pl.runs[g][len(pl.runs[g])-1].Rows++
 		pl.pos[i] = int32(pl.rows[g])
 		pl.rows[g]++

@@ -51,9 +51,10 @@ type Job struct {
 	// Parallel puts at once (default 2 per node).
 	Parallel int
 	// PutBatch is how many tasks go in one DoPut stream (a put of several
-	// tasks, flightproto.PutCmd.Tasks) to nodes that take them: 0 picks
-	// about four batches per parallel put, at most 64 tasks, for dataframe
-	// shuffles put from Input without PutOn (else 1); 1 puts every task
+	// tasks, flightproto.PutCmd.Tasks) to nodes that take them: 0 picks,
+	// for a dataframe shuffle of at least 2,000 tasks put from Input
+	// without PutOn, about four batches per parallel put, at most 64 tasks
+	// (else 1); 1 puts every task
 	// in a stream of its own. Each task of a batch is still its own
 	// attempt; one that fails with a retryable code runs again on its own.
 	PutBatch int

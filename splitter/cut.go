@@ -65,7 +65,11 @@ type Cut struct {
 
 // NewCut starts cutting one attempt along r.
 func (s *Splitter) NewCut(r Route) *Cut {
-	return &Cut{s: s, r: r, seq: make([]uint32, len(r.Dests)), sent: make([]barrier.Totals, len(r.Dests))}
+	c := &Cut{s: s, r: r, seq: make([]uint32, len(r.Dests)), sent: make([]barrier.Totals, len(r.Dests))}
+	if r.Holds != nil {
+		c.sums.Dense(len(r.Primary)) // few partitions: an entry each
+	}
+	return c
 }
 
 // Record partitions rec's rows and sends them to their owners (and backups).

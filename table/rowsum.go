@@ -122,9 +122,26 @@ func (s *RowSums) Of(p int) (rows, sum uint64) {
 // (sorted by partition, each partition's summed) when they have doubled
 // since the last compaction, so its size stays within about twice the
 // partitions that got rows. The zero value is empty.
+//
+// A shuffle of few partitions is better served by one entry per partition
+// (Dense): appending and sorting a task's rows cost about 7% of the
+// in-process demo's CPU at 500 partitions (2026-11-28).
 type SparseRowSums struct {
+	dense     []PartRowSum // Dense: indexed by partition, until compact
 	sums      []PartRowSum
 	compacted int // sums[:compacted] are ascending, one per partition
+}
+
+// MaxDenseRowSums is the most partitions Dense keeps an entry for each.
+const MaxDenseRowSums = 4096
+
+// Dense makes empty sums keep one entry for each of n partitions (at most
+// MaxDenseRowSums; more are ignored): a row then costs an addition, not an
+// append and its share of a sort. A partition outside n is kept sparse.
+func (s *SparseRowSums) Dense(n int) {
+	if n > 0 && n <= MaxDenseRowSums && len(s.sums) == 0 {
+		s.dense = make([]PartRowSum, n)
+	}
 }
 
 // PartRowSum is the rows and sum of one partition (SparseRowSums).
@@ -140,7 +157,13 @@ func (s *SparseRowSums) Add(rec arrow.Record, pids []uint32) error {
 
 func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
 	for i, p := range pids {
-		s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: fmix64(hashes[i] ^ hashSeed)})
+		h := fmix64(hashes[i] ^ hashSeed)
+		if int(p) < len(s.dense) {
+			s.dense[p].Rows++
+			s.dense[p].Sum += h
+			continue
+		}
+		s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: h})
 	}
 	if len(s.sums) >= 2*s.compacted+4096 {
 		s.compact()
@@ -149,6 +172,12 @@ func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
 
 // compact sorts the sums by partition and merges each partition's.
 func (s *SparseRowSums) compact() {
+	for p, e := range s.dense { // from now on sparse
+		if e.Rows > 0 {
+			s.sums = append(s.sums, PartRowSum{Partition: uint32(p), Rows: e.Rows, Sum: e.Sum})
+		}
+	}
+	s.dense = nil
 	if s.compacted == len(s.sums) {
 		return
 	}

@@ -95,12 +95,17 @@ func TestRowSumsIgnoreValuesUnderNulls(t *testing.T) {
 // record, partition by partition, and Each visits exactly the partitions
 // that got rows, in ascending order.
 func TestSparseRowSumsMatchDense(t *testing.T) {
-	for _, c := range []struct{ rows, parts int }{{hashBlock + 300, 100_000}, {9000, 50}} { // the second compacts
-		checkSparseSums(t, c.rows, c.parts)
+	for _, c := range []struct{ rows, parts, dense int }{
+		{hashBlock + 300, 100_000, 0},
+		{9000, 50, 0},  // compacts
+		{9000, 50, 50}, // an entry per partition
+		{9000, 50, 20}, // partitions 20-49 kept sparse beside the dense ones
+	} {
+		checkSparseSums(t, c.rows, c.parts, c.dense)
 	}
 }
 
-func checkSparseSums(t *testing.T, n, parts int) {
+func checkSparseSums(t *testing.T, n, parts, nDense int) {
 	mem := checkedMem(t)
 	rng := rand.New(rand.NewPCG(5, 8))
 	rec := randomRecord(mem, allSchema(), n, rng, 0.1)
@@ -109,9 +114,10 @@ func checkSparseSums(t *testing.T, n, parts int) {
 	for i := range pids {
 		pids[i] = uint32(rng.IntN(parts))
 	}
+	var sparse SparseRowSums
+	sparse.Dense(nDense)
 	var dense RowSums
 	mustAdd(t, &dense, rec, pids)
-	var sparse SparseRowSums
 	for _, r := range [][2]int64{{200, rec.NumRows()}, {0, 200}} {
 		sl := rec.NewSlice(r[0], r[1])
 		if err := sparse.Add(sl, pids[r[0]:r[1]]); err != nil {

@@ -29,4 +29,4 @@ func (s *Service) SetAfterTakeoverPings(f func(node, id string)) (restore func()
 
 // SetHandOverCopied has f called each time this node, draining, copied its
 // share of a shuffle's partitions to one new owner.
-func (s *Service) SetHandOverCopied(f func(shuffle, to string)) { s.drain.copied.Store(&f) }
+func (s *Service) SetHandOverCopied(f func(shuffle, to string)) { s.drain.SetCopied(f) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -30,8 +31,8 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 		err = s.recv.HandlePayload(ctx, req.Payload)
 	case wire.TypeControl:
 		reply, err = s.handleControl(ctx, from, req.Payload)
-	case typeHandOver:
-		err = s.handleHandOver(ctx, req.Payload)
+	case drain.TypeHandOver:
+		err = s.drain.HandleFrame(ctx, req.Payload)
 	default:
 		err = shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
@@ -137,7 +138,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		if err != nil {
 			return control.Reply{}, err
 		}
-		return s.answerHandOver(sh, co, c)
+		return s.drain.Answer(s.ctx, sh.State, co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
 	case control.OpAbort:

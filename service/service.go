@@ -12,6 +12,7 @@ import (
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/failover"
 	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
@@ -94,7 +95,7 @@ type Service struct {
 
 	fo      *failover.Driver  // set by Attach
 	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
-	drain   drainState        // a planned departure (drain.go)
+	drain   *drain.Drainer    // a planned departure (package drain)
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -113,6 +114,7 @@ func New(cfg Config) (*Service, error) {
 	s.store = store
 	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
+	s.drain = s.newDrainer()
 	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{
@@ -137,7 +139,7 @@ func (s *Service) Attach(n Network) {
 	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
 	s.Runner = puts.New(puts.Config{Node: n.Self().Name, Log: s.log, Splitter: s.split, Inputs: s.inputs, Lookup: s.putLookup,
 		DrainRefusal: func(sh *puts.Shuffle, k shuffle.AttemptKey) error {
-			return s.drainRefusal(&entry{Shuffle: sh.Shuffle}, k)
+			return s.drain.Refusal(sh.ID(), k)
 		},
 		Request: s.request, ReportTask: func(ctx context.Context, sh *puts.Shuffle, c control.Msg) (control.Reply, error) {
 			return s.reports.Task(ctx, sh.ID(), sh.Coordinator(), c)

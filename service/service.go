@@ -12,6 +12,7 @@ import (
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/create"
 	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/failover"
 	"github.com/shufflenode/shufflenode/limits"
@@ -96,6 +97,7 @@ type Service struct {
 	fo      *failover.Driver  // set by Attach
 	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
 	drain   *drain.Drainer    // a planned departure (package drain)
+	plans   *create.Planner   // checks and pins creates (package create)
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -115,6 +117,7 @@ func New(cfg Config) (*Service, error) {
 	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
 	s.drain = s.newDrainer()
+	s.plans = s.newPlanner()
 	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{

@@ -15,6 +15,7 @@ import (
 	"github.com/shufflenode/shufflenode/create"
 	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/failover"
+	"github.com/shufflenode/shufflenode/guests"
 	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
@@ -98,6 +99,7 @@ type Service struct {
 	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
 	drain   *drain.Drainer    // a planned departure (package drain)
 	plans   *create.Planner   // checks and pins creates (package create)
+	guests  *guests.Refresher // moves guests to their record's epoch; set by Attach
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -140,6 +142,7 @@ func (s *Service) Attach(n Network) {
 	s.ops.Log = s.log
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait, Clock: s.cfg.Clock})
 	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
+	s.guests = guests.New(guests.Config{Node: n.Self().Name, Log: s.log, Fetch: s.FetchRecord, Forget: s.split.ForgetBefore, Unavailable: ErrUnavailable})
 	s.Runner = puts.New(puts.Config{Node: n.Self().Name, Log: s.log, Splitter: s.split, Inputs: s.inputs, Lookup: s.putLookup,
 		DrainRefusal: func(sh *puts.Shuffle, k shuffle.AttemptKey) error {
 			return s.drain.Refusal(sh.ID(), k)
@@ -148,7 +151,7 @@ func (s *Service) Attach(n Network) {
 			return s.reports.Task(ctx, sh.ID(), sh.Coordinator(), c)
 		},
 		AfterPut: func(ctx context.Context, sh *puts.Shuffle, err error) {
-			s.refreshGuest(ctx, &entry{Shuffle: sh.Shuffle}, err)
+			s.guests.AfterPut(ctx, sh.State, err)
 		}})
 	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck, Clock: s.cfg.Clock})
 	s.fo.Watch(n.Subscribe(16))

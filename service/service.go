@@ -24,6 +24,7 @@ import (
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/record"
 	"github.com/shufflenode/shufflenode/reports"
+	"github.com/shufflenode/shufflenode/seal"
 	"github.com/shufflenode/shufflenode/shardnet"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
@@ -99,6 +100,7 @@ type Service struct {
 	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
 	drain   *drain.Drainer    // a planned departure (package drain)
 	plans   *create.Planner   // checks and pins creates (package create)
+	seals   *seal.Waiter      // barrier waits (package seal)
 	guests  *guests.Refresher // moves guests to their record's epoch; set by Attach
 }
 
@@ -120,6 +122,7 @@ func New(cfg Config) (*Service, error) {
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
 	s.drain = s.newDrainer()
 	s.plans = s.newPlanner()
+	s.seals = s.newWaiter()
 	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{

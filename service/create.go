@@ -82,11 +82,7 @@ func (s *Service) closeFrom(c *control.Msg) error {
 // newPlanner builds the planner of this node's creates.
 func (s *Service) newPlanner() *create.Planner {
 	return create.New(create.Config{Node: s.Name, Caps: s.caps, Members: s.memberNames,
-		Held: func() int {
-			s.mu.RLock()
-			defer s.mu.RUnlock()
-			return len(s.shuffles)
-		},
+		Held: s.shuffles.Len,
 		Lookup: func(id string) (*shuffle.State, error) {
 			sh, err := s.lookup(id)
 			if err != nil {
@@ -122,16 +118,11 @@ func (s *Service) install(c *control.Msg) error {
 		}
 		sh.SetCoordPart(co)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.shuffles[c.Shuffle]; ok {
+	_, exists, err := s.shuffles.Add(c.Shuffle, sh, func(held int) error { return s.caps().CheckOpen(c.Shuffle, held) })
+	if exists {
 		return fmt.Errorf("%w: %s on node %s", ErrExists, c.Shuffle, s.Name())
 	}
-	if err := s.caps().CheckOpen(c.Shuffle, len(s.shuffles)); err != nil {
-		return err
-	}
-	s.shuffles[c.Shuffle] = sh
-	return nil
+	return err
 }
 
 // CloseShuffle frees the shuffle on every member. Closing an unknown shuffle
@@ -151,17 +142,7 @@ const closedReason = "closed"
 // and calls about it are answered ErrUnavailable (ask another node), not
 // ErrUnknownShuffle.
 func (s *Service) dropAs(id, reason string, left bool) error {
-	s.mu.Lock()
-	sh, ok := s.shuffles[id]
-	delete(s.shuffles, id)
-	switch {
-	case ok && left:
-		s.gone.addLeft(id, reason)
-	case ok || s.gone.left[id]: // a shuffle that went on without this node may end later
-		s.gone.add(id, reason)
-		delete(s.gone.left, id)
-	}
-	s.mu.Unlock()
+	sh, ok := s.shuffles.Drop(id, reason, left)
 	if !ok {
 		return nil
 	}

@@ -37,21 +37,13 @@ func (s *Service) senderLookup(ctx context.Context, id string) (*entry, error) {
 
 // guestEntry returns shuffle id if this node holds it as a guest.
 func (s *Service) guestEntry(id string) (*entry, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	sh, ok := s.shuffles[id]
-	if !ok || s.closed || !s.guest(sh) {
-		return nil, false
-	}
-	return sh, true
+	sh, ok, _ := s.shuffles.Find(id, s.guest)
+	return sh, ok
 }
 
 // isGone reports whether this node dropped shuffle id (a tombstone).
 func (s *Service) isGone(id string) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, gone := s.gone.why(id)
-	return gone
+	return s.shuffles.Gone(id)
 }
 
 // guest reports whether sh is held here as a guest (this node is not one

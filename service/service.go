@@ -16,6 +16,7 @@ import (
 	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/failover"
 	"github.com/shufflenode/shufflenode/guests"
+	"github.com/shufflenode/shufflenode/held"
 	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
@@ -90,11 +91,9 @@ type Service struct {
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
 
-	mu       sync.RWMutex
-	shuffles map[string]*entry
-	gone     tombstones        // why recently dropped shuffles are gone
-	apiAddrs map[string]string // each member's API address as membership events last gave it
-	closed   bool
+	shuffles *held.Table[*entry] // the shuffles held, tombstones, closed
+	mu       sync.RWMutex        // guards apiAddrs
+	apiAddrs map[string]string   // each member's API address as membership events last gave it
 
 	fo      *failover.Driver  // set by Attach
 	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
@@ -111,7 +110,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
 	if err != nil {
@@ -179,13 +178,9 @@ func (s *Service) Name() string { return s.net.Self().Name }
 // Close stops background work, the splitter and the spill store. It is
 // idempotent.
 func (s *Service) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.shuffles.Close() {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
 	s.stop()
 	s.bg.Wait()
 	err := s.split.Close()
@@ -196,21 +191,18 @@ func (s *Service) Close() error {
 // lookup returns the shuffle named id. A shuffle held as a guest (see
 // guest.go) is not found: only puts use it (senderLookup).
 func (s *Service) lookup(id string) (*entry, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
+	sh, ok, tr := s.shuffles.Find(id, func(sh *entry) bool { return !s.guest(sh) })
+	switch {
+	case ok:
+		return sh, nil
+	case tr.Closed:
 		return nil, ErrClosed
+	case tr.Gone && tr.Left:
+		return nil, fmt.Errorf("%w: %w: shuffle %s, node %s (ask another node): %s", ErrUnavailable, ErrLeft, id, s.net.Self().Name, tr.Why)
+	case tr.Gone:
+		return nil, fmt.Errorf("%w: %s on node %s: %s", ErrUnknownShuffle, id, s.net.Self().Name, tr.Why)
 	}
-	sh, ok := s.shuffles[id]
-	if !ok || s.guest(sh) {
-		if why, ok := s.gone.why(id); ok && s.gone.left[id] {
-			return nil, fmt.Errorf("%w: %w: shuffle %s, node %s (ask another node): %s", ErrUnavailable, ErrLeft, id, s.net.Self().Name, why)
-		} else if ok {
-			return nil, fmt.Errorf("%w: %s on node %s: %s", ErrUnknownShuffle, id, s.net.Self().Name, why)
-		}
-		return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, id, s.net.Self().Name)
-	}
-	return sh, nil
+	return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, id, s.net.Self().Name)
 }
 
 // request sends a control message to node and decodes its reply.
@@ -248,13 +240,7 @@ func (s *Service) broadcast(ctx context.Context, nodes []string, c control.Msg) 
 // only see a cancelled context), so that no goroutine is added while Close
 // waits.
 func (s *Service) background(fn func(ctx context.Context)) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return false
-	}
-	s.bg.Go(func() { fn(s.ctx) })
-	return true
+	return s.shuffles.IfOpen(func() { s.bg.Go(func() { fn(s.ctx) }) })
 }
 
 // putLookup is senderLookup (guest.go) for a put: the put side of shuffle

@@ -110,9 +110,9 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.memory().SendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.memory().SendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
+	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.memory().Store(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
@@ -125,7 +125,7 @@ func New(cfg Config) (*Service, error) {
 	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{
-		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
+		BufferBytes: cfg.memory().SendBuffer(), MemoryLimit: cfg.memory().Send(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
 	}, &s.shards)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
@@ -52,7 +51,8 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 	if err != nil {
 		return nil, shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
-	if err := checkAuthor(from, c); err != nil {
+	if err := control.CheckAuthor(from.Name, c); err != nil {
+		err = shuffle.Refuse(wire.RefuseBadRequest, err)
 		s.log.Warn("control message refused", "peer", from.Name, "shuffle", c.Shuffle, "op", c.Op, "err", err)
 		return nil, err
 	}
@@ -93,35 +93,6 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 		return nil, err
 	}
 	return json.Marshal(r)
-}
-
-// checkAuthor refuses a control message whose author is not the member
-// that sent it (the peer the network authenticated): a create comes from
-// the coordinator it names, one of its pinned members; a decision (epoch,
-// takeover, seal, fail) from the node it names, whose term the shuffle
-// then checks. A member cannot speak for another. A peer the network does
-// not know as a member yet (from.Name empty: its stream came before its
-// gossip) is not checked here.
-func checkAuthor(from member.Member, c *control.Msg) error {
-	if from.Name == "" {
-		return nil
-	}
-	var author string
-	switch c.Op {
-	case control.OpCreate:
-		author = c.Coordinator
-		if !slices.Contains(c.Members, from.Name) {
-			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: create from node %s, which is not among its members", c.Shuffle, from.Name))
-		}
-	case control.OpEpoch, control.OpTakeover, control.OpSeal, control.OpFail, control.OpAbort, control.OpHandOver, control.OpHandedOver:
-		author = c.Node
-	default:
-		return nil
-	}
-	if author != from.Name {
-		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: %s in the name of node %s, sent by node %s", c.Shuffle, c.Op, author, from.Name))
-	}
-	return nil
 }
 
 // dispatch runs a control operation on a known shuffle.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/internal/clock"
+	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/spill"
 )
 
@@ -143,11 +144,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// sendBudget is the part of MemoryLimit that goes to send buffers: a quarter.
-func (c Config) sendBudget() int64 { return c.MemoryLimit / 4 }
-
-// storeBudget is the part of MemoryLimit that goes to the spill store's memory.
-func (c Config) storeBudget() int64 { return c.MemoryLimit - c.sendBudget() }
+// memory is how MemoryLimit is split (package limits).
+func (c Config) memory() limits.Memory {
+	return limits.Memory{Limit: c.MemoryLimit, BufferBytes: c.BufferBytes}
+}
 
 // keptRegions is the most arena memory of freed shuffles the node keeps
 // mapped: the store's budget, none unless KeepRegions is positive.
@@ -155,7 +155,7 @@ func (c Config) keptRegions() int64 {
 	if c.KeepRegions <= 0 {
 		return 0
 	}
-	return c.storeBudget()
+	return c.memory().Store()
 }
 
 // OpBudget is the node-side ops' memory budget, OpMemory with its default.
@@ -168,41 +168,21 @@ func (c Config) OpBudget() int64 { return c.withDefaults().OpMemory }
 // reads being sent (OutputBytes). The Go runtime, RPC buffers and batches of reads in progress come on top.
 func (c Config) MemoryOverhead() int64 {
 	c = c.withDefaults()
-	return spill.Config{Dir: c.SpillDir, MemoryLimit: c.storeBudget()}.Overhead() + c.InboundBytes() + c.InputBytes() + c.OutputBytes()
+	return spill.Config{Dir: c.SpillDir, MemoryLimit: c.memory().Store()}.Overhead() + c.InboundBytes() + c.InputBytes() + c.OutputBytes()
 }
 
 // InputBytes is what the input batches of the puts in progress on this
-// node may hold at once, read from their clients and being cut into
-// shards (each batch counts twice its Arrow bytes): an eighth of the
-// budget, and at least two send buffers. Over it, puts wait before they
-// read their next batch; a batch larger than it is read alone.
-func (c Config) InputBytes() int64 {
-	c = c.withDefaults()
-	return max(c.MemoryLimit/8, 2*c.sendBuffer())
-}
+// node may hold at once (limits.Memory.Input).
+func (c Config) InputBytes() int64 { return c.withDefaults().memory().Input() }
 
 // InboundBytes is what the node should allow the shard messages it is
-// receiving to hold at once (dht.Config.MaxInboundBytes), whatever the
-// number of senders: a quarter of the budget, and at least two send
-// buffers, so that the cluster's senders cannot together take memory far
-// past the budget.
-func (c Config) InboundBytes() int64 {
-	c = c.withDefaults()
-	return max(c.MemoryLimit/4, 2*c.sendBuffer())
-}
-
-// sendBuffer is the size at which a send buffer is sent: BufferBytes, at
-// most an eighth of the send budget.
-func (c Config) sendBuffer() int64 { return min(c.BufferBytes, max(c.sendBudget()/8, 1)) }
+// receiving to hold at once (dht.Config.MaxInboundBytes;
+// limits.Memory.Inbound).
+func (c Config) InboundBytes() int64 { return c.withDefaults().memory().Inbound() }
 
 // OutputBytes is what the output batches of the reads in progress on this
-// node may hold at once, gathered from their partitions and being sent: an
-// eighth of the budget, and at least two send buffers. Over it, reads
-// wait before they gather their next batch.
-func (c Config) OutputBytes() int64 {
-	c = c.withDefaults()
-	return max(c.MemoryLimit/8, 2*c.sendBuffer())
-}
+// node may hold at once (limits.Memory.Output).
+func (c Config) OutputBytes() int64 { return c.withDefaults().memory().Output() }
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {

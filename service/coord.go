@@ -2,13 +2,11 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
-	"github.com/shufflenode/shufflenode/internal/clock"
+	"github.com/shufflenode/shufflenode/seal"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -40,19 +38,9 @@ func (n coordNode) Broadcast(ctx context.Context, nodes []string, m control.Msg)
 func (n coordNode) Go(fn func(ctx context.Context)) { n.s.background(fn) }
 func (n coordNode) Forget(id string, epoch uint64)  { n.s.split.ForgetBefore(id, epoch) }
 
-// BarrierResult is the outcome of a barrier wait that did not fail.
-type BarrierResult struct {
-	// Sealed: every member holds every task's data; outputs can be read.
-	Sealed bool
-	// Replay lists tasks without a done attempt (not sealed): with no put in
-	// flight, the caller runs each of them again with a new attempt number.
-	Replay []uint64
-	// Epoch is the shuffle's current epoch (how many nodes were lost).
-	Epoch uint64
-	// ReplaySet is the number of done tasks that lost nodes took with them
-	// (summed over losses): what recovery had to run again.
-	ReplaySet int
-}
+// BarrierResult is the outcome of a barrier wait that did not fail
+// (package seal).
+type BarrierResult = seal.Result
 
 // Barrier waits until the shuffle is sealed on every member, or failed, or
 // some task has no done attempt (Replay). Call it once every put has
@@ -69,27 +57,15 @@ func (s *Service) Barrier(ctx context.Context, id string) (BarrierResult, error)
 		return BarrierResult{}, err
 	}
 	sh.Touch()
-	var lostSince time.Time
-	for {
-		r, err := s.barrierPoll(ctx, sh)
-		if qerr := s.quorumErr(sh); qerr != nil && err != nil {
-			return BarrierResult{}, qerr // nobody on this side will replace the coordinator
-		}
-		if errors.Is(err, wire.ErrBusy) {
-			r, err = control.Reply{}, nil // the coordinator asks for a pause (it may be closing): ask again
-		}
-		if s.awaitSuccessor(ctx, sh, err, &lostSince) {
-			r, err = control.Reply{}, nil // ask again: the coordinator is being replaced
-		}
-		if err != nil || r.Status == control.StatusSealed || len(r.Replay) > 0 {
-			return BarrierResult{Sealed: r.Status == control.StatusSealed, Replay: r.Replay, Epoch: r.Epoch, ReplaySet: r.Replayed}, err
-		}
-		select {
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-			return BarrierResult{}, ctx.Err()
-		}
-	}
+	return s.seals.Wait(ctx, sh.State, seal.Ask{
+		Poll:     func(ctx context.Context) (control.Reply, error) { return s.barrierPoll(ctx, sh) },
+		NoQuorum: func() error { return s.quorumErr(sh) },
+	})
+}
+
+// newWaiter builds the node's barrier waits.
+func (s *Service) newWaiter() *seal.Waiter {
+	return seal.New(seal.Config{Unavailable: ErrUnavailable, LossWait: s.cfg.LossWait, Clock: s.cfg.Clock})
 }
 
 // barrierPoll asks sh's current coordinator for the barrier's state.
@@ -98,26 +74,6 @@ func (s *Service) barrierPoll(ctx context.Context, sh *entry) (control.Reply, er
 		return s.coord.Status(co)
 	}
 	return s.request(ctx, sh.Coordinator(), control.Msg{Op: control.OpBarrier, Shuffle: sh.ID()})
-}
-
-// awaitSuccessor reports whether a barrier poll that failed with err should
-// be asked again: the coordinator was unreachable (since *since, which it
-// sets and resets) for less than Config.LossWait.
-func (s *Service) awaitSuccessor(ctx context.Context, sh *entry, err error, since *time.Time) bool {
-	if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil || sh.failed() {
-		*since = time.Time{}
-		return false
-	}
-	if since.IsZero() {
-		*since = s.cfg.Clock.Now()
-	}
-	return clock.Since(s.cfg.Clock, *since) < s.cfg.LossWait
-}
-
-// failed reports whether the shuffle failed on this node.
-func (sh *entry) failed() bool {
-	ph, _ := sh.Status()
-	return ph == Failed
 }
 
 // Progress is the coordinator's view of a shuffle: the tracker's counters

@@ -1,21 +1,26 @@
 // Package service is one shufflenode node's shuffle engine, as thin wiring
 // of the roles: it creates and closes shuffles, dispatches peer frames
 // (Handle): shards payloads straight to the receiver (package receiver),
-// control messages to the coordinator (package coordinator) and the
-// failover driver (package failover); it follows membership and expires
-// idle shuffles. Around it: the put path is package puts (which Service
-// embeds; its splitter's batches go to the network through package
-// shardnet), the read path is package reads (embedded too), the reports to the
-// coordinators are batched by package reports, a node's caps, batch gates
-// and op budget are package limits, and what it tells of its shuffles is
+// control messages to the coordinator (package coordinator), the failover
+// driver (package failover) and the drain (package drain); it follows
+// membership and expires idle shuffles. Around it: the put path is package
+// puts (which Service embeds; its splitter's batches go to the network
+// through package shardnet), the read path is package reads (embedded
+// too), the reports to the coordinators are batched by package reports, a
+// client's barrier wait is package seal, a create's checks and pinned
+// members are package create, nodes that run a shuffle's tasks without
+// being its members are package guests, a planned departure and its
+// handover are package drain, the table of the shuffles held and their
+// tombstones is package held, a node's caps, memory split, batch gates and
+// op budget are package limits, and what it tells of its shuffles is
 // package status. Each shuffle's shared state (spec, members, epoch route,
 // phase, the one lock) is a shuffle.State; control messages are package
 // control.
 //
 // # A shuffle on one node
 //
-//  1. Create (any node; it becomes the coordinator): validate the spec, pin the
-//     live members, broadcast the spec. Every member computes the same
+//  1. Create (any node; it becomes the coordinator; package create): validate
+//     the spec, pin the live members, broadcast the spec. Every member computes the same
 //     ownership map from the spec's seed and the pinned members.
 //  2. Put (the node where an input task runs; package puts): register (task, attempt) with
 //     the coordinator, partition each record batch, gather its rows per
@@ -29,7 +34,7 @@
 //     are in; the ledger decides which attempt serves each (task, partition),
 //     so each row is served exactly once. Commits are reported to the
 //     coordinator.
-//  4. Barrier (package coordinator): the tracker seals the shuffle once every task is
+//  4. Barrier (packages coordinator and seal): the tracker seals the shuffle once every task is
 //     committed everywhere with the totals its sender reported; it then tells
 //     every member. A mismatch fails the shuffle on every member.
 //  5. Get (the owner of a partition, after the seal; packages reads and receiver): pieces in (task,

@@ -2,157 +2,90 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
+	"log/slog"
+	"slices"
 
-	"github.com/shufflenode/shufflenode/recovery"
+	"github.com/shufflenode/shufflenode/control"
+	"github.com/shufflenode/shufflenode/drain"
+	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/wire"
 )
 
 // ErrDraining: the node is draining (it leaves the cluster soon) and takes
 // no new input task; it travels as ErrUnavailable, so a client runs the
-// task on another node.
-var ErrDraining = errors.New("service: node draining")
+// task on another node (package drain).
+var ErrDraining = drain.ErrDraining
 
-// errNoHandover: a shuffle holds committed data on this node that no other
-// node keeps a copy of, and this node cannot copy it to the partitions'
-// next owners (it coordinates the shuffle, or the shuffle is an array
-// rechunk: see handover.go), so the node leaves as lost and the
-// coordinator replays it.
-var errNoHandover = errors.New("service: this node cannot hand its committed partitions over")
-
-// drainState is the service's part of a drain: whether puts are refused,
-// and what the last drain decided.
-type drainState struct {
-	refusing atomic.Bool
-	running  atomic.Bool // a Drain call runs
-	fellBack atomic.Bool
-	// handedBytes: bytes this node copied to new owners when it drained;
-	// adoptedBytes: bytes it took from draining nodes (handover.go).
-	handedBytes, adoptedBytes atomic.Int64
-	// copied, if set, is called after each node took its share of a
-	// shuffle's handover (tests cut a handover there).
-	copied atomic.Pointer[func(shuffle, to string)]
-
-	mu   sync.Mutex
-	req  chan struct{} // closed by RequestDrain (made on first use)
-	once sync.Once
-}
-
-// requested returns the channel RequestDrain closes.
-func (d *drainState) requested() chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.req == nil {
-		d.req = make(chan struct{})
-	}
-	return d.req
-}
+// DrainResult says how a drain ended (package drain).
+type DrainResult = drain.Result
 
 // RequestDrain asks the process that runs this node to drain it and stop,
 // as SIGTERM does (the admin endpoint POST /drain and the Flight action
 // "drain" call it). It does not block; calling it again does nothing.
-func (s *Service) RequestDrain() {
-	c := s.drain.requested()
-	s.drain.once.Do(func() { close(c) })
-}
+func (s *Service) RequestDrain() { s.drain.Request() }
 
 // DrainRequested returns a channel closed once RequestDrain was called.
-func (s *Service) DrainRequested() <-chan struct{} { return s.drain.requested() }
+func (s *Service) DrainRequested() <-chan struct{} { return s.drain.Requested() }
 
-// DrainResult says how a drain ended.
-type DrainResult struct {
-	// HandedOver: every shuffle this node held needs no replay once it
-	// leaves; false: it leaves as lost (Why says why).
-	HandedOver bool
-	Why        string
-	// Waited is how long the drain waited for running puts to finish.
-	Waited time.Duration
-	// HandedBytes is what the drain copied to the partitions' new owners.
-	HandedBytes int64
+// Drain prepares the node to leave the cluster on purpose (drain.Drainer's
+// Drain): new puts are refused with ErrDraining (as ErrUnavailable: the
+// client runs the task elsewhere), the puts running finish, and each
+// shuffle held is handed over where leaving would cost a replay. It blocks
+// until then or until ctx ends (the drain then falls back to the loss
+// path). The caller then leaves the cluster (member.Cluster.Leave) and
+// closes the service. Puts stay refused after Drain returns. A second
+// concurrent Drain fails with ErrConflict.
+func (s *Service) Drain(ctx context.Context) (DrainResult, error) { return s.drain.Drain(ctx) }
+
+// Draining reports whether the node refuses new puts because it drains.
+func (s *Service) Draining() bool { return s.drain.Draining() }
+
+// newDrainer builds the node's part of drains.
+func (s *Service) newDrainer() *drain.Drainer {
+	return drain.New(drain.Config{Host: drainHost{s}, Receiver: s.recv, PeerError: peerError, Conflict: ErrConflict, Unavailable: ErrUnavailable,
+		Coordinator: func() drain.Coordinator { return s.coord }})
 }
 
-// drainPoll is how often a drain checks whether the puts it waits for
-// finished.
-const drainPoll = 20 * time.Millisecond
+// drainHost is what a drain needs of the service.
+type drainHost struct{ s *Service }
 
-// Drain prepares the node to leave the cluster on purpose (the recovery
-// core's Drain decides each step): from now on new puts are refused with
-// ErrDraining (as ErrUnavailable: the client runs the task elsewhere), the
-// puts running finish, and each shuffle held is checked for what leaving
-// would cost. Drain blocks until then or until ctx ends: a deadline that
-// passes (context.DeadlineExceeded) or a cancel (the node is killed) makes
-// the drain fall back to the loss path at once. The caller then leaves
-// the cluster (member.Cluster.Leave) and closes the service; the
-// coordinators of the shuffles move their epochs as after a loss.
-// Puts stay refused after Drain returns. A second concurrent Drain fails.
-func (s *Service) Drain(ctx context.Context) (DrainResult, error) {
-	if !s.drain.running.CompareAndSwap(false, true) {
-		return DrainResult{}, fmt.Errorf("%w: node %s: a drain already runs", ErrConflict, s.Name())
-	}
-	defer s.drain.running.Store(false)
-	start := time.Now()
-	d := recovery.NewDrain()
-	var res DrainResult
-	var handed, failed []string
-	for {
-		v := s.drainView(ctx, handed, failed)
-		handed, failed = nil, nil
-		dec := d.Step(v)
-		switch dec.Action {
-		case recovery.DrainRefuse:
-			s.drain.refusing.Store(true)
-			s.log.Info("draining: refusing new puts", "running", v.Running)
-		case recovery.DrainWait:
-			s.drainWait(ctx)
-		case recovery.DrainHandOver:
-			res.Waited = time.Since(start)
-			handed, failed = s.handOverAll(ctx, dec.Shuffles)
-		case recovery.DrainLeave:
-			res.HandedOver, res.Why, res.HandedBytes = dec.HandedOver, dec.Why, s.drain.handedBytes.Load()
-			s.drain.fellBack.Store(!dec.HandedOver)
-			s.log.Info("drained", "handed_over", dec.HandedOver, "why", dec.Why, "waited", res.Waited, "bytes", res.HandedBytes)
-			return res, nil
-		default:
-			return res, nil
-		}
-	}
+func (h drainHost) Name() string                         { return h.s.Name() }
+func (h drainHost) Log() *slog.Logger                    { return h.s.log }
+func (h drainHost) CommitsBusy(st *shuffle.State) bool   { return h.s.reports.CommitsBusy(st) }
+func (h drainHost) Publish(st *shuffle.State)            { h.s.publish(st) }
+func (h drainHost) Go(fn func(ctx context.Context)) bool { return h.s.background(fn) }
+
+func (h drainHost) Request(ctx context.Context, node string, c control.Msg) (control.Reply, error) {
+	return h.s.request(ctx, node, c)
 }
 
-// drainView is what a drain sees now.
-func (s *Service) drainView(ctx context.Context, handed, failed []string) recovery.DrainView {
-	v := recovery.DrainView{Running: s.runningPuts(), Handed: handed, Failed: failed}
-	for _, sh := range s.held() {
-		if ph, _ := sh.Status(); ph != Failed {
-			v.Held = append(v.Held, sh.ID())
-		}
-	}
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		v.Expired = true
-	case ctx.Err() != nil:
-		v.Killed = true
-	}
-	return v
+func (h drainHost) Send(ctx context.Context, node string, t wire.Type, body []byte) error {
+	_, err := h.s.net.Request(ctx, node, t, body)
+	return err
 }
 
-// drainWait waits one poll, or until ctx ends.
-func (s *Service) drainWait(ctx context.Context) {
-	t := time.NewTimer(drainPoll)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+func (h drainHost) Lookup(id string) (*shuffle.State, *receiver.Shuffle, error) {
+	sh, err := h.s.lookup(id)
+	if err != nil {
+		return nil, nil, err
 	}
+	return sh.State, sh.recv, nil
 }
 
-// runningPuts counts the puts this node runs, over every shuffle.
-func (s *Service) runningPuts() int {
+func (h drainHost) Held() []*shuffle.State {
+	var out []*shuffle.State
+	for _, sh := range h.s.held() {
+		out = append(out, sh.State)
+	}
+	return out
+}
+
+// RunningPuts counts the puts this node runs, over every shuffle.
+func (h drainHost) RunningPuts() int {
 	n := 0
-	for _, sh := range s.held() {
+	for _, sh := range h.s.held() {
 		sh.Lock()
 		for _, done := range sh.puts {
 			if !done {
@@ -164,27 +97,7 @@ func (s *Service) runningPuts() int {
 	return n
 }
 
-// handOverAll hands over each shuffle in ids and sorts them by outcome.
-func (s *Service) handOverAll(ctx context.Context, ids []string) (handed, failed []string) {
-	for _, id := range ids {
-		if err := s.handOver(ctx, id); err != nil {
-			s.log.Warn("draining: cannot hand over", "shuffle", id, "err", err)
-			failed = append(failed, id)
-			continue
-		}
-		handed = append(handed, id)
-	}
-	return handed, failed
+// IsMember reports whether node is a live member of the cluster now.
+func (h drainHost) IsMember(node string) bool {
+	return slices.ContainsFunc(h.s.net.Members(), func(m member.Member) bool { return m.Name == node })
 }
-
-// drainRefusal refuses a new put of sh while the node drains.
-func (s *Service) drainRefusal(sh *entry, k shuffle.AttemptKey) error {
-	if !s.drain.refusing.Load() {
-		return nil
-	}
-	return fmt.Errorf("%w: %w: shuffle %s task %d attempt %d: node %s leaves the cluster, run the task on another node",
-		ErrUnavailable, ErrDraining, sh.ID(), k.Task, k.Attempt, s.Name())
-}
-
-// Draining reports whether the node refuses new puts because it drains.
-func (s *Service) Draining() bool { return s.drain.refusing.Load() }

@@ -38,61 +38,12 @@ func (s *Service) expireIdle() {
 
 // expireAt closes the shuffles idle at now for longer than IdleExpiry.
 func (s *Service) expireAt(now time.Time) {
-	s.mu.RLock()
-	var idle []string
-	for id, sh := range s.shuffles {
-		if sh.IdleFor(now) > s.cfg.IdleExpiry {
-			idle = append(idle, id)
-		}
-	}
-	s.mu.RUnlock()
-	for _, id := range idle {
+	for _, sh := range s.shuffles.All(func(sh *entry) bool { return sh.IdleFor(now) > s.cfg.IdleExpiry }) {
+		id := sh.ID()
 		s.log.Warn("shuffle expired", "shuffle", id, "idle", s.cfg.IdleExpiry)
 		reason := fmt.Sprintf("expired after %s without activity on node %s", s.cfg.IdleExpiry, s.Name())
 		if err := s.dropAs(id, reason, false); err != nil {
 			s.log.Error("freeing an expired shuffle", "shuffle", id, "err", err)
 		}
 	}
-}
-
-// maxTombstones bounds how many dropped shuffles a node remembers.
-const maxTombstones = 1024
-
-// tombstones remember why the most recently dropped shuffles are gone, so
-// that a late call gets "closed" or "expired" rather than only "unknown".
-// Not safe for concurrent use: Service.mu guards it.
-type tombstones struct {
-	reason map[string]string
-	left   map[string]bool // shuffles that went on without this node
-	order  []string        // oldest first
-}
-
-func (t *tombstones) add(id, reason string) {
-	if t.reason == nil {
-		t.reason = map[string]string{}
-	}
-	if _, ok := t.reason[id]; !ok {
-		t.order = append(t.order, id)
-	}
-	t.reason[id] = reason
-	if len(t.order) > maxTombstones {
-		delete(t.reason, t.order[0])
-		delete(t.left, t.order[0])
-		t.order = t.order[1:]
-	}
-}
-
-// addLeft is add for a shuffle that goes on without this node (an epoch
-// move declared it lost): a call about it belongs to another node.
-func (t *tombstones) addLeft(id, reason string) {
-	t.add(id, reason)
-	if t.left == nil {
-		t.left = map[string]bool{}
-	}
-	t.left[id] = true
-}
-
-func (t *tombstones) why(id string) (string, bool) {
-	r, ok := t.reason[id]
-	return r, ok
 }

@@ -3,9 +3,7 @@ package service
 // ForgetShuffle drops shuffle id on this node as if it had never had it
 // (no tombstone): a node that missed the create.
 func (s *Service) ForgetShuffle(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.shuffles, id)
+	s.shuffles.Forget(id)
 }
 
 // RouteOf returns the epoch and the live members of shuffle id as this
@@ -29,4 +27,4 @@ func (s *Service) SetAfterTakeoverPings(f func(node, id string)) (restore func()
 
 // SetHandOverCopied has f called each time this node, draining, copied its
 // share of a shuffle's partitions to one new owner.
-func (s *Service) SetHandOverCopied(f func(shuffle, to string)) { s.drain.copied.Store(&f) }
+func (s *Service) SetHandOverCopied(f func(shuffle, to string)) { s.drain.SetCopied(f) }

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -30,8 +30,8 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 		err = s.recv.HandlePayload(ctx, req.Payload)
 	case wire.TypeControl:
 		reply, err = s.handleControl(ctx, from, req.Payload)
-	case typeHandOver:
-		err = s.handleHandOver(ctx, req.Payload)
+	case drain.TypeHandOver:
+		err = s.drain.HandleFrame(ctx, req.Payload)
 	default:
 		err = shuffle.Refuse(wire.RefuseUnsupported, fmt.Errorf("frame type %d", req.Type))
 	}
@@ -51,7 +51,8 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 	if err != nil {
 		return nil, shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
-	if err := checkAuthor(from, c); err != nil {
+	if err := control.CheckAuthor(from.Name, c); err != nil {
+		err = shuffle.Refuse(wire.RefuseBadRequest, err)
 		s.log.Warn("control message refused", "peer", from.Name, "shuffle", c.Shuffle, "op", c.Op, "err", err)
 		return nil, err
 	}
@@ -94,35 +95,6 @@ func (s *Service) handleControl(ctx context.Context, from member.Member, b []byt
 	return json.Marshal(r)
 }
 
-// checkAuthor refuses a control message whose author is not the member
-// that sent it (the peer the network authenticated): a create comes from
-// the coordinator it names, one of its pinned members; a decision (epoch,
-// takeover, seal, fail) from the node it names, whose term the shuffle
-// then checks. A member cannot speak for another. A peer the network does
-// not know as a member yet (from.Name empty: its stream came before its
-// gossip) is not checked here.
-func checkAuthor(from member.Member, c *control.Msg) error {
-	if from.Name == "" {
-		return nil
-	}
-	var author string
-	switch c.Op {
-	case control.OpCreate:
-		author = c.Coordinator
-		if !slices.Contains(c.Members, from.Name) {
-			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: create from node %s, which is not among its members", c.Shuffle, from.Name))
-		}
-	case control.OpEpoch, control.OpTakeover, control.OpSeal, control.OpFail, control.OpAbort, control.OpHandOver, control.OpHandedOver:
-		author = c.Node
-	default:
-		return nil
-	}
-	if author != from.Name {
-		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: %s in the name of node %s, sent by node %s", c.Shuffle, c.Op, author, from.Name))
-	}
-	return nil
-}
-
 // dispatch runs a control operation on a known shuffle.
 func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	switch c.Op {
@@ -137,7 +109,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 		if err != nil {
 			return control.Reply{}, err
 		}
-		return s.answerHandOver(sh, co, c)
+		return s.drain.Answer(s.ctx, sh.State, co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
 	case control.OpAbort:

@@ -32,20 +32,12 @@ func (s *Service) Members() []member.Member { return s.net.Members() }
 
 // Shuffles lists the IDs of the shuffles this node holds.
 func (s *Service) Shuffles() []string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	ids := make([]string, 0, len(s.shuffles))
-	for id := range s.shuffles {
-		ids = append(ids, id)
-	}
-	return ids
+	return s.shuffles.IDs()
 }
 
 // Stats returns a snapshot of the node's counters.
 func (s *Service) Stats() Stats {
-	s.mu.RLock()
-	n := len(s.shuffles)
-	s.mu.RUnlock()
+	n := s.shuffles.Len()
 	st := Stats{Node: s.Name(), Shuffles: n, Send: s.split.Stats(), Store: s.store.Stats(), PooledBytes: s.regions.Bytes(), MappedBytes: s.regions.Mapped(),
 		OpMemory: s.ops.Budget.Used(), OpMemoryLimit: s.ops.Budget.Size(), OpsWaiting: s.ops.Budget.Waiting()}
 	st.Takeovers, st.LastTakeover, st.LastTakeoverTook = s.fo.Takeovers()

@@ -47,10 +47,7 @@ func (s *Service) FetchRecord(ctx context.Context, id string) (*record.Record, e
 // takeover) that reaches this node without it: it missed the create. A
 // shuffle this node closed or expired stays gone.
 func (s *Service) adopt(ctx context.Context, c *control.Msg) (*entry, error) {
-	s.mu.RLock()
-	_, gone := s.gone.why(c.Shuffle)
-	s.mu.RUnlock()
-	if gone || (c.Op != control.OpEpoch && c.Op != control.OpTakeover) {
+	if s.isGone(c.Shuffle) || (c.Op != control.OpEpoch && c.Op != control.OpTakeover) {
 		return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, c.Shuffle, s.Name())
 	}
 	r, err := s.FetchRecord(ctx, c.Shuffle)
@@ -77,12 +74,9 @@ func (s *Service) installRecord(r *record.Record) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old, ok := s.shuffles[r.Spec.ID]; ok {
+	if old, exists, _ := s.shuffles.Add(r.Spec.ID, sh, nil); exists {
 		return old, nil
 	}
-	s.shuffles[r.Spec.ID] = sh
 	s.log.Warn("shuffle installed from its record (this node missed its create)", "shuffle", r.Spec.ID, "epoch", r.Epoch, "term", r.Term)
 	return sh, nil
 }

@@ -42,15 +42,7 @@ func (h failoverHost) Held() []*failover.Shuffle {
 // held returns the shuffles this node holds now as a member (not those
 // it holds as a guest, see guest.go).
 func (s *Service) held() []*entry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]*entry, 0, len(s.shuffles))
-	for _, sh := range s.shuffles {
-		if !s.guest(sh) {
-			out = append(out, sh)
-		}
-	}
-	return out
+	return s.shuffles.All(func(sh *entry) bool { return !s.guest(sh) })
 }
 
 func (h failoverHost) Request(ctx context.Context, node string, c control.Msg) (control.Reply, error) {
@@ -95,10 +87,7 @@ func (s *Service) clientLookup(ctx context.Context, id string) (*entry, error) {
 	if !errors.Is(err, ErrUnknownShuffle) {
 		return sh, err
 	}
-	s.mu.RLock()
-	_, gone := s.gone.why(id)
-	s.mu.RUnlock()
-	if gone {
+	if s.isGone(id) {
 		return nil, err // closed, expired or freed here: final
 	}
 	r, rerr := s.FetchRecord(ctx, id)
@@ -132,19 +121,15 @@ func (s *Service) quorumErr(sh *entry) error {
 // answerCheck handles control.OpCheck (failover.Driver.AnswerCheck): a
 // closed service answers ErrClosed.
 func (s *Service) answerCheck(c *control.Msg) (control.Reply, error) {
-	s.mu.RLock()
-	sh, ok := s.shuffles[c.Shuffle]
-	why, gone := s.gone.why(c.Shuffle)
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
+	sh, ok, tr := s.shuffles.Find(c.Shuffle, nil)
+	if tr.Closed {
 		return control.Reply{}, ErrClosed
 	}
 	var fsh *failover.Shuffle
 	if ok {
 		fsh = sh.Shuffle
 	}
-	return s.fo.AnswerCheck(c, fsh, why, gone && why == closedReason)
+	return s.fo.AnswerCheck(c, fsh, tr.Why, tr.Gone && tr.Why == closedReason)
 }
 
 // answered reports whether a request that returned err got a reply.

@@ -12,7 +12,11 @@ import (
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/coordinator"
+	"github.com/shufflenode/shufflenode/create"
+	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/failover"
+	"github.com/shufflenode/shufflenode/guests"
+	"github.com/shufflenode/shufflenode/held"
 	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/offheap"
@@ -21,6 +25,7 @@ import (
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/record"
 	"github.com/shufflenode/shufflenode/reports"
+	"github.com/shufflenode/shufflenode/seal"
 	"github.com/shufflenode/shufflenode/shardnet"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spill"
@@ -86,15 +91,16 @@ type Service struct {
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
 
-	mu       sync.RWMutex
-	shuffles map[string]*entry
-	gone     tombstones        // why recently dropped shuffles are gone
-	apiAddrs map[string]string // each member's API address as membership events last gave it
-	closed   bool
+	shuffles *held.Table[*entry] // the shuffles held, tombstones, closed
+	mu       sync.RWMutex        // guards apiAddrs
+	apiAddrs map[string]string   // each member's API address as membership events last gave it
 
 	fo      *failover.Driver  // set by Attach
 	reports *reports.Reporter // commit, begin and done reports to the coordinators; set by Attach
-	drain   drainState        // a planned departure (drain.go)
+	drain   *drain.Drainer    // a planned departure (package drain)
+	plans   *create.Planner   // checks and pins creates (package create)
+	seals   *seal.Waiter      // barrier waits (package seal)
+	guests  *guests.Refresher // moves guests to their record's epoch; set by Attach
 }
 
 // New opens the spill store and starts the splitter. The service handles no
@@ -104,19 +110,22 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.sendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.sendBuffer()), shuffles: make(map[string]*entry), ready: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.memory().SendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.memory().SendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.storeBudget(), Logger: cfg.Logger})
+	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.memory().Store(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
 	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
+	s.drain = s.newDrainer()
+	s.plans = s.newPlanner()
+	s.seals = s.newWaiter()
 	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{
-		BufferBytes: cfg.sendBuffer(), MemoryLimit: cfg.sendBudget(),
+		BufferBytes: cfg.memory().SendBuffer(), MemoryLimit: cfg.memory().Send(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
 	}, &s.shards)
 	if err != nil {
@@ -135,15 +144,16 @@ func (s *Service) Attach(n Network) {
 	s.ops.Log = s.log
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait, Clock: s.cfg.Clock})
 	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
+	s.guests = guests.New(guests.Config{Node: n.Self().Name, Log: s.log, Fetch: s.FetchRecord, Forget: s.split.ForgetBefore, Unavailable: ErrUnavailable})
 	s.Runner = puts.New(puts.Config{Node: n.Self().Name, Log: s.log, Splitter: s.split, Inputs: s.inputs, Lookup: s.putLookup,
 		DrainRefusal: func(sh *puts.Shuffle, k shuffle.AttemptKey) error {
-			return s.drainRefusal(&entry{Shuffle: sh.Shuffle}, k)
+			return s.drain.Refusal(sh.ID(), k)
 		},
 		Request: s.request, ReportTask: func(ctx context.Context, sh *puts.Shuffle, c control.Msg) (control.Reply, error) {
 			return s.reports.Task(ctx, sh.ID(), sh.Coordinator(), c)
 		},
 		AfterPut: func(ctx context.Context, sh *puts.Shuffle, err error) {
-			s.refreshGuest(ctx, &entry{Shuffle: sh.Shuffle}, err)
+			s.guests.AfterPut(ctx, sh.State, err)
 		}})
 	s.fo = failover.New(failover.Config{Host: failoverHost{s}, Coordinator: s.coord, Log: s.log, Recheck: s.cfg.Recheck, Clock: s.cfg.Clock})
 	s.fo.Watch(n.Subscribe(16))
@@ -168,13 +178,9 @@ func (s *Service) Name() string { return s.net.Self().Name }
 // Close stops background work, the splitter and the spill store. It is
 // idempotent.
 func (s *Service) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.shuffles.Close() {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
 	s.stop()
 	s.bg.Wait()
 	err := s.split.Close()
@@ -185,21 +191,18 @@ func (s *Service) Close() error {
 // lookup returns the shuffle named id. A shuffle held as a guest (see
 // guest.go) is not found: only puts use it (senderLookup).
 func (s *Service) lookup(id string) (*entry, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
+	sh, ok, tr := s.shuffles.Find(id, func(sh *entry) bool { return !s.guest(sh) })
+	switch {
+	case ok:
+		return sh, nil
+	case tr.Closed:
 		return nil, ErrClosed
+	case tr.Gone && tr.Left:
+		return nil, fmt.Errorf("%w: %w: shuffle %s, node %s (ask another node): %s", ErrUnavailable, ErrLeft, id, s.net.Self().Name, tr.Why)
+	case tr.Gone:
+		return nil, fmt.Errorf("%w: %s on node %s: %s", ErrUnknownShuffle, id, s.net.Self().Name, tr.Why)
 	}
-	sh, ok := s.shuffles[id]
-	if !ok || s.guest(sh) {
-		if why, ok := s.gone.why(id); ok && s.gone.left[id] {
-			return nil, fmt.Errorf("%w: %w: shuffle %s, node %s (ask another node): %s", ErrUnavailable, ErrLeft, id, s.net.Self().Name, why)
-		} else if ok {
-			return nil, fmt.Errorf("%w: %s on node %s: %s", ErrUnknownShuffle, id, s.net.Self().Name, why)
-		}
-		return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, id, s.net.Self().Name)
-	}
-	return sh, nil
+	return nil, fmt.Errorf("%w: %s on node %s", ErrUnknownShuffle, id, s.net.Self().Name)
 }
 
 // request sends a control message to node and decodes its reply.
@@ -237,13 +240,7 @@ func (s *Service) broadcast(ctx context.Context, nodes []string, c control.Msg) 
 // only see a cancelled context), so that no goroutine is added while Close
 // waits.
 func (s *Service) background(fn func(ctx context.Context)) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return false
-	}
-	s.bg.Go(func() { fn(s.ctx) })
-	return true
+	return s.shuffles.IfOpen(func() { s.bg.Go(func() { fn(s.ctx) }) })
 }
 
 // putLookup is senderLookup (guest.go) for a put: the put side of shuffle

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shufflenode/shufflenode/control"
 	"github.com/shufflenode/shufflenode/member"
@@ -81,7 +82,9 @@ func taskReplies(t *testing.T, s *service.Service, from member.Member, batch con
 // dones in batches, and every row still arrives exactly once.
 func TestSimBatchedPuts(t *testing.T) {
 	t.Parallel()
-	c := startSim(t, 3, service.Config{}, simnet.Config{})
+	// Deliveries that take a while keep a batch in flight while other puts
+	// report, however the goroutines are scheduled (one CPU included).
+	c := startSim(t, 3, service.Config{}, simnet.Config{MaxDelay: 5 * time.Millisecond})
 	ctx := testCtx(t)
 	f := newFrame("tbatched", 96, 7, 20_000, 3)
 	sp := f.spec()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
@@ -88,18 +89,18 @@ func (c *simCluster) close() {
 	_ = c.net.Close()
 }
 
-// simLogger logs errors only (everything with SHUFFLENODE_TEST_DEBUG=1).
+// simLogger logs errors only (everything with SHUFFLENODE_TEST_DEBUG=1,
+// testkit.DebugEnv).
 func simLogger() *slog.Logger {
-	level := slog.LevelError
-	if os.Getenv("SHUFFLENODE_TEST_DEBUG") != "" {
-		level = slog.LevelDebug
+	if os.Getenv(testkit.DebugEnv) != "" {
+		return testkit.Logger()
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
 // trace prints a driver step with SHUFFLENODE_TEST_DEBUG=1.
 func trace(format string, args ...any) {
-	if os.Getenv("SHUFFLENODE_TEST_DEBUG") != "" {
+	if os.Getenv(testkit.DebugEnv) != "" {
 		fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
 	"github.com/shufflenode/shufflenode/table"
@@ -78,7 +79,7 @@ func TestSimReserveOp(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitFor(t, "an op waiting for memory", func() bool { return owner.Stats().OpsWaiting == 1 })
+	testkit.WaitFor(t, 10*time.Second, "an op waiting for memory", func() bool { return owner.Stats().OpsWaiting == 1 })
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := owner.ReserveOp(cctx, p, 1, whole); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "op memory") {
@@ -98,15 +99,5 @@ func TestSimReserveOp(t *testing.T) {
 	}
 	if _, err := owner.ReserveOp(ctx, p, 1, service.OpInput{Shuffle: "nope", Copies: 2}); !errors.Is(err, service.ErrUnknownShuffle) {
 		t.Fatalf("op on an unknown shuffle: %v", err)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }

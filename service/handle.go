@@ -105,16 +105,17 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 			return control.Reply{}, err
 		}
 		return s.toCoordinator(co, c)
-	case control.OpHandOver, control.OpHandedOver:
+	case control.OpHandOver, control.OpHandedOver, control.OpAbort:
 		co, err := s.coordOf(sh)
 		if err != nil {
 			return control.Reply{}, err
 		}
+		if c.Op == control.OpAbort {
+			return control.Reply{}, s.coord.AbortFrom(co, c)
+		}
 		return s.drain.Answer(s.ctx, sh.State, co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
-	case control.OpAbort:
-		return control.Reply{}, s.abortFrom(sh, c)
 	case control.OpTakeover:
 		return s.fo.ApplyTakeover(sh.Shuffle, c)
 	case control.OpSeal:

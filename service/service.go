@@ -110,15 +110,15 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.memory().SendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.memory().SendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
+	cfg = cfg.WithDefaults()
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.Memory().SendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.Memory().SendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.memory().Store(), Logger: cfg.Logger})
+	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.Memory().Store(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
-	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
+	s.regions = offheap.NewPool(cfg.KeptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
 	s.drain = s.newDrainer()
 	s.plans = s.newPlanner()
@@ -126,7 +126,7 @@ func New(cfg Config) (*Service, error) {
 	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: refusal.PeerError, RefusalCode: refusal.Code})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{
-		BufferBytes: cfg.memory().SendBuffer(), MemoryLimit: cfg.memory().Send(),
+		BufferBytes: cfg.Memory().SendBuffer(), MemoryLimit: cfg.Memory().Send(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
 	}, &s.shards)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,6 +77,17 @@ func (sh *Shuffle) record(c *control.Msg) (barrier.Decision, error) {
 // get the error. A shuffle already sealed or failed is left as it is.
 func (cd *Coordinator) Abort(sh *Shuffle, reason error) {
 	cd.decide(sh, sh.fail(reason))
+}
+
+// AbortFrom handles control.OpAbort: member c.Node cannot go on with sh
+// (its spill disk failed), and sh fails for it (Abort). A message from a
+// node that is not one of sh's members is refused as a bad request.
+func (cd *Coordinator) AbortFrom(sh *Shuffle, c *control.Msg) error {
+	if !slices.Contains(sh.Members, c.Node) {
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s: abort from node %s, not one of its members", sh.ID(), c.Node))
+	}
+	cd.Abort(sh, fmt.Errorf("node %s cannot go on: %s", c.Node, c.Reason))
+	return nil
 }
 
 // decide acts on a tracker decision: tell every member.

@@ -2,7 +2,8 @@
 // of its shuffles in batches, and unbatches them on the coordinator: the
 // receivers' commit reports (Reporter.Commit, ReportCommits) and the
 // senders' begin and done reports of their puts (Reporter.Task,
-// AnswerTasks).
+// AnswerTasks), and a member's request that the coordinator fail a
+// shuffle it cannot go on with (Reporter.Abort).
 //
 // Both go through one batcher (queue.go): a report waits while the
 // previous batch to its destination is in flight, then goes with every

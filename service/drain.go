@@ -9,6 +9,7 @@ import (
 	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/member"
 	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/refusal"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -44,7 +45,7 @@ func (s *Service) Draining() bool { return s.drain.Draining() }
 
 // newDrainer builds the node's part of drains.
 func (s *Service) newDrainer() *drain.Drainer {
-	return drain.New(drain.Config{Host: drainHost{s}, Receiver: s.recv, PeerError: peerError, Conflict: ErrConflict, Unavailable: ErrUnavailable,
+	return drain.New(drain.Config{Host: drainHost{s}, Receiver: s.recv, PeerError: refusal.PeerError, Conflict: ErrConflict, Unavailable: ErrUnavailable,
 		Coordinator: func() drain.Coordinator { return s.coord }})
 }
 

@@ -1,8 +1,6 @@
 package service
 
 import (
-	"errors"
-
 	"github.com/shufflenode/shufflenode/limits"
 	"github.com/shufflenode/shufflenode/puts"
 	"github.com/shufflenode/shufflenode/shuffle"
@@ -13,9 +11,9 @@ import (
 // and node. The client API maps them to status codes.
 var (
 	// ErrUnknownShuffle: no shuffle of that ID on this node.
-	ErrUnknownShuffle = errors.New("service: unknown shuffle")
+	ErrUnknownShuffle = shuffle.ErrUnknownShuffle
 	// ErrExists: a shuffle of that ID already exists.
-	ErrExists = errors.New("service: shuffle already exists")
+	ErrExists = shuffle.ErrExists
 	// ErrBadInput: the request is invalid (task out of range, wrong schema,
 	// bad partition column values...).
 	ErrBadInput = shuffle.ErrBadInput
@@ -30,7 +28,7 @@ var (
 	// ErrNotOwner: this node does not own the output partition.
 	ErrNotOwner = shuffle.ErrNotOwner
 	// ErrClosed: the service is closed.
-	ErrClosed = errors.New("service: closed")
+	ErrClosed = shuffle.ErrClosed
 	// ErrStaleEpoch: the shuffle's ownership changed (a node was lost)
 	// while the attempt ran; run the task again with a new attempt.
 	ErrStaleEpoch = shuffle.ErrStaleEpoch
@@ -40,17 +38,17 @@ var (
 	// ErrLeft: the shuffle goes on without this node (an epoch move
 	// declared it lost and it freed the shuffle); ask another node. Comes
 	// wrapped with ErrUnavailable.
-	ErrLeft = errors.New("service: the shuffle goes on without this node")
+	ErrLeft = shuffle.ErrLeft
 	// ErrDeclaredLost: the shuffle moved to an epoch in which this node is
 	// lost; the node frees it.
 	ErrDeclaredLost = shuffle.ErrDeclaredLost
 	// ErrUnavailable: a peer could not be reached.
-	ErrUnavailable = errors.New("service: peer unavailable")
+	ErrUnavailable = shuffle.ErrUnavailable
 	// ErrNoQuorum: this node sees the shuffle's coordinator down but too
 	// few members up for a takeover (it may be on the minority side of a
 	// partition); it always comes with ErrUnavailable: ask again, or ask
 	// another node.
-	ErrNoQuorum = errors.New("service: no quorum")
+	ErrNoQuorum = shuffle.ErrNoQuorum
 	// ErrReplayDiffers: a replayed dataframe task produced other rows than
 	// its first attempt for an output partition that kept the first
 	// attempt's rows; the shuffle fails (it comes wrapped with ErrFailed).

@@ -11,6 +11,7 @@ import (
 	"github.com/shufflenode/shufflenode/coordinator"
 	"github.com/shufflenode/shufflenode/drain"
 	"github.com/shufflenode/shufflenode/member"
+	"github.com/shufflenode/shufflenode/refusal"
 	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/wire"
@@ -41,7 +42,7 @@ func (s *Service) Handle(ctx context.Context, from member.Member, req wire.Frame
 	}
 	if err != nil {
 		s.log.Debug("request refused", "peer", from.Name, "type", req.Type, "err", err)
-		return wire.TypeRefused, wire.EncodeRefusal(wire.Refusal{Code: refusalCode(err), Reason: err.Error()})
+		return wire.TypeRefused, wire.EncodeRefusal(wire.Refusal{Code: refusal.Code(err), Reason: err.Error()})
 	}
 	return wire.TypeAck, reply
 }
@@ -104,16 +105,17 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 			return control.Reply{}, err
 		}
 		return s.toCoordinator(co, c)
-	case control.OpHandOver, control.OpHandedOver:
+	case control.OpHandOver, control.OpHandedOver, control.OpAbort:
 		co, err := s.coordOf(sh)
 		if err != nil {
 			return control.Reply{}, err
 		}
+		if c.Op == control.OpAbort {
+			return control.Reply{}, s.coord.AbortFrom(co, c)
+		}
 		return s.drain.Answer(s.ctx, sh.State, co, c)
 	case control.OpEpoch:
 		return control.Reply{}, s.coord.ApplyEpoch(sh.State, c)
-	case control.OpAbort:
-		return control.Reply{}, s.abortFrom(sh, c)
 	case control.OpTakeover:
 		return s.fo.ApplyTakeover(sh.Shuffle, c)
 	case control.OpSeal:
@@ -143,7 +145,7 @@ func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (contro
 	case control.OpTasks:
 		return reports.AnswerTasks(s.coord, co, c, func(err error) wire.RefusalCode {
 			s.fo.DropIfLost(c.Shuffle, err)
-			return refusalCode(err)
+			return refusal.Code(err)
 		}), nil
 	case control.OpCommitted:
 		if len(c.Commits) > 0 {
@@ -151,30 +153,4 @@ func (s *Service) toCoordinator(co *coordinator.Shuffle, c *control.Msg) (contro
 		}
 	}
 	return control.Reply{}, s.coord.Report(co, c)
-}
-
-// refusalCode maps an error to the code a sender acts on.
-func refusalCode(err error) wire.RefusalCode {
-	var r *shuffle.Refusal
-	switch {
-	case errors.As(err, &r):
-		return r.Code
-	case errors.Is(err, ErrLeft):
-		return shuffle.RefuseLeft
-	case errors.Is(err, ErrReplayDiffers):
-		return shuffle.RefuseReplayDiffers
-	case errors.Is(err, ErrUnknownShuffle):
-		return wire.RefuseUnknownShuffle
-	case errors.Is(err, ErrSealed):
-		return wire.RefuseSealed
-	case errors.Is(err, ErrNotOwner):
-		return wire.RefuseNotOwner
-	case errors.Is(err, ErrNotSealed):
-		return wire.RefuseNotSealed
-	case errors.Is(err, ErrExists):
-		return shuffle.RefuseExists
-	case errors.Is(err, ErrBadInput), errors.Is(err, ErrConflict), errors.Is(err, ErrLimit):
-		return wire.RefuseBadRequest
-	}
-	return wire.RefuseFailed
 }

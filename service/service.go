@@ -24,6 +24,7 @@ import (
 	"github.com/shufflenode/shufflenode/reads"
 	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/record"
+	"github.com/shufflenode/shufflenode/refusal"
 	"github.com/shufflenode/shufflenode/reports"
 	"github.com/shufflenode/shufflenode/seal"
 	"github.com/shufflenode/shufflenode/shardnet"
@@ -109,23 +110,23 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.memory().SendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.memory().SendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
+	cfg = cfg.WithDefaults()
+	s := &Service{cfg: cfg, log: cfg.Logger, ops: limits.Ops{Budget: budget.New(cfg.OpMemory)}, inputs: limits.NewGate(cfg.InputBytes(), 2*cfg.Memory().SendBuffer()), outputs: limits.NewGate(cfg.OutputBytes(), 2*cfg.Memory().SendBuffer()), shuffles: held.New[*entry](), ready: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.memory().Store(), Logger: cfg.Logger})
+	store, err := spill.Open(spill.Config{Dir: cfg.SpillDir, MemoryLimit: cfg.Memory().Store(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: spill store: %w", err)
 	}
 	s.store = store
-	s.regions = offheap.NewPool(cfg.keptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
+	s.regions = offheap.NewPool(cfg.KeptRegions(), cfg.KeepRegions) // counts the arenas' memory even if it keeps none
 	s.recv = receiver.New(receiver.Config{Store: store, OutputBatchRows: cfg.OutputBatchRows, Allocator: cfg.Allocator, Committed: s.reportCommit, Lookup: readHost{s}.Lookup, DiskFailed: s.diskFailed})
 	s.drain = s.newDrainer()
 	s.plans = s.newPlanner()
 	s.seals = s.newWaiter()
-	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: peerError, RefusalCode: refusalCode})
+	s.Reader = reads.New(reads.Config{Host: readHost{s}, Receiver: s.recv, Outputs: s.outputs, PeerError: refusal.PeerError, RefusalCode: refusal.Code})
 	s.ops.Held = s.PartitionBytes
 	s.split, err = splitter.New(splitter.Config{
-		BufferBytes: cfg.memory().SendBuffer(), MemoryLimit: cfg.memory().Send(),
+		BufferBytes: cfg.Memory().SendBuffer(), MemoryLimit: cfg.Memory().Send(),
 		MaxInFlight: cfg.MaxInFlight, Logger: cfg.Logger,
 	}, &s.shards)
 	if err != nil {
@@ -143,7 +144,7 @@ func (s *Service) Attach(n Network) {
 	s.log = s.log.With("node", n.Self().Name)
 	s.ops.Log = s.log
 	s.coord = coordinator.New(coordinator.Config{Node: coordNode{s}, Log: s.log, LossWait: s.cfg.LossWait, Clock: s.cfg.Clock})
-	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: peerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
+	s.reports = reports.New(reports.Config{Node: n.Self().Name, Request: s.request, PeerError: refusal.PeerError, Unavailable: ErrUnavailable, Go: s.background, Log: s.log})
 	s.guests = guests.New(guests.Config{Node: n.Self().Name, Log: s.log, Fetch: s.FetchRecord, Forget: s.split.ForgetBefore, Unavailable: ErrUnavailable})
 	s.Runner = puts.New(puts.Config{Node: n.Self().Name, Log: s.log, Splitter: s.split, Inputs: s.inputs, Lookup: s.putLookup,
 		DrainRefusal: func(sh *puts.Shuffle, k shuffle.AttemptKey) error {
@@ -213,7 +214,7 @@ func (s *Service) request(ctx context.Context, node string, c control.Msg) (cont
 	}
 	f, err := s.net.Request(ctx, node, wire.TypeControl, body)
 	if err != nil {
-		return control.Reply{}, peerError(c.Shuffle, node, err)
+		return control.Reply{}, refusal.PeerError(c.Shuffle, node, err)
 	}
 	var r control.Reply
 	if len(f.Payload) > 0 {
@@ -255,46 +256,6 @@ func (s *Service) putLookup(ctx context.Context, id string) (*puts.Shuffle, erro
 
 // PutResult says what a put did (package puts).
 type PutResult = puts.PutResult
-
-// peerError wraps a failed request to node: a refusal becomes the sentinel
-// of its code, so callers (and client status codes) see what the peer meant;
-// anything else is ErrUnavailable.
-func peerError(shuffle, node string, err error) error {
-	if code, ok := wire.RefusalCodeOf(err); ok {
-		return fmt.Errorf("%w: shuffle %s: node %s: %w", refusalSentinel(code), shuffle, node, err)
-	}
-	if errors.Is(err, wire.ErrBusy) {
-		return fmt.Errorf("service: shuffle %s: node %s: %w", shuffle, node, err)
-	}
-	return fmt.Errorf("%w: shuffle %s: node %s: %w", ErrUnavailable, shuffle, node, err)
-}
-
-// refusalSentinel is the inverse of refusalCode.
-func refusalSentinel(code wire.RefusalCode) error {
-	switch code {
-	case wire.RefuseUnknownShuffle:
-		return ErrUnknownShuffle
-	case wire.RefuseStaleEpoch:
-		return ErrStaleEpoch
-	case wire.RefuseSealed:
-		return ErrSealed
-	case wire.RefuseBadRequest:
-		return ErrBadInput
-	case wire.RefuseNotOwner:
-		return ErrNotOwner
-	case wire.RefuseClosing:
-		return ErrUnavailable
-	case wire.RefuseNotSealed:
-		return ErrNotSealed
-	case shuffle.RefuseLeft:
-		return fmt.Errorf("%w: %w", ErrUnavailable, ErrLeft)
-	case shuffle.RefuseReplayDiffers:
-		return fmt.Errorf("%w: %w", ErrFailed, ErrReplayDiffers)
-	case shuffle.RefuseExists:
-		return ErrExists
-	}
-	return ErrFailed
-}
 
 // OpInput and OpMemory are a node-side op's input and reserved memory
 // (package limits).

@@ -28,7 +28,7 @@ type entry struct {
 	*failover.Shuffle
 	recv *receiver.Shuffle
 	puts map[shuffle.AttemptKey]bool // local puts: false running, true finished
-	// aborted: this node asked the coordinator to fail the shuffle (abort)
+	// aborted: this node asked the coordinator to fail the shuffle (diskFailed)
 	aborted atomic.Bool
 }
 

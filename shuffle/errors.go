@@ -44,6 +44,23 @@ var (
 	// shuffle fails rather than mix the two attempts; the error names the
 	// shuffle, the task and the partition.
 	ErrReplayDiffers = errors.New("service: replayed task's rows differ from its first attempt")
+	// ErrUnknownShuffle: no shuffle of that ID on this node.
+	ErrUnknownShuffle = errors.New("service: unknown shuffle")
+	// ErrExists: a shuffle of that ID already exists.
+	ErrExists = errors.New("service: shuffle already exists")
+	// ErrClosed: the node's service is closed.
+	ErrClosed = errors.New("service: closed")
+	// ErrLeft: the shuffle goes on without this node (an epoch move
+	// declared it lost and it freed the shuffle); ask another node. Comes
+	// wrapped with ErrUnavailable.
+	ErrLeft = errors.New("service: the shuffle goes on without this node")
+	// ErrUnavailable: a peer could not be reached.
+	ErrUnavailable = errors.New("service: peer unavailable")
+	// ErrNoQuorum: this node sees the shuffle's coordinator down but too
+	// few members up for a takeover (it may be on the minority side of a
+	// partition); it always comes with ErrUnavailable: ask again, or ask
+	// another node.
+	ErrNoQuorum = errors.New("service: no quorum")
 )
 
 // RefuseLeft is the refusal code of a node the shuffle goes on without

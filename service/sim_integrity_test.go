@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/shufflenode/shufflenode/internal/testkit"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/simnet"
 	"github.com/shufflenode/shufflenode/spec"
@@ -62,7 +63,13 @@ func TestSimReplayDiffers(t *testing.T) {
 				in = changingInput(f)
 			}
 			ctx := testCtx(t)
-			err := c.runLosing(ctx, f.spec(), in, tc.after, func() { c.lose(2, false) })
+			lose := func() { c.lose(2, false) }
+			if tc.changes && !tc.after {
+				// A replay can only differ from an attempt that was
+				// committed: lose the node once some tasks were.
+				lose = func() { c.awaitCommitted(t, f.id, 4); c.lose(2, false) }
+			}
+			err := c.runLosing(ctx, f.spec(), in, tc.after, lose)
 			if !tc.changes {
 				if err != nil {
 					t.Fatal(err)
@@ -76,6 +83,20 @@ func TestSimReplayDiffers(t *testing.T) {
 			checkDiffers(t, f.id, err)
 		})
 	}
+}
+
+// awaitCommitted waits until shuffle id's coordinator counts n tasks
+// committed at all of their receivers.
+func (c *simCluster) awaitCommitted(t *testing.T, id string, n int) {
+	t.Helper()
+	testkit.WaitFor(t, 10*time.Second, fmt.Sprintf("%d tasks of %s committed", n, id), func() bool {
+		for _, svc := range c.svcs {
+			if p, err := svc.Progress(id); err == nil && p.TasksCommitted >= n {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // checkDiffers checks that err is the replay-differs failure of shuffle id

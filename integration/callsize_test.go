@@ -3,10 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,52 +28,16 @@ func TestCallSizeFlood(t *testing.T) {
 	}
 	c := startProcsToken(t, 1, "callsize-token")
 	p := c.procs[0]
-	before := nodePeakRSS(t, p.cmd.Process.Pid)
 	fc, err := flightproto.DialAuth(p.api, flightproto.ClientAuth{Token: c.token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fc.Close()
-	big := bytes.Repeat([]byte{'x'}, 64<<20)
-	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: big}
-	calls := []func(context.Context) error{
-		func(ctx context.Context) error { _, err := fc.GetSchema(ctx, desc); return err },
-		func(ctx context.Context) error { _, err := fc.GetFlightInfo(ctx, desc); return err },
-		func(ctx context.Context) error {
-			s, err := fc.DoAction(ctx, &flight.Action{Type: flightproto.ActionCreate, Body: big})
-			if err == nil {
-				_, err = s.Recv()
-			}
-			return err
-		},
-		func(ctx context.Context) error {
-			s, err := fc.Handshake(ctx)
-			if err == nil {
-				if err = s.Send(&flight.HandshakeRequest{Payload: big}); err == nil || errors.Is(err, io.EOF) {
-					_, err = s.Recv()
-				}
-			}
-			return err
-		},
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, 16)
-	for i := range errs {
-		wg.Go(func() { errs[i] = calls[i%len(calls)](ctx) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "larger than max") {
-			t.Errorf("call %d of a 64 MiB message: %v, want ResourceExhausted", i, err)
-		}
-	}
-	after := nodePeakRSS(t, p.cmd.Process.Pid)
-	t.Logf("node peak RSS %d MiB before the oversized calls, %d MiB after", before>>20, after>>20)
-	if after-before >= preauthBound {
-		t.Errorf("the node's peak RSS grew by %d MiB, bound %d MiB", (after-before)>>20, preauthBound>>20)
-	}
+	floodBounded(ctx, t, p, oversizedCalls(fc, true), "ResourceExhausted", func(err error) bool {
+		return status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "larger than max")
+	})
 
 	rec := table.GenTask(nil, table.GenConfig{Rows: 400_000}, 0, 1)
 	defer rec.Release()

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -38,43 +40,16 @@ func TestPreAuthFlood(t *testing.T) {
 	}
 	c := startProcsToken(t, 1, "preauth-token")
 	p := c.procs[0]
-	before := nodePeakRSS(t, p.cmd.Process.Pid)
 	anon, err := flightproto.Dial(p.api)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer anon.Close()
-	big := bytes.Repeat([]byte{'x'}, 64<<20)
-	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: big}
-	calls := []func(context.Context) error{
-		func(ctx context.Context) error { _, err := anon.GetSchema(ctx, desc); return err },
-		func(ctx context.Context) error { _, err := anon.GetFlightInfo(ctx, desc); return err },
-		func(ctx context.Context) error {
-			s, err := anon.DoAction(ctx, &flight.Action{Type: flightproto.ActionCreate, Body: big})
-			if err == nil {
-				_, err = s.Recv()
-			}
-			return err
-		},
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, 16)
-	for i := range errs {
-		wg.Go(func() { errs[i] = calls[i%len(calls)](ctx) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if status.Code(err) != codes.Unauthenticated {
-			t.Errorf("unauthenticated call %d: %v, want Unauthenticated", i, err)
-		}
-	}
-	after := nodePeakRSS(t, p.cmd.Process.Pid)
-	t.Logf("node peak RSS %d MiB before the flood, %d MiB after", before>>20, after>>20)
-	if after-before >= preauthBound {
-		t.Errorf("the node's peak RSS grew by %d MiB, bound %d MiB", (after-before)>>20, preauthBound>>20)
-	}
+	floodBounded(ctx, t, p, oversizedCalls(anon, false), "Unauthenticated", func(err error) bool {
+		return status.Code(err) == codes.Unauthenticated
+	})
 	cl, err := p.dial()
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +59,60 @@ func TestPreAuthFlood(t *testing.T) {
 		t.Errorf("a call with the token after the flood: %v", err)
 	}
 	t.Run("huge field count", func(t *testing.T) { hugeFieldCount(ctx, t, c) })
+}
+
+// oversizedCalls are calls of fc that each carry a 64 MiB message:
+// GetSchema, GetFlightInfo, DoAction and, with handshake, Handshake.
+func oversizedCalls(fc flight.Client, handshake bool) []func(context.Context) error {
+	big := bytes.Repeat([]byte{'x'}, 64<<20)
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: big}
+	calls := []func(context.Context) error{
+		func(ctx context.Context) error { _, err := fc.GetSchema(ctx, desc); return err },
+		func(ctx context.Context) error { _, err := fc.GetFlightInfo(ctx, desc); return err },
+		func(ctx context.Context) error {
+			s, err := fc.DoAction(ctx, &flight.Action{Type: flightproto.ActionCreate, Body: big})
+			if err == nil {
+				_, err = s.Recv()
+			}
+			return err
+		},
+	}
+	if handshake {
+		calls = append(calls, func(ctx context.Context) error {
+			s, err := fc.Handshake(ctx)
+			if err == nil {
+				if err = s.Send(&flight.HandshakeRequest{Payload: big}); err == nil || errors.Is(err, io.EOF) {
+					_, err = s.Recv()
+				}
+			}
+			return err
+		})
+	}
+	return calls
+}
+
+// floodBounded makes 16 of calls at once (in turn) at p, checks that each
+// was refused as refused says (want names it), and that p's peak RSS grew
+// by less than preauthBound.
+func floodBounded(ctx context.Context, t *testing.T, p *proc, calls []func(context.Context) error, want string, refused func(error) bool) {
+	t.Helper()
+	before := nodePeakRSS(t, p.cmd.Process.Pid)
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Go(func() { errs[i] = calls[i%len(calls)](ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !refused(err) {
+			t.Errorf("call %d of a 64 MiB message: %v, want %s", i, err, want)
+		}
+	}
+	after := nodePeakRSS(t, p.cmd.Process.Pid)
+	t.Logf("node peak RSS %d MiB before the 64 MiB calls, %d MiB after", before>>20, after>>20)
+	if after-before >= preauthBound {
+		t.Errorf("the node's peak RSS grew by %d MiB, bound %d MiB", (after-before)>>20, preauthBound>>20)
+	}
 }
 
 // hugeFieldCount sends, with the token, the DoPut schema message whose

@@ -25,6 +25,12 @@ func (cd *Coordinator) Lose(ctx context.Context, sh *Shuffle, node string) {
 		return
 	}
 	cd.cfg.Log.Warn("node lost: new epoch", "shuffle", sh.ID(), "peer", node, "epoch", c.Epoch, "replay", len(replay))
+	cd.announceEpoch(ctx, sh, c)
+}
+
+// announceEpoch tells the survivors of sh's new epoch c, then takes the
+// decision the move left pending (a loss's or a handover's).
+func (cd *Coordinator) announceEpoch(ctx context.Context, sh *Shuffle, c control.Msg) {
 	if err := cd.cfg.Node.Broadcast(ctx, otherThan(sh.Route().Live, sh.Self), c); err != nil {
 		cd.cfg.Log.Warn("telling survivors of the new epoch", "shuffle", sh.ID(), "epoch", c.Epoch, "err", err)
 	}

@@ -27,14 +27,7 @@ func (cd *Coordinator) HandOver(ctx context.Context, sh *Shuffle, node string) (
 		return c, err
 	}
 	cd.cfg.Log.Info("handover: new epoch without a draining node", "shuffle", sh.ID(), "peer", node, "epoch", c.Epoch, "replay", len(replay))
-	if err := cd.cfg.Node.Broadcast(ctx, otherThan(sh.Route().Live, sh.Self), c); err != nil {
-		cd.cfg.Log.Warn("telling survivors of the new epoch", "shuffle", sh.ID(), "epoch", c.Epoch, "err", err)
-	}
-	sh.Lock()
-	d := sh.afterLoss
-	sh.afterLoss, sh.moving = barrier.Decision{}, false
-	sh.Unlock()
-	cd.decide(sh, d)
+	cd.announceEpoch(ctx, sh, c)
 	return c, nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/table"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // TestProcessJoinerTakesPuts starts 3 serve processes, creates a dataframe
@@ -83,19 +85,28 @@ func putGen(t *testing.T, ctx context.Context, cl *client.Client, id string, gen
 	t.Helper()
 	rec := table.GenTask(memory.DefaultAllocator, gen, task, procTasks)
 	defer rec.Release()
-	sent := false
-	next := func() (arrow.Record, error) {
-		if sent {
-			return nil, io.EOF
+	// A node that has just joined answers Unavailable ("ask another
+	// node") until its routing table can reach the shuffle's record: try
+	// it again, with a new attempt, as a client does.
+	for attempt := uint32(0); ; attempt++ {
+		sent := false
+		next := func() (arrow.Record, error) {
+			if sent {
+				return nil, io.EOF
+			}
+			sent = true
+			return rec, nil
 		}
-		sent = true
-		return rec, nil
+		r, err := cl.Put(ctx, flightproto.PutCmd{Shuffle: id, Task: uint64(task), Attempt: attempt, Rows: uint64(rec.NumRows())}, rec.Schema(), next)
+		if status.Code(err) == codes.Unavailable && attempt < 20 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("put task %d attempt %d: %v", task, attempt, err)
+		}
+		return r
 	}
-	r, err := cl.Put(ctx, flightproto.PutCmd{Shuffle: id, Task: uint64(task), Rows: uint64(rec.NumRows())}, rec.Schema(), next)
-	if err != nil {
-		t.Fatalf("put task %d: %v", task, err)
-	}
-	return r
 }
 
 // checkReadOnce reads every partition of id from its owner (none of them

@@ -66,12 +66,5 @@ func TestCallSizeFlood(t *testing.T) {
 	if _, err := stream.Recv(); status.Code(err) != codes.NotFound {
 		t.Errorf("a DoPut of a batch over the call limit to an unknown shuffle: %v, want NotFound", err)
 	}
-	cl, err := p.dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := cl.Members(ctx); err != nil {
-		t.Errorf("a call after the oversized ones: %v", err)
-	}
+	stillServes(ctx, t, p, "a call after the oversized ones")
 }

@@ -50,14 +50,7 @@ func TestPreAuthFlood(t *testing.T) {
 	floodBounded(ctx, t, p, oversizedCalls(anon, false), "Unauthenticated", func(err error) bool {
 		return status.Code(err) == codes.Unauthenticated
 	})
-	cl, err := p.dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := cl.Members(ctx); err != nil {
-		t.Errorf("a call with the token after the flood: %v", err)
-	}
+	stillServes(ctx, t, p, "a call with the token after the flood")
 	t.Run("huge field count", func(t *testing.T) { hugeFieldCount(ctx, t, c) })
 }
 
@@ -115,6 +108,20 @@ func floodBounded(ctx context.Context, t *testing.T, p *proc, calls []func(conte
 	}
 }
 
+// stillServes fails t unless p answers a call with the token (what names
+// what came before it).
+func stillServes(ctx context.Context, t *testing.T, p *proc, what string) {
+	t.Helper()
+	cl, err := p.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Members(ctx); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
+}
+
 // hugeFieldCount sends, with the token, the DoPut schema message whose
 // field count says 2^31-1 (four bytes changed from a real one): refused
 // InvalidArgument, and the process still serves.
@@ -153,14 +160,7 @@ func hugeFieldCount(ctx context.Context, t *testing.T, c *procCluster) {
 	if _, err := stream.Recv(); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("the put of a schema of 2^31-1 fields: %v, want InvalidArgument", err)
 	}
-	cl, err := p.dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := cl.Members(ctx); err != nil {
-		t.Errorf("the node after the malformed put: %v", err)
-	}
+	stillServes(ctx, t, p, "the node after the malformed put")
 }
 
 // sendFunc is a flight.DataStreamWriter of a function.

@@ -60,6 +60,30 @@ func BenchmarkSplit1000Partitions4Groups(b *testing.B) {
 	reportRows(b, rec.NumRows())
 }
 
+// BenchmarkSplitSparse splits records of 1,600 rows over 10,000
+// partitions on 4 groups (a task of the 10,000 x 10,000 demo): the sparse
+// plan, which orders rows by (group, partition).
+func BenchmarkSplitSparse(b *testing.B) {
+	rec := GenTask(memory.DefaultAllocator, GenConfig{Rows: 1600, Seed: 1, PayloadBytes: 12}, 0, 1)
+	defer rec.Release()
+	part, _ := NewPartitioner(rec.Schema(), Rule{Kind: Hash, Columns: []string{"key"}}, 10_000)
+	pids, _ := part.Partition(rec, nil)
+	groupOf := make([]int, 10_000)
+	for p := range groupOf {
+		groupOf[p] = p % 4
+	}
+	b.SetBytes(RecordBytes(rec))
+	b.ReportAllocs()
+	for b.Loop() {
+		groups, err := Split(memory.DefaultAllocator, rec, pids, groupOf, 4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ReleaseGroups(groups)
+	}
+	reportRows(b, rec.NumRows())
+}
+
 func BenchmarkCodecEncode(b *testing.B) {
 	for _, comp := range []Compression{NoCompression, LZ4} {
 		b.Run("comp="+string(comp), func(b *testing.B) {

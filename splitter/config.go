@@ -17,6 +17,11 @@ type Config struct {
 	// MaxInFlight is the number of messages in flight per (shuffle,
 	// destination). Default 2.
 	MaxInFlight int
+	// Linger is how long an end-of-task marker may wait in a destination's
+	// buffer for other tasks' entries and markers while other tasks of the
+	// shuffle are still being cut on this node (none: it goes at once).
+	// Default 5 ms; negative: never wait.
+	Linger time.Duration
 	// RetryBase and RetryMax bound the exponential backoff between retries
 	// of a failed send. Defaults 20 ms and 2 s.
 	RetryBase, RetryMax time.Duration
@@ -33,6 +38,7 @@ func DefaultConfig() Config {
 		BufferBytes: 4 << 20,
 		MemoryLimit: 256 << 20,
 		MaxInFlight: 2,
+		Linger:      5 * time.Millisecond,
 		RetryBase:   20 * time.Millisecond,
 		RetryMax:    2 * time.Second,
 		MaxRetries:  8,
@@ -51,6 +57,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = d.MaxInFlight
+	}
+	if c.Linger == 0 {
+		c.Linger = d.Linger
 	}
 	if c.RetryBase == 0 {
 		c.RetryBase = d.RetryBase

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,11 +62,18 @@ type Cut struct {
 	sent []barrier.Totals    // totals sent, per destination index
 	pids []uint32            // scratch: partition of each row
 	sums table.SparseRowSums // per partition that got rows, when Route.Holds is set
+	// cutting is the shuffle's count of Cuts being cut (Splitter.cutting);
+	// this Cut leaves it once, at End or Close.
+	cutting *atomic.Int64
+	left    bool
 }
 
-// NewCut starts cutting one attempt along r.
+// NewCut starts cutting one attempt along r. End it, or Close it when the
+// attempt is abandoned.
 func (s *Splitter) NewCut(r Route) *Cut {
-	c := &Cut{s: s, r: r, seq: make([]uint32, len(r.Dests)), sent: make([]barrier.Totals, len(r.Dests))}
+	c := &Cut{s: s, r: r, seq: make([]uint32, len(r.Dests)), sent: make([]barrier.Totals, len(r.Dests)),
+		cutting: s.cuttingOf(r.Shuffle)}
+	c.cutting.Add(1)
 	if r.Holds != nil {
 		c.sums.Dense(len(r.Primary)) // few partitions: an entry each
 	}
@@ -218,6 +226,7 @@ func (c *Cut) queueReleased(ctx context.Context, dest int, e shard.Entry, rows u
 // until all of them acknowledged it (or ctx ends). An error names the
 // shuffle, task and attempt.
 func (c *Cut) End(ctx context.Context, live []string) error {
+	c.Close() // it adds nothing more: its markers need not wait for it
 	acks := make(chan error, len(c.r.Dests))
 	want := 0
 	sums := c.sumsByDest()
@@ -245,6 +254,20 @@ func (c *Cut) End(ctx context.Context, live []string) error {
 		return fmt.Errorf("shuffle %s task %d attempt %d: %w", c.r.Shuffle, c.r.Task, c.r.Attempt, err)
 	}
 	return nil
+}
+
+// Close says the attempt adds nothing more (End does so itself); a Cut
+// abandoned before its End must be closed, or the markers of the
+// shuffle's other tasks on this node wait Config.Linger for it. Close is
+// idempotent.
+func (c *Cut) Close() {
+	if c.left {
+		return
+	}
+	c.left = true
+	if c.cutting.Add(-1) == 0 {
+		c.s.wake(c.r.Shuffle)
+	}
 }
 
 // sumsByDest returns, per destination index, the row sums of the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/shufflenode/shufflenode/shard"
 )
@@ -23,6 +25,11 @@ type queue struct {
 	stopped bool
 	idle    int     // workers waiting in next for a batch
 	order   ordered // batches complete (their end markers) in queue order
+	// cutting is the shuffle's Cuts being cut on this node (see due).
+	cutting *atomic.Int64
+	// timer marks the batch being filled lingered (Config.Linger) once
+	// its first end marker waited that long; nil when not running.
+	timer *time.Timer
 }
 
 // ordered holds completed batches until every batch queued before them
@@ -35,9 +42,9 @@ type ordered struct {
 	err     error             // the first error of a completed batch, in queue order
 }
 
-func newQueue(s *Splitter, k qkey) *queue {
+func newQueue(s *Splitter, k qkey, cutting *atomic.Int64) *queue {
 	ctx, cancel := context.WithCancel(s.ctx)
-	q := &queue{s: s, key: k, ctx: ctx, cancel: cancel}
+	q := &queue{s: s, key: k, ctx: ctx, cancel: cancel, cutting: cutting}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -61,11 +68,12 @@ func (q *queue) add(epoch uint64, e shard.Entry, n, limit int64, release func())
 	return nil
 }
 
-// end appends an end marker and sends the buffer if a worker is idle. If
-// every worker is sending, the buffer waits for the first that is done
-// (next), gathering the markers and entries of the tasks that end
-// meanwhile: one message for many tasks' markers instead of one each, and
-// the marker is never later than one send behind.
+// end appends an end marker and sends the buffer if a worker is idle and
+// the buffer is due (see due). If every worker is sending, or other tasks
+// of the shuffle are still being cut here, the buffer waits (next, linger),
+// gathering the markers and entries of the tasks that end meanwhile: one
+// message for many tasks' markers and entries instead of one each, and the
+// marker is never later than one send or Config.Linger behind.
 func (q *queue) end(epoch uint64, e End) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -74,10 +82,38 @@ func (q *queue) end(epoch uint64, e End) error {
 	}
 	b := q.batch(epoch)
 	b.Ends = append(b.Ends, e)
-	if q.idle > 0 {
+	switch {
+	case q.idle > 0 && q.due(b):
 		q.pushLocked()
+	case q.timer == nil && q.s.cfg.Linger > 0:
+		q.timer = time.AfterFunc(q.s.cfg.Linger, func() { q.linger(b) })
 	}
 	return nil
+}
+
+// maxEndsPerBatch is the end markers after which a buffer is due without
+// lingering.
+const maxEndsPerBatch = 256
+
+// due reports whether b, the buffer being filled and holding end
+// markers, should go as soon as a worker is free: it is a good share of a
+// full buffer, holds many markers, lingered, or no other task of the
+// shuffle is being cut here to add to it.
+func (q *queue) due(b *Batch) bool {
+	return b.lingered || q.s.cfg.Linger <= 0 || q.cutting.Load() <= 0 ||
+		b.bytes >= q.s.cfg.BufferBytes/4 || len(b.Ends) >= maxEndsPerBatch
+}
+
+// linger marks b lingered, if it is still being filled, and wakes a worker
+// for it.
+func (q *queue) linger(b *Batch) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.timer = nil
+	if q.cur == b {
+		b.lingered = true
+		q.cond.Signal()
+	}
 }
 
 // batch returns the batch being filled for epoch; a batch of another epoch is
@@ -107,6 +143,10 @@ func (q *queue) pushLocked() {
 	q.order.next++
 	q.pending = append(q.pending, q.cur)
 	q.cur = nil
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
 	q.cond.Signal()
 }
 
@@ -141,7 +181,7 @@ func (q *queue) next() (b *Batch, err error, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.pending) == 0 && !q.stopped {
-		if q.cur != nil && len(q.cur.Ends) > 0 {
+		if q.cur != nil && len(q.cur.Ends) > 0 && q.due(q.cur) {
 			q.pushLocked() // markers that waited for a worker (end)
 			break
 		}

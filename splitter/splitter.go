@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shufflenode/shufflenode/mempool"
@@ -32,7 +33,11 @@ type Splitter struct {
 	mu     sync.Mutex
 	queues map[qkey]*queue
 	floor  map[string]uint64 // shuffle -> oldest epoch still sent (ForgetBefore)
-	closed bool
+	// cutting counts, per shuffle, the Cuts started and not yet ended or
+	// closed: while others cut, a marker's buffer is worth holding back
+	// (Config.Linger), for them to fill.
+	cutting map[string]*atomic.Int64
+	closed  bool
 }
 
 type qkey struct{ shuffle, dest string }
@@ -47,6 +52,7 @@ func New(cfg Config, s Sender) (*Splitter, error) {
 	return &Splitter{
 		cfg: cfg, send: s, mem: newBudget(cfg.MemoryLimit),
 		ctx: ctx, cancel: cancel, queues: make(map[qkey]*queue), floor: make(map[string]uint64),
+		cutting: make(map[string]*atomic.Int64),
 	}, nil
 }
 
@@ -127,6 +133,7 @@ func (s *Splitter) ForgetBefore(shuffle string, epoch uint64) {
 func (s *Splitter) Drop(shuffle string) {
 	s.mu.Lock()
 	delete(s.floor, shuffle)
+	delete(s.cutting, shuffle)
 	s.mu.Unlock()
 	s.Forget(shuffle)
 }
@@ -185,13 +192,40 @@ func (s *Splitter) queueOf(shuffle string, epoch uint64, dest string) (*queue, e
 	if q, ok := s.queues[k]; ok {
 		return q, nil
 	}
-	q := newQueue(s, k)
+	q := newQueue(s, k, s.cuttingLocked(shuffle))
 	s.queues[k] = q
 	for range s.cfg.MaxInFlight {
 		s.wg.Add(1)
 		go q.work()
 	}
 	return q, nil
+}
+
+// cuttingOf returns the count of shuffle's Cuts being cut.
+func (s *Splitter) cuttingOf(shuffle string) *atomic.Int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cuttingLocked(shuffle)
+}
+
+func (s *Splitter) cuttingLocked(shuffle string) *atomic.Int64 {
+	n := s.cutting[shuffle]
+	if n == nil {
+		n = new(atomic.Int64)
+		s.cutting[shuffle] = n
+	}
+	return n
+}
+
+// wake has the idle workers of shuffle's queues look again at the buffers
+// that hold end markers: the last of the shuffle's Cuts here ended or
+// closed, so nobody is left to fill them (see queue.due).
+func (s *Splitter) wake(shuffle string) {
+	for _, q := range s.snapshot(func(k qkey) bool { return k.shuffle == shuffle }) {
+		q.mu.Lock()
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	}
 }
 
 // snapshot returns the queues whose key matches keep.

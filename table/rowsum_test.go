@@ -97,11 +97,34 @@ func TestRowSumsIgnoreValuesUnderNulls(t *testing.T) {
 func TestSparseRowSumsMatchDense(t *testing.T) {
 	for _, c := range []struct{ rows, parts, dense int }{
 		{hashBlock + 300, 100_000, 0},
-		{9000, 50, 0},  // compacts
-		{9000, 50, 50}, // an entry per partition
-		{9000, 50, 20}, // partitions 20-49 kept sparse beside the dense ones
+		{9000, 50, 0},     // compacts
+		{9000, 50, 50},    // an entry per partition
+		{9000, 50, 20},    // partitions 20-49 kept sparse beside the dense ones
+		{300, 4000, 4000}, // too few rows for an entry per partition: sparse
 	} {
 		checkSparseSums(t, c.rows, c.parts, c.dense)
+	}
+}
+
+// TestSparseRowSumsDenseOnlyForManyRows: Dense's entries are made only
+// when the first record has a row for every four partitions or more.
+func TestSparseRowSumsDenseOnlyForManyRows(t *testing.T) {
+	mem := checkedMem(t)
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, c := range []struct {
+		rows  int
+		dense bool
+	}{{249, false}, {250, true}} {
+		rec := randomRecord(mem, allSchema(), c.rows, rng, 0)
+		var s SparseRowSums
+		s.Dense(1000)
+		if err := s.Add(rec, make([]uint32, c.rows)); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.dense != nil; got != c.dense {
+			t.Errorf("%d rows over 1,000 partitions: an entry per partition %v, want %v", c.rows, got, c.dense)
+		}
+		rec.Release()
 	}
 }
 

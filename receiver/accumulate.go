@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -29,8 +30,11 @@ import (
 // accumulators are the output partitions of one dataframe shuffle being
 // accumulated here.
 type accumulators struct {
-	mu     sync.Mutex
-	byPart map[uint32]*partAcc
+	mu sync.Mutex
+	// byPart is indexed by partition (a word per partition of the shuffle,
+	// made with the first accumulator): a map cost a hash and a cache miss
+	// per run of every entry.
+	byPart []*partAcc
 	// arena holds the accumulated bytes outside the Go heap (see offheap):
 	// they cost the collector nothing and do not raise its heap goal. Its
 	// memory lives as long as the Shuffle, which every reader of it holds.
@@ -130,8 +134,11 @@ func (sh *Shuffle) accsOf(parts []uint32) ([]*partAcc, error) {
 // accLocked returns partition p's accumulator, starting it (sh.accs.mu
 // held).
 func (sh *Shuffle) accLocked(p uint32) (*partAcc, error) {
-	if a := sh.accs.byPart[p]; a != nil {
-		return a, nil
+	if int(p) < len(sh.accs.byPart) && sh.accs.byPart[p] != nil {
+		return sh.accs.byPart[p], nil
+	}
+	if int(p) >= sh.Spec.Partitions {
+		return nil, fmt.Errorf("shuffle %s: partition %d out of range (%d partitions)", sh.ID(), p, sh.Spec.Partitions)
 	}
 	if sh.accs.arena == nil {
 		sh.accs.arena = offheap.NewIn(sh.regions)
@@ -141,7 +148,7 @@ func (sh *Shuffle) accLocked(p uint32) (*partAcc, error) {
 		return nil, err
 	}
 	if sh.accs.byPart == nil {
-		sh.accs.byPart = map[uint32]*partAcc{}
+		sh.accs.byPart = make([]*partAcc, sh.Spec.Partitions)
 	}
 	a := newPartAcc(app)
 	sh.accs.byPart[p] = a
@@ -152,6 +159,9 @@ func (sh *Shuffle) accLocked(p uint32) (*partAcc, error) {
 func (sh *Shuffle) accumulated(p uint32) *partAcc {
 	sh.accs.mu.Lock()
 	defer sh.accs.mu.Unlock()
+	if int(p) >= len(sh.accs.byPart) {
+		return nil
+	}
 	return sh.accs.byPart[p]
 }
 

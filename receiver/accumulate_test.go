@@ -35,7 +35,7 @@ func TestAccumulateInChunks(t *testing.T) {
 	}
 	sh := &Shuffle{State: &shuffle.State{Spec: &spec.Spec{Tasks: tasks}}}
 	a := newPartAcc(first)
-	sh.accs.byPart = map[uint32]*partAcc{0: a}
+	sh.accs.byPart = []*partAcc{a}
 	presize := func(n int64) int64 { return n } // a guess of one run
 	for _, task := range rand.New(rand.NewPCG(1, 2)).Perm(tasks) {
 		e := &shard.Entry{Task: uint64(task), Runs: []shard.Run{{Partition: 0, Count: rows}}}

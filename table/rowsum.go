@@ -43,7 +43,12 @@ func addRowHashes(rec arrow.Record, pids []uint32, add func(pids []uint32, hashe
 	if err != nil {
 		return err
 	}
-	var buf, col [hashBlock]uint64
+	// scratch for a block: sized for the rows, since it escapes to the heap
+	// (add keeps no reference) and a task of 160 rows allocated two blocks
+	// of hashBlock words
+	n := min(hashBlock, len(pids))
+	scratch := make([]uint64, 2*n)
+	buf, col := scratch[:n], scratch[n:]
 	for lo := 0; lo < len(pids); lo += hashBlock {
 		acc := buf[:min(hashBlock, len(pids)-lo)]
 		for c, ct := range types {

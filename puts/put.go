@@ -149,7 +149,7 @@ func (s *Runner) put(ctx context.Context, sh *Shuffle, k shuffle.AttemptKey, fee
 	route := splitter.Route{Shuffle: sh.ID(), Epoch: rt.Epoch, Task: k.Task, Attempt: k.Attempt, Dests: sh.Members,
 		Primary: rt.GroupOf, Backups: backupGroups(rt, len(sh.Members))}
 	if sh.Array == nil {
-		route.Holds = rt.Holds // row sums for the receivers' replay checks
+		route.Holders = &splitter.Holders{Owner: rt.GroupOf, Backup: rt.BackupOf} // row sums for the receivers' replay checks
 	}
 	if r.Since > 0 && !sh.Spec.ReplayWhole() { // with replay_whole a replay sends every partition its rows
 		if err := sh.sendOnlyMoved(&route, rt, r.Since-1); err != nil {

@@ -35,12 +35,23 @@ type Route struct {
 	// Backups maps each partition to its backup's index in Dests, or
 	// len(Dests) for none; nil without replication.
 	Backups []int
-	// Holds, when set, makes the cut sum the rows of each output partition
-	// of a dataframe (table.RowSums) and send each destination, with its end
-	// marker, the sums of the partitions it holds in the attempt's epoch
-	// (Holds(part, dest)), whether their rows were sent to it or not: a
-	// replay sends only what moved, and the receivers of the rest compare.
-	Holds func(part, dest int) bool
+	// Holders, when set, makes the cut sum the rows of each output
+	// partition of a dataframe (table.RowSums) and send each destination,
+	// with its end marker, the sums of the partitions it holds in the
+	// attempt's epoch, whether their rows were sent to it or not: a replay
+	// sends only what moved, and the receivers of the rest compare.
+	Holders *Holders
+}
+
+// Holders says which destinations hold each output partition in an
+// attempt's epoch (shuffle.Route's GroupOf and BackupOf), whatever a
+// replay sends them.
+type Holders struct {
+	// Owner is each partition's owner's index in Dests.
+	Owner []int
+	// Backup is each partition's backup's index in Dests, negative for
+	// none; nil without replication.
+	Backup []int
 }
 
 // Frame is how a dataframe shuffle cuts record batches.
@@ -61,7 +72,7 @@ type Cut struct {
 	seq  []uint32            // entries sent, per destination index
 	sent []barrier.Totals    // totals sent, per destination index
 	pids []uint32            // scratch: partition of each row
-	sums table.SparseRowSums // per partition that got rows, when Route.Holds is set
+	sums table.SparseRowSums // per partition that got rows, when Route.Holders is set
 	// cutting is the shuffle's count of Cuts being cut (Splitter.cutting);
 	// this Cut leaves it once, at End or Close.
 	cutting *atomic.Int64
@@ -74,7 +85,7 @@ func (s *Splitter) NewCut(r Route) *Cut {
 	c := &Cut{s: s, r: r, seq: make([]uint32, len(r.Dests)), sent: make([]barrier.Totals, len(r.Dests)),
 		cutting: s.cuttingOf(r.Shuffle)}
 	c.cutting.Add(1)
-	if r.Holds != nil {
+	if r.Holders != nil {
 		c.sums.Dense(len(r.Primary)) // few partitions: an entry each
 	}
 	return c
@@ -87,7 +98,7 @@ func (c *Cut) Record(ctx context.Context, f Frame, rec arrow.Record) error {
 	if c.pids, err = f.Partitioner.Partition(rec, c.pids); err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
 	}
-	if c.r.Holds != nil {
+	if c.r.Holders != nil {
 		if err := c.sums.Add(rec, c.pids); err != nil {
 			return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
 		}
@@ -271,16 +282,28 @@ func (c *Cut) Close() {
 }
 
 // sumsByDest returns, per destination index, the row sums of the
-// partitions it holds that got rows (ascending); nil without Route.Holds.
+// partitions it holds that got rows (ascending); nil without
+// Route.Holders. A partition's sums go to its owner and its backup, looked
+// up by partition (a call per partition and destination was 3% of the
+// 10,000 x 10,000 demo's CPU).
 func (c *Cut) sumsByDest() [][]shard.PartSum {
-	if c.r.Holds == nil {
+	h := c.r.Holders
+	if h == nil {
 		return nil
 	}
 	out := make([][]shard.PartSum, len(c.r.Dests))
 	c.sums.Each(func(p uint32, rows, sum uint64) {
-		for dest := range out {
-			if c.r.Holds(int(p), dest) {
-				out[dest] = append(out[dest], shard.PartSum{Partition: p, Rows: rows, Sum: sum})
+		ps := shard.PartSum{Partition: p, Rows: rows, Sum: sum}
+		owner := -1
+		if int(p) < len(h.Owner) {
+			owner = h.Owner[p]
+			if owner >= 0 && owner < len(out) {
+				out[owner] = append(out[owner], ps)
+			}
+		}
+		if int(p) < len(h.Backup) {
+			if b := h.Backup[p]; b >= 0 && b < len(out) && b != owner {
+				out[b] = append(out[b], ps)
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package splitter
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 
@@ -28,7 +29,7 @@ func (s *endSender) Send(_ context.Context, b *Batch) error {
 	return nil
 }
 
-// TestCutSendsRowSumsOfHeldPartitions: with Route.Holds, each destination's
+// TestCutSendsRowSumsOfHeldPartitions: with Route.Holders, each destination's
 // end marker carries the row sums of the partitions it holds, also of those
 // whose rows a replay did not send it, and they are the sums of the rows
 // that went to each partition.
@@ -51,7 +52,8 @@ func TestCutSendsRowSumsOfHeldPartitions(t *testing.T) {
 	dests := []string{"a", "b"}
 	owner := func(p int) int { return p % 2 }
 	primary := []int{0, 2, 0, 2, 0, 2, 0, 2} // a replay: b's partitions stayed with it, nothing is sent there
-	c := s.NewCut(Route{Shuffle: "s", Task: 3, Dests: dests, Primary: primary, Holds: func(p, d int) bool { return owner(p) == d }})
+	holders := &Holders{Owner: []int{0, 1, 0, 1, 0, 1, 0, 1}, Backup: []int{-1, -1, -1, -1, -1, -1, -1, -1}}
+	c := s.NewCut(Route{Shuffle: "s", Task: 3, Dests: dests, Primary: primary, Holders: holders})
 	ctx := context.Background()
 	if err := c.Record(ctx, Frame{Partitioner: part, Codec: codec}, rec); err != nil {
 		t.Fatal(err)
@@ -90,4 +92,37 @@ func int64Record(schema *arrow.Schema, n int) arrow.Record {
 		b.Field(0).(*array.Int64Builder).Append(int64(i * 7))
 	}
 	return b.NewRecord()
+}
+
+// TestCutSendsRowSumsToBackups: with replication, a destination gets the
+// sums of the partitions it owns and of those it backs up, each once.
+func TestCutSendsRowSumsToBackups(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	part, _ := table.NewPartitioner(schema, table.Rule{Kind: table.Hash, Columns: []string{"k"}}, 4)
+	codec, _ := table.NewCodec(schema, memory.DefaultAllocator)
+	rec := int64Record(schema, 1000)
+	defer rec.Release()
+	rs := &endSender{ends: map[string][]shard.End{}}
+	s, _ := New(Config{}, rs)
+	defer s.Close()
+	dests := []string{"a", "b", "c"}
+	holders := &Holders{Owner: []int{0, 1, 2, 0}, Backup: []int{1, 2, -1, 0}} // partition 3's backup is its owner: once
+	c := s.NewCut(Route{Shuffle: "s", Task: 1, Dests: dests, Primary: holders.Owner, Backups: []int{1, 2, 3, 3}, Holders: holders})
+	ctx := context.Background()
+	if err := c.Record(ctx, Frame{Partitioner: part, Codec: codec}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.End(ctx, dests); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]uint32{"a": {0, 3}, "b": {0, 1}, "c": {1, 2}}
+	for _, name := range dests {
+		var got []uint32
+		for _, ps := range rs.ends[name][0].Sums {
+			got = append(got, ps.Partition)
+		}
+		if !slices.Equal(got, want[name]) {
+			t.Errorf("%s got the sums of partitions %v, want %v", name, got, want[name])
+		}
+	}
 }

@@ -14,6 +14,7 @@ import pytest
 import shufflenode
 from shufflenode import TaskOutcome, TaskPut, TaskRunner
 from shufflenode.client import MAX_PUT_BATCH, MIN_BATCHED_TASKS, fnv32a
+from shufflenode.errors import Internal, from_code
 from shufflenode.frames import serialize
 
 SCHEMA = pa.schema([("id", pa.int64()), ("k", pa.int64()), ("v", pa.float64())])
@@ -140,7 +141,20 @@ def test_a_node_before_revision_4_gets_a_stream_per_task(sidecars):
         c.run(spec(sid, 40, 5), SCHEMA, task_batches, put_batch=16)
         assert c.streams == [] and sorted(t for t, _ in c.ones) == list(range(40))
         assert_every_row_once(c, sid, 5, range(40))
+        with pytest.raises(shufflenode.errors.Unimplemented, match="revision 3"):
+            c.put_tasks(sid, SCHEMA, [TaskPut(0, 9, task_batches(0))])
         c.close(sid)
+
+
+def test_a_task_s_status_code_maps_to_the_error_its_own_put_raises():
+    e = from_code(3, "bad", shuffle="s", task=4, node="n")
+    assert isinstance(e, shufflenode.InvalidArgument) and str(e) == "shufflenode: shuffle s task 4 node n: bad"
+    assert [type(from_code(c, "")) for c in (1, 2, 4, 13, 14)] == [
+        shufflenode.Unavailable, Internal, shufflenode.Unavailable, Internal, shufflenode.Unavailable]
+    assert [type(from_code(c, "")) for c in (5, 6, 10)] == [
+        shufflenode.NotFound, shufflenode.AlreadyExists, shufflenode.errors.Aborted]
+    assert type(from_code(15, "")) is shufflenode.ShufflenodeError
+    assert type(from_code(99, "")) is Internal
 
 
 def runner(**kw) -> TaskRunner:

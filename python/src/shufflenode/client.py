@@ -10,6 +10,7 @@ puts small dataframe tasks several to a DoPut stream on nodes that take it (revi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -28,6 +29,7 @@ from .errors import (
     InvalidArgument,
     ShufflenodeError,
     Unavailable,
+    Unimplemented,
     from_flight,
     retryable,
 )
@@ -299,13 +301,18 @@ class Client:
         shuffle, task and node; ``TaskOutcome.result`` raises it). A task the node did not
         answer (the call broke) has the call's error: run it again with a new attempt. A
         task whose batches have another schema than ``schema`` is refused here
-        (InvalidArgument) and not sent. Raises InvalidArgument, before any call, for a task
-        given twice or more than 65,536 tasks.
+        (InvalidArgument) and not sent. Raises, before the put, InvalidArgument for a task
+        given twice or more than 65,536 tasks, and Unimplemented for a node before revision
+        4 (it would take the stream as one put of task 0).
         """
         check_tasks(shuffle, tasks)
         if not tasks:
             return []
         addr = addr or self.nodes[tasks[0].task % len(self.nodes)]
+        with contextlib.suppress(Unavailable):  # then the put fails as well, task by task
+            if (rev := self.revision(addr)) < MIN_PUT_TASKS_REVISION:
+                raise Unimplemented(f"the node has revision {rev}; a put of several tasks needs "
+                                    f"revision {MIN_PUT_TASKS_REVISION}", shuffle=shuffle, node=addr)
         return TaskStream(self.conn(addr), self._options(), addr, shuffle, schema, tasks).run()
 
     def put_ended(self, addr: str, err: ShufflenodeError | None) -> None:

@@ -131,6 +131,16 @@ def test_run_puts_batches_and_every_row_arrives_once(sidecars):
         c.close(sid)
 
 
+def test_run_batches_by_default_from_2000_tasks(sidecars):
+    sid = new_id("default")
+    with Counting(sidecars.addrs) as c:
+        c.run(spec(sid, MIN_BATCHED_TASKS, 16), SCHEMA, task_batches)
+        assert {len(s) for s in c.streams} == {MAX_PUT_BATCH, MIN_BATCHED_TASKS % MAX_PUT_BATCH}
+        assert sorted(t for s in c.streams for t in s) == list(range(MIN_BATCHED_TASKS))
+        assert_every_row_once(c, sid, 16, range(MIN_BATCHED_TASKS))
+        c.close(sid)
+
+
 def test_a_node_before_revision_4_gets_a_stream_per_task(sidecars):
     class Old(Counting):
         def revision(self, addr=None) -> int:

@@ -5,6 +5,7 @@
 ``from_partitioned`` and ``PartitionedArray`` speak the ``__partitioned__`` protocol.
 """
 
+from ._puttasks import TaskOutcome, TaskPut
 from .client import Auth, Client, Endpoint, TaskRunner
 from .errors import (
     AlreadyExists,
@@ -26,8 +27,8 @@ from .sidecar import LocalSidecars, Sidecar, binary
 
 __all__ = [
     "AlreadyExists", "Auth", "Client", "Endpoint", "FailedPrecondition", "InvalidArgument",
-    "LocalSidecars", "NotFound", "ShufflenodeError", "Sidecar", "TaskRunner", "Unauthenticated",
-    "Unavailable", "binary", "LocalArray", "PartitionedArray", "from_distarray",
-    "from_partitioned", "rechunk_array",
+    "LocalSidecars", "NotFound", "ShufflenodeError", "Sidecar", "TaskOutcome", "TaskPut",
+    "TaskRunner", "Unauthenticated", "Unavailable", "binary", "LocalArray", "PartitionedArray",
+    "from_distarray", "from_partitioned", "rechunk_array",
 ]
 __version__ = "0.1.0"

@@ -4,11 +4,13 @@
 node (chosen from the shuffle ID, as the Go client does), puts input tasks as
 attempts, runs barrier rounds with replays, finds and reads output partitions
 (following a partition that moved after a lost node) and closes the shuffle.
-``Client.run`` does a whole shuffle given a function that produces input task i.
+``Client.run`` does a whole shuffle given a function that produces input task i; it
+puts small dataframe tasks several to a DoPut stream on nodes that take it (revision 4).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -20,12 +22,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.flight as flight
 
+from ._puttasks import MIN_PUT_TASKS_REVISION, TaskOutcome, TaskPut, TaskStream, check_tasks
 from .errors import (
     AlreadyExists,
     Internal,
     InvalidArgument,
     ShufflenodeError,
     Unavailable,
+    Unimplemented,
     from_flight,
     retryable,
 )
@@ -100,6 +104,7 @@ class Client:
         self._conns: dict[str, flight.FlightClient] = {}
         self._lock = threading.Lock()
         self._avoid: dict[str, float] = {}
+        self._revisions: dict[str, int] = {}
 
     # connections
 
@@ -172,6 +177,27 @@ class Client:
         """Checks that a node answers (and takes the token); returns its name."""
         rep = self.action(addr or self.nodes[0], "members", {})
         return str(rep.get("node", "")) if isinstance(rep, dict) else ""
+
+    def revision(self, addr: str | None = None) -> int:
+        """The protocol revision of the node at addr (default: the first), from its members
+        reply (0 before revision 2); asked once, again after a put there failed retryably."""
+        addr = addr or self.nodes[0]
+        with self._lock:
+            rev = self._revisions.get(addr)
+        if rev is None:
+            rep = self.action(addr, "members", {})
+            rev = int(rep.get("revision", 0)) if isinstance(rep, dict) else 0
+            with self._lock:
+                self._revisions[addr] = rev
+        return rev
+
+    def takes_tasks(self, addr: str) -> bool:
+        """Whether the node at addr takes puts of several tasks (revision 4 on); False
+        when it cannot be asked."""
+        try:
+            return self.revision(addr) >= MIN_PUT_TASKS_REVISION
+        except ShufflenodeError:
+            return False
 
     def members(self, addr: str | None = None) -> list[dict[str, Any]]:
         """The live members as the node at addr (default: the first) sees them."""
@@ -264,6 +290,41 @@ class Client:
             writer.close()
         return json.loads(meta.to_pybytes()) if meta is not None and meta.size else {}
 
+    def put_tasks(self, shuffle: str, schema: pa.Schema, tasks: Sequence[TaskPut],
+                  addr: str | None = None) -> list[TaskOutcome]:
+        """Puts several dataframe task attempts in one DoPut on the node at addr (default:
+        the first task's node, as ``put``); nodes from revision 4 (``takes_tasks``).
+
+        Each task is the put its own ``put`` would be, with its rows declared; a task that
+        fails does not stop the others. Returns one outcome per task, in tasks' order: the
+        node's reply, or the ShufflenodeError its own put would have raised (naming
+        shuffle, task and node; ``TaskOutcome.result`` raises it). A task the node did not
+        answer (the call broke) has the call's error: run it again with a new attempt. A
+        task whose batches have another schema than ``schema`` is refused here
+        (InvalidArgument) and not sent. Raises, before the put, InvalidArgument for a task
+        given twice or more than 65,536 tasks, and Unimplemented for a node before revision
+        4 (it would take the stream as one put of task 0).
+        """
+        check_tasks(shuffle, tasks)
+        if not tasks:
+            return []
+        addr = addr or self.nodes[tasks[0].task % len(self.nodes)]
+        with contextlib.suppress(Unavailable):  # then the put fails as well, task by task
+            if (rev := self.revision(addr)) < MIN_PUT_TASKS_REVISION:
+                raise Unimplemented(f"the node has revision {rev}; a put of several tasks needs "
+                                    f"revision {MIN_PUT_TASKS_REVISION}", shuffle=shuffle, node=addr)
+        return TaskStream(self.conn(addr), self._options(), addr, shuffle, schema, tasks).run()
+
+    def put_ended(self, addr: str, err: ShufflenodeError | None) -> None:
+        """Records how a put on addr ended: after a retryable failure puts avoid the node
+        for a second (and ask its revision again); a success ends that at once."""
+        if err is None:
+            self._avoid.pop(addr, None)
+        elif retryable(err):
+            self._avoid[addr] = time.monotonic() + 1.0
+            with self._lock:
+                self._revisions.pop(addr, None)
+
     def put_task(self, shuffle: str, task: int, attempts: Iterable[int], schema: pa.Schema,
                  batches: Sequence[pa.RecordBatch], first_node: int | None = None,
                  dataframe: bool = True, max_tries: int = 3) -> dict[str, Any]:
@@ -277,16 +338,16 @@ class Client:
             addr = self._pick(base + tries)
             try:
                 rep = self.put(shuffle, task, a, schema, batches, addr, rows)
-                self._avoid.pop(addr, None)
+                self.put_ended(addr, None)
                 return rep
             except AlreadyExists as e:
                 err = e  # this attempt number was used: take the next one, same node
                 continue
             except ShufflenodeError as e:
+                self.put_ended(addr, e)
                 if not retryable(e) or tries + 1 >= max_tries:
                     raise
                 err, tries = e, tries + 1
-                self._avoid[addr] = time.monotonic() + 1.0
                 time.sleep(0.05 * 2**tries)
         raise err or InvalidArgument("no attempt number left", shuffle=shuffle, task=task)
 
@@ -409,11 +470,15 @@ class Client:
 
     def run(self, spec: dict[str, Any], schema: pa.Schema, input_fn: Input,
             parallel: int | None = None, max_rounds: int = 30,
-            put_on: Callable[[int], int] | None = None) -> list[Endpoint]:
-        """Creates the shuffle, puts every task, settles it and returns its endpoints."""
+            put_on: Callable[[int], int] | None = None, put_batch: int = 0) -> list[Endpoint]:
+        """Creates the shuffle, puts every task, settles it and returns its endpoints.
+
+        ``put_batch`` is how many tasks go in one DoPut stream on nodes that take puts of
+        several tasks (``TaskRunner.put_batch``: 0 picks, 1 puts each task on its own).
+        """
         self.create(spec)
         runner = TaskRunner(self, spec["id"], schema, input_fn, spec["kind"] == "dataframe",
-                            parallel or 2 * len(self.nodes), put_on)
+                            parallel or 2 * len(self.nodes), put_on, put_batch=put_batch)
         runner.settle(list(range(spec["tasks"])), max_rounds)
         return self.locations(spec["id"])
 
@@ -480,12 +545,30 @@ class _Many:
         return {p: pa.Table.from_batches(self.got[p], schema=self.schema) for p in self.parts}
 
 
+#: The most tasks TaskRunner puts in one DoPut stream.
+MAX_PUT_BATCH = 64
+#: The fewest tasks of a round for TaskRunner to put them in batches by default. A
+#: batch's batches stay held (client and node) until each of its tasks is answered, so
+#: batches of large tasks cost memory for no gain, while past a few thousand tasks a
+#: stream per task is what costs (the Go client's rule, client.Job.PutBatch).
+MIN_BATCHED_TASKS = 2000
+
+
 @dataclass
 class TaskRunner:
     """Puts tasks of one shuffle and carries out the barrier's replays.
 
     Attempt numbers: round r (0 first) uses ``r * 1_000_000 + k`` for k = 0, 1, ...
     so every round's attempts are new.
+
+    ``put_batch`` is how many tasks go in one DoPut stream (a put of several tasks,
+    ``Client.put_tasks``) to nodes that take them (revision 4 on; older ones get a
+    stream per task): 0 picks, for a dataframe round of at least MIN_BATCHED_TASKS
+    tasks, about four batches per parallel put, at most MAX_PUT_BATCH tasks (else 1);
+    1 puts every task in a stream of its own. With ``put_on``, a batch holds tasks of
+    one node. Each task of a batch is still its own attempt; one that fails with a
+    retryable code (or finds its attempt number taken) runs again on its own, with new
+    attempt numbers, as ``put_task`` runs it.
     """
 
     client: Client
@@ -497,19 +580,69 @@ class TaskRunner:
     put_on: Callable[[int], int] | None = None
     round: int = 0
     replayed: list[int] = field(default_factory=list)
+    put_batch: int = 0
 
     def put_all(self, tasks: Sequence[int]) -> None:
-        """Puts tasks in parallel; a task that keeps failing retryably is left to the barrier."""
+        """Puts tasks in parallel, in batches of ``batch_size`` tasks per stream; a task that
+        keeps failing retryably is left to the barrier."""
+        size = self.batch_size(len(tasks))
         with ThreadPoolExecutor(max(1, self.parallel)) as pool:
-            for f in [pool.submit(self._put_one, t) for t in tasks]:
+            if size <= 1:
+                futs = [pool.submit(self._put_one, t) for t in tasks]
+            else:
+                futs = [pool.submit(self._put_batch, k, b) for k, b in self._batches(tasks, size)]
+            for f in futs:
                 f.result()
 
-    def _put_one(self, t: int) -> None:
+    def batch_size(self, n: int) -> int:
+        """How many of a round's n tasks go in one DoPut stream (see the class doc)."""
+        if not self.dataframe:
+            return 1  # a put of several tasks takes dataframes only
+        if self.put_batch:
+            return max(self.put_batch, 1)
+        if n < MIN_BATCHED_TASKS:
+            return 1
+        return min(max(n // (4 * max(self.parallel, 1)), 1), MAX_PUT_BATCH)
+
+    def _batches(self, tasks: Sequence[int], size: int) -> list[tuple[int, list[int]]]:
+        """tasks in batches of at most size, each with the node index it goes to first: the
+        batch's index, or with put_on the node all its tasks are put on."""
+        if self.put_on is None:
+            return [(k, list(tasks[i:i + size])) for k, i in enumerate(range(0, len(tasks), size))]
+        by: dict[int, list[int]] = {}
+        for t in tasks:
+            by.setdefault(self.put_on(t), []).append(t)
+        return [(node, ts[i:i + size]) for node, ts in by.items() for i in range(0, len(ts), size)]
+
+    def _put_batch(self, k: int, tasks: list[int]) -> None:
+        """Puts tasks in one stream on the k-th node (in turn each round, avoiding nodes that
+        just failed), or one by one where the node does not take several."""
+        addr = self.client._pick(k + self.round)
+        if len(tasks) == 1 or not self.client.takes_tasks(addr):
+            for t in tasks:
+                self._put_one(t)
+            return
+        base = self.round * 1_000_000
+        puts = [TaskPut(t, base, self.input_fn(t)) for t in tasks]
+        outs = self.client.put_tasks(self.shuffle, self.schema, puts, addr)
+        self.client.put_ended(addr, next((o.error for o in outs if o.error and retryable(o.error)),
+                                         None))
+        for p, out in zip(puts, outs, strict=True):
+            if out.error is None:
+                continue
+            if not retryable(out.error) and not isinstance(out.error, AlreadyExists):
+                raise out.error
+            self._put_one(p.task, p.batches, p.attempt + 1)  # alone, with new attempts
+
+    def _put_one(self, t: int, batches: Sequence[pa.RecordBatch] | None = None,
+                 first: int | None = None) -> None:
         base = self.round * 1_000_000
         node = self.put_on(t) if self.put_on else None
         try:
-            self.client.put_task(self.shuffle, t, range(base, base + 1000), self.schema,
-                                 self.input_fn(t), node, self.dataframe)
+            start = base if first is None else first
+            self.client.put_task(self.shuffle, t, range(start, base + 1000), self.schema,
+                                 self.input_fn(t) if batches is None else batches, node,
+                                 self.dataframe)
         except ShufflenodeError as e:
             if not retryable(e):
                 raise

@@ -161,6 +161,30 @@ def from_flight(
     return cls(msg, shuffle=shuffle, task=task, partition=partition, node=node)
 
 
+#: gRPC status code names by number (google.golang.org/grpc/codes).
+_CODE_NAMES = (
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+    "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+)
+
+
+def from_code(
+    code: int,
+    message: str,
+    *,
+    shuffle: str | None = None,
+    task: int | None = None,
+    partition: int | None = None,
+    node: str | None = None,
+) -> ShufflenodeError:
+    """The ShufflenodeError of a gRPC status code given as a number (as a put of several
+    tasks answers a task that failed), mapped as ``from_flight`` maps a call's status."""
+    name = _CODE_NAMES[code] if 0 <= code < len(_CODE_NAMES) else "UNKNOWN"
+    cls = _BY_CODE.get(_retryable_alias(name), ShufflenodeError)
+    return cls(message, shuffle=shuffle, task=task, partition=partition, node=node)
+
+
 def _clean(msg: str) -> str:
     return msg.split(". gRPC client debug context")[0].split("\nDetail:")[0].strip()
 

@@ -155,8 +155,10 @@ func (sh *Shuffle) accLocked(p uint32) (*partAcc, error) {
 	return a, nil
 }
 
-// accumulated returns partition p's accumulator if it was started.
+// accumulated returns partition p's accumulator if it was started, with
+// every staged entry appended.
 func (sh *Shuffle) accumulated(p uint32) *partAcc {
+	sh.drainStage()
 	sh.accs.mu.Lock()
 	defer sh.accs.mu.Unlock()
 	if int(p) >= len(sh.accs.byPart) {

@@ -24,6 +24,11 @@
 // their original keys, so its ledger keeps each (task, partition) once
 // (handover.go).
 //
+// An entry of tiny runs (fewer than four rows per partition on average: a
+// shuffle of many more partitions than a task has rows) is staged first
+// and appended with other staged entries partition by partition
+// (stage.go); every read appends the stage before it looks.
+//
 // A resent entry (same task, attempt and seq) is stored once. An attempt of
 // an older epoch never commits: its task runs again.
 //

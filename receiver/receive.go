@@ -175,6 +175,9 @@ func (rc *Receiver) storeEntry(sh *Shuffle, e *shard.Entry) (kept bool, err erro
 		return false, shuffle.Refuse(wire.RefuseBadRequest, err)
 	}
 	cols := table.ViewOf(rec) // resolved once, shared by the entry's pieces
+	if rc.stageEntry(sh, e, rec, cols) {
+		return true, nil // the staged record refers to e.Data
+	}
 	ok, err := rc.accumulate(sh, e, rec, cols)
 	if err != nil {
 		return false, shuffle.Refuse(wire.RefuseFailed, fmt.Errorf("shuffle %s task %d on node %s: %w", sh.ID(), e.Task, sh.Self, err))

@@ -60,6 +60,7 @@ type Shuffle struct {
 	adopted map[adoptKey]shard.PartSum
 	asm     assemblies   // arrays: new chunks assembled as pieces arrive (own locks)
 	accs    accumulators // dataframes: output partitions accumulated as entries arrive (own locks)
+	stage   stage        // dataframes: entries of tiny runs waiting to be accumulated (stage.go)
 	out     readCounters // what reads of its partitions handed out (atomic)
 	// regions is where the shuffle's arenas take their memory first, and
 	// give it back (the node's pool; nil: fresh mappings).
@@ -79,11 +80,13 @@ type gate struct {
 // is dropped from the store (spill.Store.DropShuffle): otherwise a receive
 // that looked the shuffle up before the drop could store pieces, or reserve
 // memory, after it, and the store would hold them for a shuffle that no
-// one reads or drops again. Close is idempotent.
+// one reads or drops again. Entries staged for accumulation are released.
+// Close is idempotent.
 func (sh *Shuffle) Close() {
 	sh.gate.mu.Lock()
 	sh.gate.closed = true
 	sh.gate.mu.Unlock()
+	sh.stage.discard()
 }
 
 // enter admits a receive unless the shuffle is closed; a nil error must be

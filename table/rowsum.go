@@ -3,6 +3,7 @@ package table
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,6 +112,28 @@ func (s *RowSums) grow(n int) {
 	s.Sums = append(s.Sums, make([]uint64, n-len(s.Sums))...)
 }
 
+// sortByPartition sorts the sums by partition: a radix sort when there are
+// many (a task's rows over 10,000 partitions: its comparison sort was 3% of
+// the 10,000 x 10,000 demo's CPU).
+func (s *SparseRowSums) sortByPartition() {
+	if len(s.sums) < 256 {
+		slices.SortFunc(s.sums, func(a, b PartRowSum) int { return cmp.Compare(a.Partition, b.Partition) })
+		return
+	}
+	keys := make([]uint64, len(s.sums))
+	var top uint32
+	for i, e := range s.sums {
+		keys[i] = uint64(e.Partition)
+		top = max(top, e.Partition)
+	}
+	order := sortedRows(keys, bits.Len32(top))
+	sorted := make([]PartRowSum, len(s.sums))
+	for i, k := range order {
+		sorted[i] = s.sums[k]
+	}
+	s.sums = sorted
+}
+
 // Of returns the rows and sum of partition p (zeros when no row went there).
 func (s *RowSums) Of(p int) (rows, sum uint64) {
 	if p < 0 || p >= len(s.Sums) {
@@ -197,7 +220,7 @@ func (s *SparseRowSums) compact() {
 	if s.compacted == len(s.sums) {
 		return
 	}
-	slices.SortFunc(s.sums, func(a, b PartRowSum) int { return cmp.Compare(a.Partition, b.Partition) })
+	s.sortByPartition()
 	out := s.sums[:0]
 	for _, e := range s.sums {
 		if n := len(out); n > 0 && out[n-1].Partition == e.Partition {

@@ -1,14 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
@@ -28,18 +30,85 @@ func (s *Server) doGetMany(tk flightproto.Ticket, stream flight.FlightService_Do
 		return err
 	}
 	w := s.newWriter(stream, schema)
-	end := emptyRecord(s.mem, schema)
-	defer end.Release()
+	ends, err := s.newPartitionEnds(stream, w, schema)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	defer ends.release()
 	for _, p := range parts {
 		if err := s.getOne(stream.Context(), tk.Shuffle, p, w); err != nil {
 			return toStatus(err)
 		}
-		md, _ := json.Marshal(flightproto.PartitionEnd{Partition: p, End: true})
-		if err := w.WriteWithAppMetadata(end, md); err != nil {
+		if err := ends.send(p); err != nil {
 			return err
 		}
 	}
 	return w.Close()
+}
+
+// partitionEnds sends the end batches of a multi-partition DoGet. Every
+// end is the same IPC message of an empty batch but for its app metadata:
+// it is encoded once, and each end after the first is sent as those bytes
+// (the first goes through the stream's writer, which sends the schema
+// before it when no partition had rows yet). Encoding an empty batch per
+// partition took a seventh of the nodes' CPU of a read of 100,000
+// partitions.
+type partitionEnds struct {
+	stream flight.FlightService_DoGetServer
+	w      *flightproto.Writer
+	rec    arrow.Record // the empty batch
+	header []byte       // the empty batch's IPC message
+	body   []byte
+	sent   bool // the first end went through w
+	md     []byte
+}
+
+func (s *Server) newPartitionEnds(stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (*partitionEnds, error) {
+	e := &partitionEnds{stream: stream, w: w, rec: emptyRecord(s.mem, schema)}
+	var c captured
+	cw := flightproto.NewWriter(&c, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	err := cw.Write(e.rec)
+	if err == nil && len(c.msgs) != 2 { // the schema, then the batch
+		err = fmt.Errorf("api: an empty batch encoded as %d messages", len(c.msgs))
+	}
+	if err != nil {
+		e.release()
+		return nil, err
+	}
+	e.header, e.body = c.msgs[1].header, c.msgs[1].body
+	return e, nil
+}
+
+// send sends the end of partition p.
+func (e *partitionEnds) send(p int) error {
+	e.md = appendPartitionEnd(e.md[:0], p)
+	if !e.sent {
+		e.sent = true
+		return e.w.WriteWithAppMetadata(e.rec, e.md)
+	}
+	// gRPC encodes the message before Send returns: e.md is free again.
+	return e.stream.Send(&flight.FlightData{DataHeader: e.header, DataBody: e.body, AppMetadata: e.md})
+}
+
+func (e *partitionEnds) release() { e.rec.Release() }
+
+// appendPartitionEnd appends the JSON of flightproto.PartitionEnd{p, true}
+// to dst, as encoding/json writes it.
+func appendPartitionEnd(dst []byte, p int) []byte {
+	dst = append(dst, `{"partition":`...)
+	dst = strconv.AppendInt(dst, int64(p), 10)
+	return append(dst, `,"end":true}`...)
+}
+
+// captured keeps copies of the messages a flightproto.Writer sends.
+type captured struct {
+	msgs []struct{ header, body []byte }
+}
+
+// Send implements flight.DataStreamWriter.
+func (c *captured) Send(fd *flight.FlightData) error {
+	c.msgs = append(c.msgs, struct{ header, body []byte }{bytes.Clone(fd.DataHeader), bytes.Clone(fd.DataBody)})
+	return nil
 }
 
 // manyOf checks a multi-partition ticket: its partitions and the shuffle's

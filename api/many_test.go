@@ -118,3 +118,70 @@ func countRows(ctx context.Context, t *testing.T, addr string, tk flightproto.Ti
 	}
 	return n
 }
+
+// TestPartitionEndsStandard reads a multi-partition DoGet with Arrow's own
+// Flight reader: every end after the first is sent as the first one's
+// encoded bytes with new app metadata, and must still be a well-formed
+// empty batch of the schema, each with its own partition's end, in order.
+func TestPartitionEndsStandard(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	addr := startServer(t)
+	sp := dataframeSpec(t, "ends")
+	gen := table.GenConfig{Rows: 500, Seed: 3, PayloadBytes: 4}
+	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: []string{addr}, Input: func(p int) ([]arrow.Record, error) {
+		return []arrow.Record{table.GenTask(memory.DefaultAllocator, gen, p, sp.Tasks)}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Close(context.Background()) })
+	fc, err := flightproto.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	parts := []int{2, 0, 1}
+	b, _ := json.Marshal(flightproto.Ticket{Shuffle: sp.ID, Partitions: parts})
+	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := flight.NewRecordReader(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var ended []int
+	var rows int64
+	for rdr.Next() {
+		rows += rdr.Record().NumRows()
+		end, ok, err := flightproto.DecodePartitionEnd(rdr.LatestAppMetadata())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			if n := rdr.Record().NumRows(); n != 0 || rdr.Record().NumCols() != int64(rdr.Schema().NumFields()) {
+				t.Errorf("the end of partition %d is a batch of %d rows and %d columns", end.Partition, n, rdr.Record().NumCols())
+			}
+			ended = append(ended, end.Partition)
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ended, parts) || rows != 500 {
+		t.Errorf("ends %v and %d rows, want %v and 500", ended, rows, parts)
+	}
+}
+
+// TestAppendPartitionEnd: the end metadata is what encoding/json makes of
+// flightproto.PartitionEnd.
+func TestAppendPartitionEnd(t *testing.T) {
+	for _, p := range []int{0, 1, 9, 10, 65535, 1 << 22} {
+		want, _ := json.Marshal(flightproto.PartitionEnd{Partition: p, End: true})
+		if got := appendPartitionEnd([]byte("x"), p); string(got) != "x"+string(want) {
+			t.Errorf("partition %d: %s, want %s", p, got[1:], want)
+		}
+	}
+}

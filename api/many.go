@@ -21,29 +21,55 @@ import (
 // doGetMany streams the partitions of a multi-partition ticket (Partitions
 // or Range of a dataframe shuffle) in one DoGet: each partition's batches
 // as a DoGet of it would stream them, then an empty batch whose app
-// metadata is its flightproto.PartitionEnd. A partition this node does not
-// own is read from its owner, as for a single partition. So a consumer of
+// metadata is its flightproto.PartitionEnd; or, for a ticket that asks to
+// Pack them, batches shared by consecutive small partitions, each saying
+// where partitions end in it (packer). A partition this node does not own
+// is read from its owner, as for a single partition. So a consumer of
 // 100,000 small partitions makes one call per owner, not one per partition.
+// When a partition's read fails, the partitions that ended before it are
+// sent whole first.
 func (s *Server) doGetMany(tk flightproto.Ticket, stream flight.FlightService_DoGetServer) error {
 	parts, schema, err := s.manyOf(tk)
 	if err != nil {
 		return err
 	}
 	w := s.newWriter(stream, schema)
-	ends, err := s.newPartitionEnds(stream, w, schema)
+	out, err := s.newManyOut(tk.Pack, stream, w, schema)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
-	defer ends.release()
+	defer out.release()
 	for _, p := range parts {
-		if err := s.getOne(stream.Context(), tk.Shuffle, p, w); err != nil {
+		if err := s.getOne(stream.Context(), tk.Shuffle, p, out.batch); err != nil {
+			out.flush() // the partitions that ended are the client's; this error is the one to report
 			return toStatus(err)
 		}
-		if err := ends.send(p); err != nil {
+		if err := out.end(p); err != nil {
 			return err
 		}
 	}
+	if err := out.flush(); err != nil {
+		return err
+	}
 	return w.Close()
+}
+
+// manyOut is how a multi-partition DoGet sends its partitions: batch takes
+// each batch of the partition being read over, end ends that partition,
+// and flush sends whatever is held back.
+type manyOut interface {
+	batch(rec arrow.Record) error
+	end(p int) error
+	flush() error
+	release()
+}
+
+// newManyOut returns a packer when pack is set, else partitionEnds.
+func (s *Server) newManyOut(pack bool, stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (manyOut, error) {
+	if pack {
+		return &packer{w: w, schema: schema, mem: s.mem}, nil
+	}
+	return s.newPartitionEnds(stream, w, schema)
 }
 
 // partitionEnds sends the end batches of a multi-partition DoGet. Every
@@ -79,8 +105,14 @@ func (s *Server) newPartitionEnds(stream flight.FlightService_DoGetServer, w *fl
 	return e, nil
 }
 
-// send sends the end of partition p.
-func (e *partitionEnds) send(p int) error {
+// batch sends one batch of a partition's rows, taking it over.
+func (e *partitionEnds) batch(rec arrow.Record) error { return e.w.WriteReleased(rec) }
+
+// flush does nothing: every batch and end was sent.
+func (e *partitionEnds) flush() error { return nil }
+
+// end sends the end of partition p.
+func (e *partitionEnds) end(p int) error {
 	e.md = appendPartitionEnd(e.md[:0], p)
 	if !e.sent {
 		e.sent = true
@@ -132,12 +164,13 @@ func (s *Server) manyOf(tk flightproto.Ticket) ([]int, *arrow.Schema, error) {
 	return parts, schema, nil
 }
 
-// getOne streams partition p of a dataframe shuffle into w, from this node
-// or through it.
-func (s *Server) getOne(ctx context.Context, id string, p int, w *flightproto.Writer) error {
-	err := s.svc.GetPooled(ctx, id, p, w.WriteReleased)
+// getOne reads partition p of a dataframe shuffle, from this node or
+// through it, into emit, which takes each batch over and must release it
+// once nothing reads its buffers (flightproto.Writer.WriteReleased).
+func (s *Server) getOne(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
+	err := s.svc.GetPooled(ctx, id, p, emit)
 	if errors.Is(err, service.ErrNotOwner) {
-		err = s.proxy(ctx, flightproto.Ticket{Shuffle: id, Partition: p}, w)
+		err = s.svc.Fetch(ctx, id, p, emit)
 	}
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p, err)

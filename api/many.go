@@ -26,8 +26,9 @@ import (
 // where partitions end in it (packer). A partition this node does not own
 // is read from its owner, as for a single partition. So a consumer of
 // 100,000 small partitions makes one call per owner, not one per partition.
-// When a partition's read fails, the partitions that ended before it are
-// sent whole first.
+// When a partition's read fails, what was read before the failure is sent
+// first (with the ends of the partitions before it), so that a client
+// resumes from there.
 func (s *Server) doGetMany(tk flightproto.Ticket, stream flight.FlightService_DoGetServer) error {
 	parts, schema, err := s.manyOf(tk)
 	if err != nil {
@@ -41,7 +42,7 @@ func (s *Server) doGetMany(tk flightproto.Ticket, stream flight.FlightService_Do
 	defer out.release()
 	for _, p := range parts {
 		if err := s.getOne(stream.Context(), tk.Shuffle, p, out.batch); err != nil {
-			out.flush() // the partitions that ended are the client's; this error is the one to report
+			_ = out.flush() // a failure to send is not the error to report
 			return toStatus(err)
 		}
 		if err := out.end(p); err != nil {

@@ -321,6 +321,25 @@ func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []a
 	return recs, cols, segs
 }
 
+// views returns the accumulated rows of partition p as column views and
+// row counts per chunk, and its segments sorted by key; nil when nothing
+// was accumulated. What a read needs of snapshot, without a record per
+// chunk: the views alias the accumulator's memory, which lives as long as
+// sh (the caller keeps sh alive while it reads them).
+func (sh *Shuffle) views(p uint32) ([][]table.ColumnView, []int64, []accSeg) {
+	a := sh.accumulated(p)
+	if a == nil {
+		return nil, nil, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cols, rows := make([][]table.ColumnView, len(a.chunks)), make([]int64, len(a.chunks))
+	for i, app := range a.chunks {
+		cols[i], rows[i] = app.Views()
+	}
+	return cols, rows, sortedSegs(a.segs)
+}
+
 // sortedSegs returns a copy of one partition's segments sorted by key, in
 // time linear in their number whatever the task count. They arrive in
 // arrival order: in key order when tasks were put one after another (then

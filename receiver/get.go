@@ -41,7 +41,6 @@ func (rc *Receiver) get(ctx context.Context, sh *Shuffle, p int, alloc memory.Al
 	b := rc.newBatch(sh, alloc, emit)
 	defer rc.putBatch(b)
 	m := newAccMerge(sh, uint32(p), b)
-	defer m.release()
 	defer runtime.KeepAlive(sh) // the accumulated rows m reads live as long as sh (offheap)
 	err := rc.cfg.Store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
 		if err := ctx.Err(); err != nil {
@@ -76,8 +75,8 @@ type accMerge struct {
 	sh   *Shuffle
 	p    uint32
 	b    *outBatch
-	recs []arrow.Record // the accumulator's rows, per chunk
-	cols [][]table.ColumnView
+	cols [][]table.ColumnView // the accumulator's rows, per chunk
+	rows []int64              // and their counts
 	segs []accSeg
 	next int
 	// lastTask and lastAttempt are the last attempt whose visibility was
@@ -90,7 +89,7 @@ type accMerge struct {
 
 func newAccMerge(sh *Shuffle, p uint32, b *outBatch) *accMerge {
 	m := &accMerge{sh: sh, p: p, b: b}
-	m.recs, m.cols, m.segs = sh.snapshot(p)
+	m.cols, m.rows, m.segs = sh.views(p)
 	return m
 }
 
@@ -105,14 +104,12 @@ func (m *accMerge) emitBefore(k *spill.Key) error {
 		if !m.isVisible(s) {
 			continue
 		}
-		if err := m.b.addRange(table.RowRange{Rec: m.recs[s.chunk], Off: s.off, Rows: int64(s.rows), Cols: m.cols[s.chunk]}); err != nil {
+		if err := m.b.addRange(table.RowRange{Off: s.off, Rows: int64(s.rows), Cols: m.cols[s.chunk], Len: m.rows[s.chunk]}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
-
-func (m *accMerge) release() { releaseAll(m.recs) }
 
 // isVisible reports whether the dedup ledger counts segment s (looked up
 // once per run of segments of one attempt).
@@ -167,7 +164,7 @@ func (rc *Receiver) putBatch(b *outBatch) {
 // range's rows in the same record (segments appended one after another)
 // extend that range.
 func (b *outBatch) addRange(r table.RowRange) error {
-	if n := len(b.ranges); n > 0 && b.ranges[n-1].Rec == r.Rec && b.ranges[n-1].Off+b.ranges[n-1].Rows == r.Off {
+	if n := len(b.ranges); n > 0 && sameRows(b.ranges[n-1], r) && b.ranges[n-1].Off+b.ranges[n-1].Rows == r.Off {
 		b.ranges[n-1].Rows += r.Rows
 	} else {
 		b.ranges = append(b.ranges, r)
@@ -176,6 +173,15 @@ func (b *outBatch) addRange(r table.RowRange) error {
 		return b.flush()
 	}
 	return nil
+}
+
+// sameRows reports whether ranges x and y are of the same record (or, of
+// accumulated rows, the same chunk's views).
+func sameRows(x, y table.RowRange) bool {
+	if x.Rec != nil || y.Rec != nil {
+		return x.Rec == y.Rec
+	}
+	return len(x.Cols) > 0 && len(y.Cols) > 0 && &x.Cols[0] == &y.Cols[0]
 }
 
 // rangeOf returns a piece's rows, holding a reference to its record until

@@ -68,7 +68,7 @@ type manyOut interface {
 // newManyOut returns a packer when pack is set, else partitionEnds.
 func (s *Server) newManyOut(pack bool, stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (manyOut, error) {
 	if pack {
-		return &packer{w: w, schema: schema, mem: s.mem}, nil
+		return &packer{w: w, schema: schema, mem: &s.packs}, nil
 	}
 	return s.newPartitionEnds(stream, w, schema)
 }

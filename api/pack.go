@@ -14,12 +14,15 @@ import (
 // are streamed in ticket order; a batch's app metadata lists the
 // partitions that end in it and the row where each ends
 // (flightproto.AppendEnds), so a partition's rows are those since the
-// previous end. A partition's own large batch is sent as it is.
+// previous end. A partition's own batch of a sixteenth of a packed batch or
+// more is sent as it is.
 const (
-	// packRows and packBytes bound a packed batch: as large as a
-	// partition's own batches (the nodes' default OutputBatchRows).
-	packRows  = 1 << 16
-	packBytes = 8 << 20
+	// packRows and packBytes bound a packed batch: a quarter of a
+	// partition's own batches (the nodes' default OutputBatchRows), since
+	// the packs of every DoGet in flight are held at once on both ends
+	// (at 65,536 rows, the demo's 1,000 x 1,000 read held 50 MB more).
+	packRows  = 1 << 14
+	packBytes = 2 << 20
 	// packEnds bounds the ends of one batch, and so its metadata.
 	packEnds = 8192
 )
@@ -28,7 +31,7 @@ const (
 type packer struct {
 	w      *flightproto.Writer
 	schema *arrow.Schema
-	mem    memory.Allocator // of the packed batches (Go memory: the writer shares it with gRPC)
+	mem    memory.Allocator // of the packed batches: a pool their buffers go back to once gRPC has written them
 	recs   []arrow.Record   // held back, owned
 	ranges []table.RowRange
 	rows   int64 // of recs
@@ -45,7 +48,7 @@ func (k *packer) batch(rec arrow.Record) error {
 		rec.Release()
 		return nil
 	}
-	if 4*n >= packRows || 4*b >= packBytes {
+	if 16*n >= packRows || 16*b >= packBytes {
 		return k.alone(rec)
 	}
 	k.recs = append(k.recs, rec)
@@ -96,15 +99,14 @@ func (k *packer) flush() error {
 	if err != nil {
 		return err
 	}
-	defer rec.Release()
-	return k.w.WriteWithAppMetadata(rec, k.takeEnds())
+	return k.w.WriteReleasedWithAppMetadata(rec, k.takeEnds())
 }
 
 // gather returns the rows held back as one record, releasing theirs.
 func (k *packer) gather() (arrow.Record, error) {
 	defer k.releaseHeld()
 	if len(k.recs) == 0 {
-		return emptyRecord(k.mem, k.schema), nil
+		return emptyRecord(memory.DefaultAllocator, k.schema), nil
 	}
 	for _, r := range k.recs {
 		k.ranges = append(k.ranges, table.RowRange{Rec: r, Rows: r.NumRows()})

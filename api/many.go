@@ -1,14 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/service"
@@ -19,27 +21,127 @@ import (
 // doGetMany streams the partitions of a multi-partition ticket (Partitions
 // or Range of a dataframe shuffle) in one DoGet: each partition's batches
 // as a DoGet of it would stream them, then an empty batch whose app
-// metadata is its flightproto.PartitionEnd. A partition this node does not
-// own is read from its owner, as for a single partition. So a consumer of
+// metadata is its flightproto.PartitionEnd; or, for a ticket that asks to
+// Pack them, batches shared by consecutive small partitions, each saying
+// where partitions end in it (packer). A partition this node does not own
+// is read from its owner, as for a single partition. So a consumer of
 // 100,000 small partitions makes one call per owner, not one per partition.
+// When a partition's read fails, what was read before the failure is sent
+// first (with the ends of the partitions before it), so that a client
+// resumes from there.
 func (s *Server) doGetMany(tk flightproto.Ticket, stream flight.FlightService_DoGetServer) error {
 	parts, schema, err := s.manyOf(tk)
 	if err != nil {
 		return err
 	}
 	w := s.newWriter(stream, schema)
-	end := emptyRecord(s.mem, schema)
-	defer end.Release()
+	out, err := s.newManyOut(tk.Pack, stream, w, schema)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	defer out.release()
 	for _, p := range parts {
-		if err := s.getOne(stream.Context(), tk.Shuffle, p, w); err != nil {
+		if err := s.getOne(stream.Context(), tk.Shuffle, p, out.batch); err != nil {
+			_ = out.flush() // a failure to send is not the error to report
 			return toStatus(err)
 		}
-		md, _ := json.Marshal(flightproto.PartitionEnd{Partition: p, End: true})
-		if err := w.WriteWithAppMetadata(end, md); err != nil {
+		if err := out.end(p); err != nil {
 			return err
 		}
 	}
+	if err := out.flush(); err != nil {
+		return err
+	}
 	return w.Close()
+}
+
+// manyOut is how a multi-partition DoGet sends its partitions: batch takes
+// each batch of the partition being read over, end ends that partition,
+// and flush sends whatever is held back.
+type manyOut interface {
+	batch(rec arrow.Record) error
+	end(p int) error
+	flush() error
+	release()
+}
+
+// newManyOut returns a packer when pack is set, else partitionEnds.
+func (s *Server) newManyOut(pack bool, stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (manyOut, error) {
+	if pack {
+		return &packer{w: w, schema: schema, mem: &s.packs}, nil
+	}
+	return s.newPartitionEnds(stream, w, schema)
+}
+
+// partitionEnds sends the end batches of a multi-partition DoGet. Every
+// end is the same IPC message of an empty batch but for its app metadata:
+// it is encoded once, and each end after the first is sent as those bytes
+// (the first goes through the stream's writer, which sends the schema
+// before it when no partition had rows yet). Encoding an empty batch per
+// partition took a seventh of the nodes' CPU of a read of 100,000
+// partitions.
+type partitionEnds struct {
+	stream flight.FlightService_DoGetServer
+	w      *flightproto.Writer
+	rec    arrow.Record // the empty batch
+	header []byte       // the empty batch's IPC message
+	body   []byte
+	sent   bool // the first end went through w
+	md     []byte
+}
+
+func (s *Server) newPartitionEnds(stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (*partitionEnds, error) {
+	e := &partitionEnds{stream: stream, w: w, rec: emptyRecord(s.mem, schema)}
+	var c captured
+	cw := flightproto.NewWriter(&c, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	err := cw.Write(e.rec)
+	if err == nil && len(c.msgs) != 2 { // the schema, then the batch
+		err = fmt.Errorf("api: an empty batch encoded as %d messages", len(c.msgs))
+	}
+	if err != nil {
+		e.release()
+		return nil, err
+	}
+	e.header, e.body = c.msgs[1].header, c.msgs[1].body
+	return e, nil
+}
+
+// batch sends one batch of a partition's rows, taking it over.
+func (e *partitionEnds) batch(rec arrow.Record) error { return e.w.WriteReleased(rec) }
+
+// flush does nothing: every batch and end was sent.
+func (e *partitionEnds) flush() error { return nil }
+
+// end sends the end of partition p.
+func (e *partitionEnds) end(p int) error {
+	e.md = appendPartitionEnd(e.md[:0], p)
+	if !e.sent {
+		e.sent = true
+		return e.w.WriteWithAppMetadata(e.rec, e.md)
+	}
+	// gRPC encodes the message before Send returns: e.md is free again.
+	return e.stream.Send(&flight.FlightData{DataHeader: e.header, DataBody: e.body, AppMetadata: e.md})
+}
+
+func (e *partitionEnds) release() { e.rec.Release() }
+
+// appendPartitionEnd appends the JSON of flightproto.PartitionEnd{p, true}
+// to dst, as encoding/json writes it.
+func appendPartitionEnd(dst []byte, p int) []byte {
+	dst = append(dst, `{"partition":`...)
+	dst = strconv.AppendInt(dst, int64(p), 10)
+	return append(dst, `,"end":true}`...)
+}
+
+// captured keeps copies of the messages a flightproto.Writer sends.
+type captured struct {
+	msgs []struct{ header, body []byte }
+}
+
+// Send implements flight.DataStreamWriter.
+func (c *captured) Send(fd *flight.FlightData) error {
+	c.msgs = append(c.msgs, struct{ header, body []byte }{bytes.Clone(fd.DataHeader), bytes.Clone(fd.DataBody)})
+	return nil
 }
 
 // manyOf checks a multi-partition ticket: its partitions and the shuffle's
@@ -63,12 +165,13 @@ func (s *Server) manyOf(tk flightproto.Ticket) ([]int, *arrow.Schema, error) {
 	return parts, schema, nil
 }
 
-// getOne streams partition p of a dataframe shuffle into w, from this node
-// or through it.
-func (s *Server) getOne(ctx context.Context, id string, p int, w *flightproto.Writer) error {
-	err := s.svc.GetPooled(ctx, id, p, w.WriteReleased)
+// getOne reads partition p of a dataframe shuffle, from this node or
+// through it, into emit, which takes each batch over and must release it
+// once nothing reads its buffers (flightproto.Writer.WriteReleased).
+func (s *Server) getOne(ctx context.Context, id string, p int, emit func(arrow.Record) error) error {
+	err := s.svc.GetPooled(ctx, id, p, emit)
 	if errors.Is(err, service.ErrNotOwner) {
-		err = s.proxy(ctx, flightproto.Ticket{Shuffle: id, Partition: p}, w)
+		err = s.svc.Fetch(ctx, id, p, emit)
 	}
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", p, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/dap"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/mempool"
 	"github.com/shufflenode/shufflenode/parquetio"
 	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/spec"
@@ -49,6 +50,9 @@ type Server struct {
 	// putQueue bounds the batches the node's puts of several tasks hold
 	// queued for their tasks (puttasks.go), across every such call.
 	putQueue *budget.Budget
+	// packs holds the buffers of packed batches (pack.go) that gRPC has
+	// written, for the next ones.
+	packs mempool.Pool
 
 	once    sync.Once
 	started bool

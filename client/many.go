@@ -17,17 +17,19 @@ import (
 var ErrIncomplete = errors.New("client: multi-partition read incomplete")
 
 // ReadPartitions reads partitions parts of dataframe shuffle id from the
-// node at addr in one DoGet (a multi-partition ticket): fn gets each
-// partition's records in stream order with its number (it must not keep a
-// record past its call without Retain), and done is called once each
-// partition is complete, in the order of parts. An error from fn or done
-// ends the read with that error.
+// node at addr in one DoGet (a multi-partition ticket that asks the node
+// to pack small partitions into shared batches): fn gets each partition's
+// records in stream order with its number (it must not keep a record past
+// its call without Retain), and done is called once each partition is
+// complete, in the order of parts. An error from fn or done ends the read
+// with that error. A node that does not pack sends a batch of its own per
+// partition and an end batch after each; both read the same.
 func (c *Client) ReadPartitions(ctx context.Context, addr, id string, parts []int, fn func(p int, rec arrow.Record) error, done func(p int) error) error {
 	fc, err := c.peer(addr)
 	if err != nil {
 		return err
 	}
-	tk, _ := json.Marshal(flightproto.Ticket{Shuffle: id, Partitions: parts})
+	tk, _ := json.Marshal(flightproto.Ticket{Shuffle: id, Partitions: parts, Pack: true})
 	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: tk})
 	if err != nil {
 		return err
@@ -37,29 +39,70 @@ func (c *Client) ReadPartitions(ctx context.Context, addr, id string, parts []in
 		return fmt.Errorf("client: shuffle %s: %d partitions from %s: %w", id, len(parts), addr, err)
 	}
 	defer rdr.Release()
-	next := 0 // index in parts of the partition being streamed
+	s := &manyStream{id: id, addr: addr, parts: parts, fn: fn, done: done}
 	for rdr.Next() {
-		end, ok, err := flightproto.DecodePartitionEnd(rdr.LatestAppMetadata())
-		switch {
-		case err != nil:
+		if err := s.batch(rdr.Record(), rdr.LatestAppMetadata()); err != nil {
 			return err
-		case next == len(parts) || (ok && end.Partition != parts[next]):
-			return fmt.Errorf("%w: shuffle %s from %s: partition end %d, expected %v", ErrIncomplete, id, addr, end.Partition, parts[min(next, len(parts)-1)])
-		case ok:
-			next++
-			err = done(end.Partition)
-		default:
-			err = fn(parts[next], rdr.Record())
-		}
-		if err != nil {
-			return &callerError{err}
 		}
 	}
 	if err := rdr.Err(); err != nil {
 		return err
 	}
-	if next < len(parts) {
-		return fmt.Errorf("%w: shuffle %s from %s: %d of %d partitions", ErrIncomplete, id, addr, next, len(parts))
+	if s.next < len(parts) {
+		return fmt.Errorf("%w: shuffle %s from %s: %d of %d partitions", ErrIncomplete, id, addr, s.next, len(parts))
+	}
+	return nil
+}
+
+// manyStream hands the batches of a multi-partition DoGet to the caller.
+type manyStream struct {
+	id, addr string
+	parts    []int
+	fn       func(p int, rec arrow.Record) error
+	done     func(p int) error
+	next     int // index in parts of the partition being streamed
+	ends     []flightproto.End
+}
+
+// batch hands rec's rows to their partitions and ends those that end in it
+// (its app metadata md says where).
+func (s *manyStream) batch(rec arrow.Record, md []byte) error {
+	ends, err := flightproto.DecodeEnds(s.ends[:0], md, rec.NumRows())
+	if err != nil {
+		return err
+	}
+	s.ends = ends
+	var at int64
+	for _, e := range ends {
+		if s.next == len(s.parts) || e.Partition != s.parts[s.next] {
+			return fmt.Errorf("%w: shuffle %s from %s: partition end %d, expected %v", ErrIncomplete, s.id, s.addr, e.Partition, s.parts[min(s.next, len(s.parts)-1)])
+		}
+		if err := s.rows(rec, at, e.Row); err != nil {
+			return err
+		}
+		at = e.Row
+		s.next++
+		if err := s.done(e.Partition); err != nil {
+			return &callerError{err}
+		}
+	}
+	return s.rows(rec, at, rec.NumRows())
+}
+
+// rows hands rows [from, to) of rec to the partition being streamed.
+func (s *manyStream) rows(rec arrow.Record, from, to int64) error {
+	if from == to {
+		return nil
+	}
+	if s.next == len(s.parts) {
+		return fmt.Errorf("%w: shuffle %s from %s: rows after the last partition's end", ErrIncomplete, s.id, s.addr)
+	}
+	if from > 0 || to < rec.NumRows() {
+		rec = rec.NewSlice(from, to)
+		defer rec.Release()
+	}
+	if err := s.fn(s.parts[s.next], rec); err != nil {
+		return &callerError{err}
 	}
 	return nil
 }

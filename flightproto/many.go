@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 )
 
 // MaxTicketPartitions bounds the partitions of one multi-partition DoGet.
@@ -69,4 +71,65 @@ func DecodePartitionEnd(md []byte) (PartitionEnd, bool, error) {
 		return PartitionEnd{}, false, fmt.Errorf("%w: partition end metadata: %w", ErrBadTicket, err)
 	}
 	return e, e.End, nil
+}
+
+// End says that partition Partition's rows end at row Row (exclusive) of
+// a batch of a multi-partition DoGet: its rows are those streamed since
+// the previous end, up to that row.
+type End struct {
+	Partition int
+	Row       int64
+}
+
+// batchEnds is the app metadata of a batch of a multi-partition DoGet:
+// that of an end batch ({"partition","end"}) or of a packed batch
+// ({"ends":[[partition, row], ...]}).
+type batchEnds struct {
+	Partition int        `json:"partition"`
+	End       bool       `json:"end"`
+	Ends      [][2]int64 `json:"ends"`
+}
+
+// AppendEnds appends the app metadata of a packed batch in which
+// partitions end at rows ends (in stream order) to dst.
+func AppendEnds(dst []byte, ends []End) []byte {
+	dst = append(dst, `{"ends":[`...)
+	for i, e := range ends {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '[')
+		dst = strconv.AppendInt(dst, int64(e.Partition), 10)
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, e.Row, 10)
+		dst = append(dst, ']')
+	}
+	return append(dst, "]}"...)
+}
+
+// DecodeEnds decodes the app metadata of a batch of rows rows of a
+// multi-partition DoGet, packed or not, into the partitions that end in it
+// (appended to dst, in stream order): none for a batch without metadata,
+// one at row 0 for an end batch. Ends out of order or past the batch's
+// rows are an error wrapping ErrBadTicket.
+func DecodeEnds(dst []End, md []byte, rows int64) ([]End, error) {
+	if len(md) == 0 {
+		return dst, nil
+	}
+	var b batchEnds
+	if err := json.Unmarshal(md, &b); err != nil {
+		return dst, fmt.Errorf("%w: partition end metadata: %w", ErrBadTicket, err)
+	}
+	if b.End {
+		return append(dst, End{Partition: b.Partition}), nil
+	}
+	var last int64
+	for _, e := range b.Ends {
+		if e[1] < last || e[1] > rows || e[0] < 0 || e[0] > math.MaxInt32 {
+			return dst, fmt.Errorf("%w: partition %d ends at row %d of a batch of %d, after row %d", ErrBadTicket, e[0], e[1], rows, last)
+		}
+		last = e[1]
+		dst = append(dst, End{Partition: int(e[0]), Row: e[1]})
+	}
+	return dst, nil
 }

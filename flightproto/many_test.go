@@ -41,11 +41,12 @@ func TestPartitionList(t *testing.T) {
 // has no repeats.
 func FuzzDecodeTicket(f *testing.F) {
 	for _, s := range []string{`{"shuffle":"s","partitions":[2,0,1]}`, `{"shuffle":"s","range":[0,3]}`,
-		`{"partition":4,"end":true}`, `{"range":[0,100000000]}`, `{}`} {
+		`{"partition":4,"end":true}`, `{"range":[0,100000000]}`, `{}`, `{"ends":[[3,0],[1,7]]}`, `{"ends":[[3,9],[1,7]]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _, _ = DecodePartitionEnd(b)
+		checkEnds(t, b, 100)
 		var tk Ticket
 		if json.Unmarshal(b, &tk) != nil {
 			return
@@ -92,5 +93,64 @@ func TestDecodePutTag(t *testing.T) {
 		if _, err := DecodePutTag([]byte(s)); (err == nil) != ok {
 			t.Errorf("%s: %v, want ok %v", s, err, ok)
 		}
+	}
+}
+
+// checkEnds decodes md as the metadata of a batch of rows rows: an error
+// wraps ErrBadTicket; ends are in order, within the batch, and encode back
+// to metadata that decodes the same.
+func checkEnds(t *testing.T, md []byte, rows int64) {
+	t.Helper()
+	ends, err := DecodeEnds(nil, md, rows)
+	if err != nil {
+		if !errors.Is(err, ErrBadTicket) {
+			t.Fatalf("%q: %v does not wrap ErrBadTicket", md, err)
+		}
+		return
+	}
+	var last int64
+	for _, e := range ends {
+		if e.Row < last || e.Row > rows || e.Partition < 0 {
+			t.Fatalf("%q: end %+v after row %d of %d", md, e, last, rows)
+		}
+		last = e.Row
+	}
+	if len(ends) == 0 {
+		return
+	}
+	again, err := DecodeEnds(nil, AppendEnds(nil, ends), rows)
+	if err != nil || !slices.Equal(again, ends) {
+		t.Fatalf("%q: ends %v encode to ones that decode as %v, %v", md, ends, again, err)
+	}
+}
+
+// TestDecodeEnds: the metadata of a batch of a multi-partition DoGet,
+// packed or not, gives the partitions that end in it and where.
+func TestDecodeEnds(t *testing.T) {
+	tests := []struct {
+		name string
+		md   string
+		rows int64
+		want []End
+		bad  bool
+	}{
+		{"data batch", "", 5, nil, false},
+		{"end batch", `{"partition":4,"end":true}`, 0, []End{{4, 0}}, false},
+		{"packed", `{"ends":[[3,0],[1,7],[2,7],[9,10]]}`, 12, []End{{3, 0}, {1, 7}, {2, 7}, {9, 10}}, false},
+		{"packed, ending at the last row", `{"ends":[[0,12]]}`, 12, []End{{0, 12}}, false},
+		{"no ends", `{"ends":[]}`, 12, nil, false},
+		{"out of order", `{"ends":[[3,9],[1,7]]}`, 12, nil, true},
+		{"past the rows", `{"ends":[[3,13]]}`, 12, nil, true},
+		{"negative partition", `{"ends":[[-1,1]]}`, 12, nil, true},
+		{"not JSON", `{"ends":`, 12, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DecodeEnds(nil, []byte(tc.md), tc.rows)
+			if tc.bad != errors.Is(err, ErrBadTicket) || (!tc.bad && !slices.Equal(got, tc.want)) {
+				t.Errorf("got %v, %v; want %v (bad %v)", got, err, tc.want, tc.bad)
+			}
+			checkEnds(t, []byte(tc.md), tc.rows)
+		})
 	}
 }

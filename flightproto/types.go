@@ -96,6 +96,11 @@ type Ticket struct {
 	Partitions []int `json:"partitions,omitempty"`
 	// Range [lo, hi) is a multi-partition read of partitions lo..hi-1.
 	Range []int `json:"range,omitempty"`
+	// Pack asks a multi-partition read to share batches among consecutive
+	// small partitions, each batch saying where partitions end in it
+	// (BatchEnds), instead of a batch of its own per partition and an
+	// empty one per end. A node that predates it ignores it.
+	Pack bool `json:"pack,omitempty"`
 }
 
 // Status is the reply of the status action.

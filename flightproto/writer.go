@@ -103,6 +103,13 @@ func (w *Writer) WriteWithAppMetadata(rec arrow.Record, md []byte) error {
 	return w.Write(rec)
 }
 
+// WriteReleasedWithAppMetadata is WriteReleased with app metadata md.
+func (w *Writer) WriteReleasedWithAppMetadata(rec arrow.Record, md []byte) error {
+	w.pw.fd.AppMetadata = md
+	defer func() { w.pw.fd.AppMetadata = nil }()
+	return w.WriteReleased(rec)
+}
+
 // payloadWriter sends IPC payloads as FlightData messages. gRPC has
 // encoded a message when Send returns, so the body buffer is reused.
 type payloadWriter struct {

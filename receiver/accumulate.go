@@ -328,46 +328,109 @@ func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []a
 		recs[i] = app.Record()
 		cols[i] = table.ViewOf(recs[i])
 	}
-	segs := sortedSegs(a.segs, sh.Spec.Tasks)
+	segs := sortedSegs(a.segs)
 	a.mu.Unlock()
 	return recs, cols, segs
 }
 
-// sortedSegs returns a copy of one partition's segments sorted by key.
-// They arrive in no order of task, about one per task for a partition of a
-// hash shuffle: a counting sort by task, then each task's few by attempt
-// and seq, is linear, where sorting a thousand segments per partition by
-// comparison took 1.7% of the demo's CPU. Few segments from many tasks
-// (or a task out of range) are sorted by comparison.
-func sortedSegs(segs []accSeg, tasks int) []accSeg {
-	if len(segs) < 64 || tasks > 4*len(segs) || slices.ContainsFunc(segs, func(s accSeg) bool { return s.task >= uint64(tasks) }) {
-		out := slices.Clone(segs)
+// views returns the accumulated rows of partition p as column views and
+// row counts per chunk, and its segments sorted by key; nil when nothing
+// was accumulated. What a read needs of snapshot, without a record per
+// chunk: the views alias the accumulator's memory, which lives as long as
+// sh (the caller keeps sh alive while it reads them).
+func (sh *Shuffle) views(p uint32) ([][]table.ColumnView, []int64, []accSeg) {
+	a := sh.accumulated(p)
+	if a == nil {
+		return nil, nil, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cols, rows := make([][]table.ColumnView, len(a.chunks)), make([]int64, len(a.chunks))
+	for i, app := range a.chunks {
+		cols[i], rows[i] = app.Views()
+	}
+	return cols, rows, sortedSegs(a.segs)
+}
+
+// sortedSegs returns a copy of one partition's segments sorted by key, in
+// time linear in their number whatever the task count. They arrive in
+// arrival order: in key order when tasks were put one after another (then
+// one pass checks it), else in no order of task, about one per task for a
+// partition of a hash shuffle. Those are spread by task over up to twice
+// as many buckets as segments (the task's offset from the least one,
+// shifted right until the span fits), counted into place, and each bucket
+// (a task or a few: a task's attempts and seqs stay together) sorted by
+// comparison. Sorting all of them by comparison took 0.47 s of the 1.9 s
+// of reads of a 10,000 x 10,000 demo of 100 MiB, whose partitions have
+// rows of about 260 tasks each (a counting sort by task was linear only
+// for partitions with rows of most tasks).
+func sortedSegs(segs []accSeg) []accSeg {
+	out := make([]accSeg, len(segs))
+	if slices.IsSortedFunc(segs, compareSegs) {
+		copy(out, segs)
+		return out
+	}
+	if len(segs) < 32 {
+		copy(out, segs)
 		slices.SortFunc(out, compareSegs)
 		return out
 	}
-	out := make([]accSeg, len(segs)) // every slot is filled by the counting below
-	at := make([]int, tasks+1)       // where each task's segments start
+	lo, shift := taskBuckets(segs)
+	at := make([]int32, 2*len(segs)+1) // where each bucket starts (at most twice as many as segments)
 	for _, s := range segs {
-		at[s.task+1]++
+		at[(s.task-lo)>>shift+1]++
 	}
-	for t := range tasks {
-		at[t+1] += at[t]
+	for b := 1; b < len(at); b++ {
+		at[b] += at[b-1]
 	}
 	for _, s := range segs {
-		out[at[s.task]] = s
-		at[s.task]++
+		b := (s.task - lo) >> shift
+		out[at[b]] = s
+		at[b]++
 	}
-	for lo := 0; lo < len(out); {
-		hi := lo + 1
-		for hi < len(out) && out[hi].task == out[lo].task {
-			hi++
-		}
-		if hi-lo > 1 {
-			slices.SortStableFunc(out[lo:hi], compareSegs)
-		}
-		lo = hi
-	}
+	sortRuns(out, lo, shift)
 	return out
+}
+
+// taskBuckets returns the least task of segs and the shift that maps the
+// span of their tasks to at most twice as many buckets as segments: bucket
+// (task-lo)>>shift.
+func taskBuckets(segs []accSeg) (lo uint64, shift uint) {
+	lo, hi := segs[0].task, segs[0].task
+	for _, s := range segs[1:] {
+		lo, hi = min(lo, s.task), max(hi, s.task)
+	}
+	for (hi-lo)>>shift >= uint64(2*len(segs)) {
+		shift++
+	}
+	return lo, shift
+}
+
+// sortRuns sorts each bucket of out (segments counted into place by
+// bucket (task-lo)>>shift) by key.
+func sortRuns(out []accSeg, lo uint64, shift uint) {
+	for i := 0; i < len(out); {
+		b, j := (out[i].task-lo)>>shift, i+1
+		for j < len(out) && (out[j].task-lo)>>shift == b {
+			j++
+		}
+		switch {
+		case j-i > 8:
+			slices.SortFunc(out[i:j], compareSegs)
+		case j-i > 1:
+			insertionSort(out[i:j])
+		}
+		i = j
+	}
+}
+
+// insertionSort sorts a few segments by key.
+func insertionSort(segs []accSeg) {
+	for i := 1; i < len(segs); i++ {
+		for j := i; j > 0 && compareSegs(segs[j], segs[j-1]) < 0; j-- {
+			segs[j], segs[j-1] = segs[j-1], segs[j]
+		}
+	}
 }
 
 // compareSegs orders one partition's segments by key.

@@ -71,14 +71,19 @@ func TestAccumulateInChunks(t *testing.T) {
 }
 
 // TestSortedSegs checks sortedSegs against a comparison sort: segments of
-// one partition from many tasks (the counting sort), from few tasks of
-// many (comparison), with retries and several seqs per task, and with a
-// task out of range. Each segment is told apart by its offset, so the
-// result must be the same segments, each once, in key order.
+// one partition from many tasks or few, with retries and several seqs per
+// task, with tasks spread over a span far wider than the segments (a
+// shuffle of 10,000 tasks whose partition has rows of a few hundred), in
+// key order already or nearly, and with a task out of the spec's range.
+// Each segment is told apart by its offset, so the result must be the same
+// segments, each once, in key order.
 func TestSortedSegs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for iter := range 400 {
+	for iter := range 600 {
 		tasks, n := 1+rng.IntN(300), rng.IntN(700)
+		if iter%3 == 1 {
+			tasks = 1 + rng.IntN(1<<40) // sparse: few segments of many tasks
+		}
 		segs := make([]accSeg, n)
 		for i := range segs {
 			task := uint64(rng.IntN(tasks))
@@ -87,24 +92,36 @@ func TestSortedSegs(t *testing.T) {
 			}
 			segs[i] = accSeg{task: task, attempt: uint32(rng.IntN(3)), seq: uint32(rng.IntN(4)), off: int64(i)}
 		}
-		in := slices.Clone(segs)
-		got := sortedSegs(segs, tasks)
-		if !slices.Equal(segs, in) {
-			t.Fatalf("iter %d: the segments given were changed", iter)
-		}
-		if !slices.IsSortedFunc(got, compareSegs) {
-			t.Fatalf("iter %d (%d tasks, %d segments): not in key order", iter, tasks, n)
-		}
-		seen := make([]bool, n)
-		for _, s := range got {
-			if seen[s.off] {
-				t.Fatalf("iter %d: segment %d twice", iter, s.off)
+		if iter%3 == 2 { // in key order, or but for one swap
+			slices.SortFunc(segs, compareSegs)
+			if n > 1 && iter%2 == 0 {
+				i := rng.IntN(n - 1)
+				segs[i], segs[i+1] = segs[i+1], segs[i]
 			}
-			seen[s.off] = true
 		}
-		if len(got) != n {
-			t.Fatalf("iter %d: %d segments, want %d", iter, len(got), n)
+		checkSortedSegs(t, iter, segs)
+	}
+}
+
+func checkSortedSegs(t *testing.T, iter int, segs []accSeg) {
+	t.Helper()
+	in := slices.Clone(segs)
+	got := sortedSegs(segs)
+	if !slices.Equal(segs, in) {
+		t.Fatalf("iter %d: the segments given were changed", iter)
+	}
+	if !slices.IsSortedFunc(got, compareSegs) {
+		t.Fatalf("iter %d (%d segments): not in key order", iter, len(segs))
+	}
+	seen := make(map[int64]bool, len(segs))
+	for _, s := range got {
+		if seen[s.off] {
+			t.Fatalf("iter %d: segment %d twice", iter, s.off)
 		}
+		seen[s.off] = true
+	}
+	if len(got) != len(segs) {
+		t.Fatalf("iter %d: %d segments, want %d", iter, len(got), len(segs))
 	}
 }
 

@@ -38,10 +38,9 @@ func (rc *Receiver) get(ctx context.Context, sh *Shuffle, p int, alloc memory.Al
 	if sh.Array != nil {
 		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", shuffle.ErrBadInput, id)
 	}
-	b := &outBatch{rc: rc, sh: sh, alloc: alloc, emit: emit}
-	defer b.release()
+	b := rc.newBatch(sh, alloc, emit)
+	defer rc.putBatch(b)
 	m := newAccMerge(sh, uint32(p), b)
-	defer m.release()
 	defer runtime.KeepAlive(sh) // the accumulated rows m reads live as long as sh (offheap)
 	err := rc.cfg.Store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
 		if err := ctx.Err(); err != nil {
@@ -76,15 +75,21 @@ type accMerge struct {
 	sh   *Shuffle
 	p    uint32
 	b    *outBatch
-	recs []arrow.Record // the accumulator's rows, per chunk
-	cols [][]table.ColumnView
+	cols [][]table.ColumnView // the accumulator's rows, per chunk
+	rows []int64              // and their counts
 	segs []accSeg
 	next int
+	// lastTask and lastAttempt are the last attempt whose visibility was
+	// looked up (if looked), visible the ledger's answer: a task's segments
+	// of one attempt are adjacent.
+	lastTask        uint64
+	lastAttempt     uint32
+	looked, visible bool
 }
 
 func newAccMerge(sh *Shuffle, p uint32, b *outBatch) *accMerge {
 	m := &accMerge{sh: sh, p: p, b: b}
-	m.recs, m.cols, m.segs = sh.snapshot(p)
+	m.cols, m.rows, m.segs = sh.views(p)
 	return m
 }
 
@@ -96,17 +101,25 @@ func (m *accMerge) emitBefore(k *spill.Key) error {
 		if k != nil && s.key(m.p).Compare(*k) >= 0 {
 			return nil
 		}
-		if !m.sh.ledger.Visible(s.task, s.attempt, m.p) {
+		if !m.isVisible(s) {
 			continue
 		}
-		if err := m.b.addRange(table.RowRange{Rec: m.recs[s.chunk], Off: s.off, Rows: int64(s.rows), Cols: m.cols[s.chunk]}); err != nil {
+		if err := m.b.addRange(table.RowRange{Off: s.off, Rows: int64(s.rows), Cols: m.cols[s.chunk], Len: m.rows[s.chunk]}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (m *accMerge) release() { releaseAll(m.recs) }
+// isVisible reports whether the dedup ledger counts segment s (looked up
+// once per run of segments of one attempt).
+func (m *accMerge) isVisible(s accSeg) bool {
+	if !m.looked || m.lastTask != s.task || m.lastAttempt != s.attempt {
+		m.lastTask, m.lastAttempt, m.looked = s.task, s.attempt, true
+		m.visible = m.sh.ledger.Visible(s.task, s.attempt, m.p)
+	}
+	return m.visible
+}
 
 // outBatch gathers the pieces of one output batch.
 type outBatch struct {
@@ -128,14 +141,47 @@ func (b *outBatch) add(mem spill.Value, disk []byte) error {
 	return b.addRange(r)
 }
 
+// newBatch returns an empty batch of a read of sh, from the receiver's
+// pool of them.
+func (rc *Receiver) newBatch(sh *Shuffle, alloc memory.Allocator, emit func(arrow.Record) error) *outBatch {
+	b, _ := rc.batches.Get().(*outBatch)
+	if b == nil {
+		b = &outBatch{}
+	}
+	b.rc, b.sh, b.alloc, b.emit = rc, sh, alloc, emit
+	return b
+}
+
+// putBatch releases what b holds and gives it back to the pool.
+func (rc *Receiver) putBatch(b *outBatch) {
+	b.release()
+	b.sh, b.alloc, b.emit = nil, nil, nil
+	rc.batches.Put(b)
+}
+
 // addRange appends rows whose record the caller keeps alive until the
-// batch is flushed, and flushes a full batch.
+// batch is flushed, and flushes a full batch. Rows that continue the last
+// range's rows in the same record (segments appended one after another)
+// extend that range.
 func (b *outBatch) addRange(r table.RowRange) error {
-	b.ranges = append(b.ranges, r)
+	if n := len(b.ranges); n > 0 && sameRows(b.ranges[n-1], r) && b.ranges[n-1].Off+b.ranges[n-1].Rows == r.Off {
+		b.ranges[n-1].Rows += r.Rows
+	} else {
+		b.ranges = append(b.ranges, r)
+	}
 	if b.rows += r.Rows; b.rows >= b.rc.cfg.OutputBatchRows {
 		return b.flush()
 	}
 	return nil
+}
+
+// sameRows reports whether ranges x and y are of the same record (or, of
+// accumulated rows, the same chunk's views).
+func sameRows(x, y table.RowRange) bool {
+	if x.Rec != nil || y.Rec != nil {
+		return x.Rec == y.Rec
+	}
+	return len(x.Cols) > 0 && len(y.Cols) > 0 && &x.Cols[0] == &y.Cols[0]
 }
 
 // rangeOf returns a piece's rows, holding a reference to its record until
@@ -176,6 +222,8 @@ func (b *outBatch) flush() error {
 // release drops the batch's ranges and decoded records.
 func (b *outBatch) release() {
 	releaseAll(b.owned)
+	clear(b.ranges) // no reference to a record outlives the batch
+	clear(b.owned)
 	b.ranges, b.owned, b.rows = b.ranges[:0], b.owned[:0], 0
 }
 

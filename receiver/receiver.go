@@ -44,6 +44,10 @@ type Receiver struct {
 	// released, for the next ones (a read allocates its partition's bytes
 	// again: 538 of the demo's 1,786 MB of allocations went to them).
 	out mempool.Pool
+	// batches holds outBatches that reads are done with: a read of a small
+	// partition then grows no slice of ranges (at 100,000 partitions of
+	// 26 rows, their growth was a fifth of the reads' allocations).
+	batches sync.Pool
 }
 
 // New returns a receiver.

@@ -12,11 +12,15 @@ import (
 
 // RowRange names rows [Off, Off+Rows) of Rec. Cols, when set, are Rec's
 // column views (ViewOf(Rec)), resolved once by the caller and shared among
-// the ranges of one record; when nil, ConcatRanges resolves them.
+// the ranges of one record; when nil, ConcatRanges resolves them. Rec may
+// be nil when Cols are set: the range is then of Len rows of views alone
+// (Appender.Views), whose columns the caller vouches have the schema's
+// types; only their count and Len are checked.
 type RowRange struct {
 	Rec       arrow.Record
 	Off, Rows int64
 	Cols      []ColumnView
+	Len       int64 // the rows of Cols when Rec is nil
 }
 
 // ConcatRanges builds one record of schema holding the given row ranges, in
@@ -60,8 +64,18 @@ func ConcatRanges(mem memory.Allocator, schema *arrow.Schema, ranges []RowRange)
 
 // checkRowRange refuses a range outside its record or of another layout.
 func checkRowRange(schema *arrow.Schema, r RowRange) error {
-	if r.Off < 0 || r.Rows < 0 || r.Off+r.Rows > r.Rec.NumRows() {
-		return fmt.Errorf("%w: rows [%d, %d) of a record of %d", ErrBadInput, r.Off, r.Off+r.Rows, r.Rec.NumRows())
+	n := r.Len
+	if r.Rec != nil {
+		n = r.Rec.NumRows()
+	}
+	if r.Off < 0 || r.Rows < 0 || r.Off+r.Rows > n {
+		return fmt.Errorf("%w: rows [%d, %d) of a record of %d", ErrBadInput, r.Off, r.Off+r.Rows, n)
+	}
+	if r.Rec == nil {
+		if len(r.Cols) != schema.NumFields() {
+			return fmt.Errorf("%w: views of %d columns, want %d", ErrSchemaMismatch, len(r.Cols), schema.NumFields())
+		}
+		return nil
 	}
 	if r.Rec.Schema() == schema {
 		return nil // records from this shuffle's codec share its schema

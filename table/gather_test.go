@@ -37,7 +37,11 @@ func TestConcatRangesMatchesSliceConcat(t *testing.T) {
 				rec := recs[rng.IntN(len(recs))]
 				off := rng.Int64N(rec.NumRows() + 1)
 				n := rng.Int64N(rec.NumRows() - off + 1)
-				ranges = append(ranges, RowRange{Rec: rec, Off: off, Rows: n})
+				r := RowRange{Rec: rec, Off: off, Rows: n}
+				if rng.IntN(2) == 0 { // views alone, as Appender.Views gives them
+					r = RowRange{Cols: ViewOf(rec), Len: rec.NumRows(), Off: off, Rows: n}
+				}
+				ranges = append(ranges, r)
 				slices = append(slices, rec.NewSlice(off, off+n))
 			}
 			defer releaseAll(slices)
@@ -67,7 +71,8 @@ func TestConcatRangesMatchesSliceConcat(t *testing.T) {
 func TestConcatRangesRefusesBadRanges(t *testing.T) {
 	rec := GenTask(memory.DefaultAllocator, GenConfig{Rows: 10, PayloadBytes: 3}, 0, 1)
 	defer rec.Release()
-	for _, r := range []RowRange{{Rec: rec, Off: 5, Rows: 6}, {Rec: rec, Off: -1, Rows: 1}} {
+	views := ViewOf(rec)
+	for _, r := range []RowRange{{Rec: rec, Off: 5, Rows: 6}, {Rec: rec, Off: -1, Rows: 1}, {Cols: views, Len: 10, Off: 5, Rows: 6}, {Cols: views, Len: 4, Rows: 5}} {
 		if _, err := ConcatRanges(nil, rec.Schema(), []RowRange{r}); err == nil {
 			t.Errorf("range %d+%d of 10 rows accepted", r.Off, r.Rows)
 		}
@@ -75,6 +80,9 @@ func TestConcatRangesRefusesBadRanges(t *testing.T) {
 	other := arrow.NewSchema([]arrow.Field{{Name: "key", Type: arrow.PrimitiveTypes.Int32}}, nil)
 	if _, err := ConcatRanges(nil, other, []RowRange{{Rec: rec, Rows: 1}}); err == nil {
 		t.Error("a record of another schema accepted")
+	}
+	if _, err := ConcatRanges(nil, other, []RowRange{{Cols: views, Len: 10, Rows: 1}}); err == nil {
+		t.Error("views of another column count accepted")
 	}
 }
 

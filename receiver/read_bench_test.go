@@ -1,0 +1,100 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/shuffle"
+	"github.com/shufflenode/shufflenode/spec"
+	"github.com/shufflenode/shufflenode/spill"
+	"github.com/shufflenode/shufflenode/table"
+)
+
+// BenchmarkSortedSegs sorts one partition's segments as a read does: n
+// segments of distinct tasks out of tasks, in the order of parallel puts
+// (random), one attempt and seq each. 260 of 10,000 is a partition of the
+// 10,000 x 10,000 demo of 100 MiB (one row per segment); 1,600 of 10,000
+// one of 1.6 M rows; 1,000 of 1,000 the 1,000 x 1,000 case.
+func BenchmarkSortedSegs(b *testing.B) {
+	for _, c := range []struct{ n, tasks int }{{260, 10000}, {1600, 10000}, {1000, 1000}, {26, 1000}} {
+		b.Run(fmt.Sprintf("segs=%d/tasks=%d", c.n, c.tasks), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			segs := make([]accSeg, c.n)
+			for i, t := range rng.Perm(c.tasks)[:c.n] {
+				segs[i] = accSeg{task: uint64(t), off: int64(i), rows: 1}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				sortedSegs(segs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*c.n), "ns/seg")
+		})
+	}
+}
+
+// BenchmarkGetSmallPartitions reads every partition of a shuffle of 64
+// tasks over 4,000 partitions of about 64 rows each (one row per task and
+// partition: the shape of a read of many small partitions), accumulated
+// on one node. ns/partition is the cost of one partition's read.
+func BenchmarkGetSmallPartitions(b *testing.B) {
+	const tasks, parts = 64, 4000
+	codec, err := table.NewCodec(table.GenSchema(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := spill.Open(spill.Config{MemoryLimit: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	rc := New(Config{Store: store, OutputBatchRows: 1 << 16, Allocator: memory.DefaultAllocator, Committed: func(*shuffle.State, Commit) {}})
+	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: tasks, Partitions: parts, Schema: codec.SchemaBytes(),
+		Rule: table.Rule{Kind: table.Hash, Columns: []string{table.GenSchema().Field(0).Name}}}
+	st, err := shuffle.New(sp, "a", []string{"a"}, nil, "a")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sh := NewShuffle(st, nil)
+	gen := table.GenConfig{Rows: tasks * parts, PayloadBytes: 12, Seed: 1}
+	for task := range tasks {
+		if err := rc.Receive(context.Background(), sh, oneRowPerPartition(b, codec, gen, task, tasks, parts)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sh.Finish(shuffle.Sealed, nil)
+	b.ReportAllocs()
+	b.SetBytes(int64(gen.Rows) * 32)
+	b.ResetTimer()
+	for range b.N {
+		for p := range parts {
+			if err := rc.Get(context.Background(), sh, p, func(r arrow.Record) error { r.Release(); return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*parts), "ns/partition")
+}
+
+// oneRowPerPartition is task's rows (one per partition) in one entry, with
+// the task's end marker.
+func oneRowPerPartition(b *testing.B, codec *table.Codec, gen table.GenConfig, task, tasks, parts int) *shard.Msg {
+	rec := table.GenTask(memory.DefaultAllocator, gen, task, tasks)
+	defer rec.Release()
+	data, err := codec.AppendRecord(nil, rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runs := make([]shard.Run, parts)
+	for p := range runs {
+		runs[p] = shard.Run{Partition: uint32(p), Count: 1}
+	}
+	e := shard.Entry{Task: uint64(task), Runs: runs, Data: data}
+	return &shard.Msg{Shuffle: "s", Entries: []shard.Entry{e}, Ends: []shard.End{{Task: uint64(task), Pieces: 1}}}
+}

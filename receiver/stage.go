@@ -97,11 +97,7 @@ func (rc *Receiver) flushStage(sh *Shuffle) {
 	st := &sh.stage
 	st.flushing.Lock()
 	defer st.flushing.Unlock()
-	st.mu.Lock()
-	batch := st.entries
-	st.entries, st.bytes = nil, 0
-	st.held.Store(0)
-	st.mu.Unlock()
+	batch := st.take()
 	if len(batch) == 0 {
 		return
 	}
@@ -130,14 +126,19 @@ func (sh *Shuffle) drainStage() {
 func (st *stage) discard() {
 	st.flushing.Lock()
 	defer st.flushing.Unlock()
+	for _, s := range st.take() {
+		s.rec.Release()
+	}
+}
+
+// take empties the stage and returns what it held.
+func (st *stage) take() []staged {
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	batch := st.entries
 	st.entries, st.bytes = nil, 0
 	st.held.Store(0)
-	st.mu.Unlock()
-	for _, s := range batch {
-		s.rec.Release()
-	}
+	return batch
 }
 
 // stagedRun is one run of a staged entry: entry, its first row and rows.

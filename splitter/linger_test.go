@@ -27,17 +27,25 @@ func done(t *testing.T, ch <-chan error) bool {
 	}
 }
 
+// lingering returns a splitter with linger whose sender is f, closed
+// when t ends.
+func lingering(t *testing.T, f *fakeSender, linger time.Duration) *Splitter {
+	t.Helper()
+	s, err := New(Config{Linger: linger}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestMarkerGoesAtOnceWhenNoTaskCuts: with no other task of the shuffle
 // being cut on the node, an end marker is sent at once, however long
 // Linger is.
 func TestMarkerGoesAtOnceWhenNoTaskCuts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake()
-		s, err := New(Config{Linger: time.Hour}, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := lingering(t, f, time.Hour)
 		ch := endWait(t, s, "s", "d", 1)
 		synctest.Wait()
 		if !done(t, ch) {
@@ -51,11 +59,7 @@ func TestMarkerGoesAtOnceWhenNoTaskCuts(t *testing.T) {
 func TestMarkerLingersWhileOthersCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake()
-		s, err := New(Config{Linger: 10 * time.Millisecond}, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := lingering(t, f, 10*time.Millisecond)
 		other := s.NewCut(Route{Shuffle: "s"})
 		defer other.Close()
 		ch := endWait(t, s, "s", "d", 1)
@@ -77,11 +81,7 @@ func TestMarkerLingersWhileOthersCut(t *testing.T) {
 func TestMarkersOfTasksEndingTogetherShareAMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake()
-		s, err := New(Config{Linger: time.Hour}, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := lingering(t, f, time.Hour)
 		a, b := s.NewCut(Route{Shuffle: "s"}), s.NewCut(Route{Shuffle: "s"})
 		first, second := endWait(t, s, "s", "d", 1), endWait(t, s, "s", "d", 2)
 		a.Close()

@@ -42,22 +42,7 @@ func benchPartitionHash(b *testing.B, col string, bytesPerRow int64) {
 func BenchmarkSplit1000Partitions4Groups(b *testing.B) {
 	rec := benchRecord(b)
 	defer rec.Release()
-	part, _ := NewPartitioner(rec.Schema(), Rule{Kind: Hash, Columns: []string{"key"}}, 1000)
-	pids, _ := part.Partition(rec, nil)
-	groupOf := make([]int, 1000)
-	for p := range groupOf {
-		groupOf[p] = p % 4
-	}
-	b.SetBytes(RecordBytes(rec))
-	b.ReportAllocs()
-	for b.Loop() {
-		groups, err := Split(memory.DefaultAllocator, rec, pids, groupOf, 4)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ReleaseGroups(groups)
-	}
-	reportRows(b, rec.NumRows())
+	benchSplit(b, rec, 1000)
 }
 
 // BenchmarkSplitSparse splits records of 1,600 rows over 10,000
@@ -66,9 +51,15 @@ func BenchmarkSplit1000Partitions4Groups(b *testing.B) {
 func BenchmarkSplitSparse(b *testing.B) {
 	rec := GenTask(memory.DefaultAllocator, GenConfig{Rows: 1600, Seed: 1, PayloadBytes: 12}, 0, 1)
 	defer rec.Release()
-	part, _ := NewPartitioner(rec.Schema(), Rule{Kind: Hash, Columns: []string{"key"}}, 10_000)
+	benchSplit(b, rec, 10_000)
+}
+
+// benchSplit splits rec, hashed on its key into parts partitions, on 4
+// groups (partition p to group p % 4).
+func benchSplit(b *testing.B, rec arrow.Record, parts int) {
+	part, _ := NewPartitioner(rec.Schema(), Rule{Kind: Hash, Columns: []string{"key"}}, parts)
 	pids, _ := part.Partition(rec, nil)
-	groupOf := make([]int, 10_000)
+	groupOf := make([]int, parts)
 	for p := range groupOf {
 		groupOf[p] = p % 4
 	}

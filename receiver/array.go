@@ -16,51 +16,67 @@ import (
 // assembly, or stores it under the new chunk where there is none. Every
 // piece is checked before any is placed or stored.
 func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) (kept bool, err error) {
-	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
-	items := make([]spill.Item, 0, len(e.Runs))
-	pieces := make([]rechunk.Chunk, 0, len(e.Runs))
-	var off uint64
-	for _, r := range e.Runs {
-		if off+r.Count > uint64(len(data)) {
-			return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(data)))
-		}
-		b := data[off : off+r.Count : off+r.Count]
-		off += r.Count
-		c, err := rechunk.DecodePiece(b, sh.Array.DType)
-		if err != nil {
-			return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
-		}
-		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
-		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
-		pieces = append(pieces, c)
+	pieces, err := decodeArrayEntry(sh, e)
+	if err != nil {
+		return false, err
 	}
-	if off != uint64(len(data)) {
-		return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
-	}
-	items, err = rc.placeAll(sh, e.Task, items, pieces)
+	items, err := rc.placeAll(sh, e, pieces)
 	if err != nil {
 		return true, err
 	}
 	return len(items) > 0, rc.putPieces(sh, e, items)
 }
 
-// placeAll places the pieces that have an assembly and returns the items
-// of the others, to store.
-func (rc *Receiver) placeAll(sh *Shuffle, task uint64, items []spill.Item, pieces []rechunk.Chunk) ([]spill.Item, error) {
-	if !assembleOnArrival(sh) {
-		return items, nil
-	}
-	rest := items[:0]
-	for i, it := range items {
-		ok, err := rc.place(sh, task, it.Key.Partition, pieces[i])
+// decodeArrayEntry checks and decodes the pieces of an entry, one per run.
+// Their data alias the frame's payload (ours to keep, see dht.Handler;
+// entries are aligned in it) and their shapes share one array.
+func decodeArrayEntry(sh *Shuffle, e *shard.Entry) ([]rechunk.Chunk, error) {
+	data := e.Data
+	ndim := sh.Array.Plan.NDim()
+	shapes := make([]int64, len(e.Runs)*ndim)
+	pieces := make([]rechunk.Chunk, len(e.Runs))
+	var off uint64
+	for i, r := range e.Runs {
+		if r.Count > uint64(len(data))-off {
+			return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(data)))
+		}
+		b := data[off : off+r.Count : off+r.Count]
+		off += r.Count
+		c, err := rechunk.DecodePieceTo(shapes[i*ndim:(i+1)*ndim:(i+1)*ndim], b, sh.Array.DType)
 		if err != nil {
-			return nil, err
+			return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
 		}
-		if !ok {
-			rest = append(rest, it)
-		}
+		pieces[i] = c
 	}
-	return rest, nil
+	if off != uint64(len(data)) {
+		return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
+	}
+	return pieces, nil
+}
+
+// placeAll places the pieces of e (one per run) that have an assembly and
+// returns the items of the others, to store.
+func (rc *Receiver) placeAll(sh *Shuffle, e *shard.Entry, pieces []rechunk.Chunk) ([]spill.Item, error) {
+	var items []spill.Item
+	onArrival := assembleOnArrival(sh)
+	old := splitaxes.Unravel(int(e.Task), sh.Array.Plan.OldGrid())
+	var off uint64 // decodeArrayEntry checked the runs against the data
+	for i, r := range e.Runs {
+		b := e.Data[off : off+r.Count : off+r.Count] // the piece with its header, as stored
+		off += r.Count
+		if onArrival {
+			ok, err := rc.place(sh, e.Task, old, r.Partition, pieces[i])
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				continue
+			}
+		}
+		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
+		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
+	}
+	return items, nil
 }
 
 // bytesValue is an array piece held in memory.

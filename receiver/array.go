@@ -16,56 +16,56 @@ import (
 // assembly, or stores it under the new chunk where there is none. Every
 // piece is checked before any is placed or stored.
 func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) (kept bool, err error) {
-	pieces, err := decodeArrayEntry(sh, e)
-	if err != nil {
+	if err := checkArrayEntry(sh, e); err != nil {
 		return false, err
 	}
-	items, err := rc.placeAll(sh, e, pieces)
+	items, err := rc.placeAll(sh, e)
 	if err != nil {
 		return true, err
 	}
 	return len(items) > 0, rc.putPieces(sh, e, items)
 }
 
-// decodeArrayEntry checks and decodes the pieces of an entry, one per run.
-// Their data alias the frame's payload (ours to keep, see dht.Handler;
-// entries are aligned in it) and their shapes share one array.
-func decodeArrayEntry(sh *Shuffle, e *shard.Entry) ([]rechunk.Chunk, error) {
-	data := e.Data
-	ndim := sh.Array.Plan.NDim()
-	shapes := make([]int64, len(e.Runs)*ndim)
-	pieces := make([]rechunk.Chunk, len(e.Runs))
+// checkArrayEntry checks that the runs of an entry cover its data exactly
+// and that each is a well-formed piece. Nothing is kept per piece: with
+// pieces of one element, a decoded chunk per piece cost more than the piece.
+func checkArrayEntry(sh *Shuffle, e *shard.Entry) error {
+	shape := make([]int64, 0, sh.Array.Plan.NDim())
 	var off uint64
-	for i, r := range e.Runs {
-		if r.Count > uint64(len(data))-off {
-			return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(data)))
+	for _, r := range e.Runs {
+		if r.Count > uint64(len(e.Data))-off {
+			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(e.Data)))
 		}
-		b := data[off : off+r.Count : off+r.Count]
+		if _, err := rechunk.DecodePieceTo(shape, e.Data[off:off+r.Count], sh.Array.DType); err != nil {
+			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
+		}
 		off += r.Count
-		c, err := rechunk.DecodePieceTo(shapes[i*ndim:(i+1)*ndim:(i+1)*ndim], b, sh.Array.DType)
-		if err != nil {
-			return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
-		}
-		pieces[i] = c
 	}
-	if off != uint64(len(data)) {
-		return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
+	if off != uint64(len(e.Data)) {
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(e.Data)))
 	}
-	return pieces, nil
+	return nil
 }
 
-// placeAll places the pieces of e (one per run) that have an assembly and
-// returns the items of the others, to store.
-func (rc *Receiver) placeAll(sh *Shuffle, e *shard.Entry, pieces []rechunk.Chunk) ([]spill.Item, error) {
+// placeAll places the pieces of e (one per run, checked by
+// checkArrayEntry) that have an assembly and returns the items of the
+// others, to store. Stored pieces alias the frame's payload (ours to keep,
+// see dht.Handler; entries are aligned in it).
+func (rc *Receiver) placeAll(sh *Shuffle, e *shard.Entry) ([]spill.Item, error) {
 	var items []spill.Item
 	onArrival := assembleOnArrival(sh)
 	old := splitaxes.Unravel(int(e.Task), sh.Array.Plan.OldGrid())
-	var off uint64 // decodeArrayEntry checked the runs against the data
-	for i, r := range e.Runs {
+	shape := make([]int64, 0, len(old))
+	var off uint64
+	for _, r := range e.Runs {
 		b := e.Data[off : off+r.Count : off+r.Count] // the piece with its header, as stored
 		off += r.Count
 		if onArrival {
-			ok, err := rc.place(sh, e.Task, old, r.Partition, pieces[i])
+			c, err := rechunk.DecodePieceTo(shape, b, sh.Array.DType)
+			if err != nil {
+				return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
+			}
+			ok, err := rc.place(sh, e.Task, old, r.Partition, c)
 			if err != nil {
 				return nil, err
 			}

@@ -303,19 +303,21 @@ func (a *Assembler) Missing() iter.Seq[[]int] {
 // on each call, so that an assembler holds nothing per piece but its bit.
 func (a *Assembler) PlacedOld() iter.Seq[[]int] {
 	return func(yield func([]int) bool) {
-		olds := make([][]int, len(a.lens))
-		for d := range olds {
-			for s := range a.plan.Axis(d).Pieces(a.index[d]) {
-				olds[d] = append(olds[d], s.OldChunk)
+		olds := a.pieceOlds()
+		old, split := make([]int, len(a.lens)), make([]int, len(a.lens))
+		for bit := range a.total { // split counts through the split indices in C order, as bit does
+			if bit > 0 {
+				a.advance(split)
 			}
-		}
-		old := make([]int, len(a.lens))
-		for bit := range a.total {
 			if a.placed[bit/64]&(1<<(bit%64)) == 0 {
 				continue
 			}
-			for d, k := range a.unlinear(bit) {
-				old[d] = olds[d][k]
+			for d, k := range split {
+				if olds[d] == nil {
+					old[d] = a.firstOld[d] + k
+				} else {
+					old[d] = olds[d][k]
+				}
 			}
 			if !yield(old) {
 				return
@@ -324,9 +326,39 @@ func (a *Assembler) PlacedOld() iter.Seq[[]int] {
 	}
 }
 
+// advance steps split to the next split index in C order (the last axis
+// fastest).
+func (a *Assembler) advance(split []int) {
+	for d := len(split) - 1; d >= 0; d-- {
+		if split[d]++; split[d] < len(a.lens[d]) {
+			return
+		}
+		split[d] = 0
+	}
+}
+
+// pieceOlds returns, per axis, the old chunk of each piece along it; nil
+// along every axis when they are consecutive from firstOld.
+func (a *Assembler) pieceOlds() [][]int {
+	olds := make([][]int, len(a.lens))
+	if a.firstOld != nil {
+		return olds
+	}
+	for d := range olds {
+		for s := range a.plan.Axis(d).Pieces(a.index[d]) {
+			olds[d] = append(olds[d], s.OldChunk)
+		}
+	}
+	return olds
+}
+
 // unlinear is the inverse of linear.
 func (a *Assembler) unlinear(bit int) []int {
-	idx := make([]int, len(a.lens))
+	return a.unlinearTo(make([]int, len(a.lens)), bit)
+}
+
+// unlinearTo is unlinear into idx (one entry per axis).
+func (a *Assembler) unlinearTo(idx []int, bit int) []int {
 	for d := len(idx) - 1; d >= 0; d-- {
 		idx[d] = bit % len(a.lens[d])
 		bit /= len(a.lens[d])

@@ -36,6 +36,14 @@ type Assembler struct {
 	// splitaxes.Axis.ConsecutiveOld), else nil: a split index is then a
 	// subtraction.
 	firstOld []int
+	// inline holds split, org, zero and firstOld up to stackDims axes, in
+	// the assembler's own memory: a receiver places one-element pieces in
+	// thousands of assemblers in turn, and each separate allocation it
+	// touches per piece is one more cache miss.
+	inline struct {
+		split, firstOld [stackDims]int
+		org, zero       [stackDims]int64
+	}
 }
 
 // NewAssembler returns an assembler for new chunk newIndex of plan, of dtype
@@ -52,16 +60,21 @@ func NewAssembler(plan *splitaxes.Plan, newIndex []int, dt DType, cfg Config) (*
 	a.lens, a.offs, a.shape = axisPieces(plan, newIndex)
 	a.segs = axisSegs(plan, newIndex)
 	a.placed = make([]uint64, (total+63)/64)
-	a.split, a.org, a.zero = make([]int, len(newIndex)), make([]int64, len(newIndex)), make([]int64, len(newIndex))
-	a.firstOld = consecutiveOld(plan, newIndex)
+	n := len(newIndex)
+	if n <= stackDims {
+		a.split, a.org, a.zero = a.inline.split[:n:n], a.inline.org[:n:n], a.inline.zero[:n:n]
+	} else {
+		a.split, a.org, a.zero = make([]int, n), make([]int64, n), make([]int64, n)
+	}
+	a.firstOld = consecutiveOld(plan, newIndex, a.inline.firstOld[:0])
 	return a, nil
 }
 
 // consecutiveOld returns the old chunk of the first piece along each axis
 // of new chunk index, or nil unless every axis's pieces come from
 // consecutive old chunks.
-func consecutiveOld(plan *splitaxes.Plan, index []int) []int {
-	first := make([]int, len(index))
+func consecutiveOld(plan *splitaxes.Plan, index []int, dst []int) []int {
+	first := slices.Grow(dst[:0], len(index))[:len(index)]
 	for d, j := range index {
 		f, ok := plan.Axis(d).ConsecutiveOld(j)
 		if !ok {

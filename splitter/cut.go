@@ -181,8 +181,8 @@ func (c *Cut) pieceGuess(n int) int {
 }
 
 // destinations are the destination indexes a piece of partition part goes
-// to: its owner, and its backup with replication 2 (either left out where
-// the route says nobody).
+// to, the first n of out: its owner, and its backup with replication 2
+// (either left out where the route says nobody). No slice is made per piece.
 func (c *Cut) destinations(part int) (out [2]int, n int) {
 	none := len(c.r.Dests)
 	if d := c.r.Primary[part]; d < none {

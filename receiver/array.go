@@ -16,51 +16,67 @@ import (
 // assembly, or stores it under the new chunk where there is none. Every
 // piece is checked before any is placed or stored.
 func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) (kept bool, err error) {
-	data := e.Data // the frame's payload is ours to keep (see dht.Handler); entries are aligned in it
-	items := make([]spill.Item, 0, len(e.Runs))
-	pieces := make([]rechunk.Chunk, 0, len(e.Runs))
-	var off uint64
-	for _, r := range e.Runs {
-		if off+r.Count > uint64(len(data)) {
-			return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(data)))
-		}
-		b := data[off : off+r.Count : off+r.Count]
-		off += r.Count
-		c, err := rechunk.DecodePiece(b, sh.Array.DType)
-		if err != nil {
-			return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
-		}
-		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
-		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
-		pieces = append(pieces, c)
+	if err := checkArrayEntry(sh, e); err != nil {
+		return false, err
 	}
-	if off != uint64(len(data)) {
-		return false, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(data)))
-	}
-	items, err = rc.placeAll(sh, e.Task, items, pieces)
+	items, err := rc.placeAll(sh, e)
 	if err != nil {
 		return true, err
 	}
 	return len(items) > 0, rc.putPieces(sh, e, items)
 }
 
-// placeAll places the pieces that have an assembly and returns the items
-// of the others, to store.
-func (rc *Receiver) placeAll(sh *Shuffle, task uint64, items []spill.Item, pieces []rechunk.Chunk) ([]spill.Item, error) {
-	if !assembleOnArrival(sh) {
-		return items, nil
-	}
-	rest := items[:0]
-	for i, it := range items {
-		ok, err := rc.place(sh, task, it.Key.Partition, pieces[i])
-		if err != nil {
-			return nil, err
+// checkArrayEntry checks that the runs of an entry cover its data exactly
+// and that each is a well-formed piece. Nothing is kept per piece: with
+// pieces of one element, a decoded chunk per piece cost more than the piece.
+func checkArrayEntry(sh *Shuffle, e *shard.Entry) error {
+	shape := make([]int64, 0, sh.Array.Plan.NDim())
+	var off uint64
+	for _, r := range e.Runs {
+		if r.Count > uint64(len(e.Data))-off {
+			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d+ bytes of %d", sh.ID(), e.Task, off+r.Count, len(e.Data)))
 		}
-		if !ok {
-			rest = append(rest, it)
+		if _, err := rechunk.DecodePieceTo(shape, e.Data[off:off+r.Count], sh.Array.DType); err != nil {
+			return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
 		}
+		off += r.Count
 	}
-	return rest, nil
+	if off != uint64(len(e.Data)) {
+		return shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d: runs cover %d of %d bytes", sh.ID(), e.Task, off, len(e.Data)))
+	}
+	return nil
+}
+
+// placeAll places the pieces of e (one per run, checked by
+// checkArrayEntry) that have an assembly and returns the items of the
+// others, to store. Stored pieces alias the frame's payload (ours to keep,
+// see dht.Handler; entries are aligned in it).
+func (rc *Receiver) placeAll(sh *Shuffle, e *shard.Entry) ([]spill.Item, error) {
+	var items []spill.Item
+	onArrival := assembleOnArrival(sh)
+	old := splitaxes.Unravel(int(e.Task), sh.Array.Plan.OldGrid())
+	shape := make([]int64, 0, len(old))
+	var off uint64
+	for _, r := range e.Runs {
+		b := e.Data[off : off+r.Count : off+r.Count] // the piece with its header, as stored
+		off += r.Count
+		if onArrival {
+			c, err := rechunk.DecodePieceTo(shape, b, sh.Array.DType)
+			if err != nil {
+				return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
+			}
+			ok, err := rc.place(sh, e.Task, old, r.Partition, c)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				continue
+			}
+		}
+		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
+		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
+	}
+	return items, nil
 }
 
 // bytesValue is an array piece held in memory.

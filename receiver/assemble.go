@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/rechunk"
@@ -28,17 +29,29 @@ import (
 // pages, so there is nothing to clear, in huge pages where the kernel has
 // them; the collector neither scans nor moves them. The arena is unmapped
 // once the shuffle is unreachable; a chunk handed out carries it as Keep.
+// A piece finds its assembly without a lock (an array of one slot per new
+// chunk, made with the first assembly): with one element per piece, a lock
+// shared by every piece of the shuffle was where the receivers queued.
 type assemblies struct {
-	mu     sync.Mutex
-	byPart map[uint32]*assembly
-	arena  *offheap.Arena
+	mu    sync.Mutex                                 // starting an assembly, arena
+	slots atomic.Pointer[[]atomic.Pointer[assembly]] // per new chunk; nil until the first
+	arena *offheap.Arena
 }
 
-// assembly is one new chunk being assembled.
+// get returns new chunk p's assembly, or nil if none was started.
+func (as *assemblies) get(p uint32) *assembly {
+	if slots := as.slots.Load(); slots != nil && int(p) < len(*slots) {
+		return (*slots)[p].Load()
+	}
+	return nil
+}
+
+// assembly is one new chunk being assembled. The old chunks whose pieces
+// were placed are its assembler's placed pieces (Assembler.PlacedOld):
+// nothing is held per piece beyond its bit.
 type assembly struct {
-	mu    sync.Mutex
-	asm   *rechunk.Assembler
-	tasks []uint64 // the old chunks whose pieces were placed
+	mu  sync.Mutex
+	asm *rechunk.Assembler
 }
 
 // assembleOnArrival reports whether sh's new chunks can be assembled as
@@ -55,9 +68,12 @@ func assembleOnArrival(sh *Shuffle) bool {
 // assembly returns new chunk p's assembly, starting it if the budget has
 // room for the chunk; nil when the piece must be stored instead.
 func (rc *Receiver) assembly(sh *Shuffle, p uint32) *assembly {
+	if a := sh.asm.get(p); a != nil {
+		return a
+	}
 	sh.asm.mu.Lock()
 	defer sh.asm.mu.Unlock()
-	if a := sh.asm.byPart[p]; a != nil {
+	if a := sh.asm.get(p); a != nil {
 		return a
 	}
 	plan := sh.Array.Plan
@@ -75,19 +91,20 @@ func (rc *Receiver) assembly(sh *Shuffle, p uint32) *assembly {
 		rc.cfg.Store.Unreserve(sh.ID(), int64(n))
 		return nil
 	}
-	if sh.asm.byPart == nil {
-		sh.asm.byPart = map[uint32]*assembly{}
+	slots := sh.asm.slots.Load()
+	if slots == nil {
+		s := make([]atomic.Pointer[assembly], sh.Spec.Partitions)
+		slots = &s
+		sh.asm.slots.Store(slots)
 	}
 	a := &assembly{asm: asm}
-	sh.asm.byPart[p] = a
+	(*slots)[p].Store(a)
 	return a
 }
 
 // assembled returns new chunk p's assembly if one was started.
 func (sh *Shuffle) assembled(p uint32) *assembly {
-	sh.asm.mu.Lock()
-	defer sh.asm.mu.Unlock()
-	return sh.asm.byPart[p]
+	return sh.asm.get(p)
 }
 
 // newChunkShape is the shape of new chunk idx (all sizes known).
@@ -99,25 +116,23 @@ func newChunkShape(sh *Shuffle, idx []int) []int64 {
 	return shape
 }
 
-// place puts old chunk task's piece c into new chunk p's assembly; false
-// when there is none (the piece must be stored).
-func (rc *Receiver) place(sh *Shuffle, task uint64, p uint32, c rechunk.Chunk) (bool, error) {
+// place puts old chunk task's piece c (old is task's index in the old grid)
+// into new chunk p's assembly; false when there is none (the piece must be
+// stored).
+func (rc *Receiver) place(sh *Shuffle, task uint64, old []int, p uint32, c rechunk.Chunk) (bool, error) {
 	a := rc.assembly(sh, p)
 	if a == nil {
 		return false, nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	placed, err := a.asm.PlaceOldOnce(splitaxes.Unravel(int(task), sh.Array.Plan.OldGrid()), c)
+	_, err := a.asm.PlaceOldOnce(old, c)
 	if err != nil {
 		code := wire.RefuseBadRequest
 		if errors.Is(err, rechunk.ErrPieceDiffers) {
 			code = wire.RefuseFailed
 		}
 		return false, shuffle.Refuse(code, fmt.Errorf("shuffle %s task %d new chunk %d on node %s: %w", sh.ID(), task, p, sh.Self, err))
-	}
-	if placed {
-		a.tasks = append(a.tasks, task)
 	}
 	return true, nil
 }
@@ -126,7 +141,9 @@ func (rc *Receiver) place(sh *Shuffle, task uint64, p uint32, c rechunk.Chunk) (
 // attempt for new chunk p (after the seal every task has one; a piece
 // without one would be data no barrier vouched for). Called with a.mu held.
 func (a *assembly) checkVisible(sh *Shuffle, p uint32) error {
-	for _, t := range a.tasks {
+	grid := sh.Array.Plan.OldGrid()
+	for old := range a.asm.PlacedOld() {
+		t := uint64(splitaxes.Ravel(old, grid))
 		if _, ok := sh.ledger.Committed(t, p); !ok {
 			return fmt.Errorf("%w: shuffle %s new chunk %d on node %s: the piece of old chunk %d has no committed attempt",
 				shuffle.ErrFailed, sh.ID(), p, sh.Self, t)

@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -24,8 +25,16 @@ func TestAssemblyOnArrival(t *testing.T) {
 			}
 		}
 	}
-	if a := f.sh.assembled(0); a == nil || a.asm.Placed() != 2 || len(a.tasks) != 2 {
+	a := f.sh.assembled(0)
+	if a == nil || a.asm.Placed() != 2 {
 		t.Fatalf("assembly of new chunk 0: %+v, want both pieces placed once", a)
+	}
+	var olds [][]int
+	for old := range a.asm.PlacedOld() {
+		olds = append(olds, slices.Clone(old))
+	}
+	if fmt.Sprint(olds) != "[[0] [1]]" {
+		t.Fatalf("placed old chunks %v, want [[0] [1]]", olds)
 	}
 	if st := f.rc.cfg.Store.Stats(); st.MemoryPieces != 0 || st.MemoryBytes != 4 {
 		t.Fatalf("store %+v: want no pieces and the chunk's 4 bytes reserved", st)

@@ -26,6 +26,24 @@ type Assembler struct {
 	data     []byte   // nil until the first piece
 	placed   []uint64 // bitset over linear split indices
 	total, n int      // pieces needed, pieces placed
+	// split, org and zero are scratch for placing a piece without
+	// allocating: its split index, its origin in the chunk, and the origin
+	// of the piece itself (all zeros).
+	split     []int
+	org, zero []int64
+	// firstOld[d] is the old chunk of the first piece along axis d when
+	// every axis's pieces come from consecutive old chunks (see
+	// splitaxes.Axis.ConsecutiveOld), else nil: a split index is then a
+	// subtraction.
+	firstOld []int
+	// inline holds split, org, zero and firstOld up to stackDims axes, in
+	// the assembler's own memory: a receiver places one-element pieces in
+	// thousands of assemblers in turn, and each separate allocation it
+	// touches per piece is one more cache miss.
+	inline struct {
+		split, firstOld [stackDims]int
+		org, zero       [stackDims]int64
+	}
 }
 
 // NewAssembler returns an assembler for new chunk newIndex of plan, of dtype
@@ -42,7 +60,29 @@ func NewAssembler(plan *splitaxes.Plan, newIndex []int, dt DType, cfg Config) (*
 	a.lens, a.offs, a.shape = axisPieces(plan, newIndex)
 	a.segs = axisSegs(plan, newIndex)
 	a.placed = make([]uint64, (total+63)/64)
+	n := len(newIndex)
+	if n <= stackDims {
+		a.split, a.org, a.zero = a.inline.split[:n:n], a.inline.org[:n:n], a.inline.zero[:n:n]
+	} else {
+		a.split, a.org, a.zero = make([]int, n), make([]int64, n), make([]int64, n)
+	}
+	a.firstOld = consecutiveOld(plan, newIndex, a.inline.firstOld[:0])
 	return a, nil
+}
+
+// consecutiveOld returns the old chunk of the first piece along each axis
+// of new chunk index, or nil unless every axis's pieces come from
+// consecutive old chunks.
+func consecutiveOld(plan *splitaxes.Plan, index []int, dst []int) []int {
+	first := slices.Grow(dst[:0], len(index))[:len(index)]
+	for d, j := range index {
+		f, ok := plan.Axis(d).ConsecutiveOld(j)
+		if !ok {
+			return nil
+		}
+		first[d] = f
+	}
+	return first
 }
 
 // axisPieces returns, per axis, the lengths and offsets of the pieces of the
@@ -119,8 +159,8 @@ func (a *Assembler) Place(splitIndex []int, piece Chunk) error {
 	if sp := a.spans(splitIndex, piece.Shape); sp != nil {
 		copySpans(box{data: a.data, shape: a.shape}, box{data: piece.Data, shape: piece.Shape}, sp, a.dtype.ItemSize())
 	} else {
-		dst := box{data: a.data, shape: a.shape, origin: a.origin(splitIndex)}
-		src := box{data: piece.Data, shape: piece.Shape, origin: make([]int64, len(piece.Shape))}
+		dst := box{data: a.data, shape: a.shape, origin: a.originTo(a.org, splitIndex)}
+		src := box{data: piece.Data, shape: piece.Shape, origin: a.zero}
 		copyBox(dst, src, piece.Shape, a.dtype.ItemSize())
 	}
 	a.placed[bit/64] |= 1 << (bit % 64)
@@ -132,14 +172,35 @@ func (a *Assembler) Place(splitIndex []int, piece Chunk) error {
 // chunk. The error wraps ErrSplitIndex if the old chunk contributes nothing,
 // or an error of Place.
 func (a *Assembler) PlaceOld(oldIndex []int, piece Chunk) error {
-	idx, ok, err := a.plan.SplitIndex(oldIndex, a.index)
+	if idx, ok := a.splitIndexFast(oldIndex); ok {
+		return a.Place(idx, piece)
+	}
+	idx, ok, err := a.plan.SplitIndexTo(a.split, oldIndex, a.index)
 	if err == nil && !ok {
 		err = ErrSplitIndex
 	}
 	if err != nil {
 		return fmt.Errorf("new chunk %v, old chunk %v: %w", a.index, oldIndex, err)
 	}
+	a.split = idx
 	return a.Place(idx, piece)
+}
+
+// splitIndexFast is the split index of old chunk oldIndex's piece when the
+// pieces come from consecutive old chunks and oldIndex is one of them;
+// false otherwise (plan.SplitIndex then tells why, or finds it).
+func (a *Assembler) splitIndexFast(oldIndex []int) ([]int, bool) {
+	if a.firstOld == nil || len(oldIndex) != len(a.firstOld) {
+		return nil, false
+	}
+	for d, o := range oldIndex {
+		k := o - a.firstOld[d]
+		if k < 0 || k >= len(a.lens[d]) {
+			return nil, false
+		}
+		a.split[d] = k
+	}
+	return a.split, true
 }
 
 // check validates a piece and returns its linear split index.
@@ -216,7 +277,12 @@ func (a *Assembler) alloc(first []int64) error {
 
 // origin returns where the piece with the given split index goes.
 func (a *Assembler) origin(splitIndex []int) []int64 {
-	o := make([]int64, len(splitIndex))
+	return a.originTo(nil, splitIndex)
+}
+
+// originTo is origin in dst's memory when it has room.
+func (a *Assembler) originTo(dst []int64, splitIndex []int) []int64 {
+	o := slices.Grow(dst[:0], len(splitIndex))[:len(splitIndex)]
 	for d, k := range splitIndex {
 		o[d] = a.offs[d][k]
 	}
@@ -243,9 +309,69 @@ func (a *Assembler) Missing() iter.Seq[[]int] {
 	}
 }
 
+// PlacedOld yields the index of the old chunk behind every placed piece, in
+// split-index order: the old chunks that contributed to the chunk so far.
+// The yielded slice is reused from one piece to the next (copy it to keep
+// it). It takes O(pieces) time and memory for the per-axis lists, computed
+// on each call, so that an assembler holds nothing per piece but its bit.
+func (a *Assembler) PlacedOld() iter.Seq[[]int] {
+	return func(yield func([]int) bool) {
+		olds := a.pieceOlds()
+		old, split := make([]int, len(a.lens)), make([]int, len(a.lens))
+		for bit := range a.total { // split counts through the split indices in C order, as bit does
+			if bit > 0 {
+				a.advance(split)
+			}
+			if a.placed[bit/64]&(1<<(bit%64)) == 0 {
+				continue
+			}
+			for d, k := range split {
+				if olds[d] == nil {
+					old[d] = a.firstOld[d] + k
+				} else {
+					old[d] = olds[d][k]
+				}
+			}
+			if !yield(old) {
+				return
+			}
+		}
+	}
+}
+
+// advance steps split to the next split index in C order (the last axis
+// fastest).
+func (a *Assembler) advance(split []int) {
+	for d := len(split) - 1; d >= 0; d-- {
+		if split[d]++; split[d] < len(a.lens[d]) {
+			return
+		}
+		split[d] = 0
+	}
+}
+
+// pieceOlds returns, per axis, the old chunk of each piece along it; nil
+// along every axis when they are consecutive from firstOld.
+func (a *Assembler) pieceOlds() [][]int {
+	olds := make([][]int, len(a.lens))
+	if a.firstOld != nil {
+		return olds
+	}
+	for d := range olds {
+		for s := range a.plan.Axis(d).Pieces(a.index[d]) {
+			olds[d] = append(olds[d], s.OldChunk)
+		}
+	}
+	return olds
+}
+
 // unlinear is the inverse of linear.
 func (a *Assembler) unlinear(bit int) []int {
-	idx := make([]int, len(a.lens))
+	return a.unlinearTo(make([]int, len(a.lens)), bit)
+}
+
+// unlinearTo is unlinear into idx (one entry per axis).
+func (a *Assembler) unlinearTo(idx []int, bit int) []int {
 	for d := len(idx) - 1; d >= 0; d-- {
 		idx[d] = bit % len(a.lens[d])
 		bit /= len(a.lens[d])

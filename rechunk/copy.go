@@ -1,5 +1,7 @@
 package rechunk
 
+import "slices"
+
 // box is a block of count elements per axis, at origin inside a C-order
 // array of the given shape held in data.
 type box struct {
@@ -19,7 +21,8 @@ func copyBox(dst, src box, count []int64, item int) {
 		}
 	}
 	k, run := runAxes(dst.shape, src.shape, count, int64(item))
-	ds, ss := Strides(dst.shape, item), Strides(src.shape, item)
+	var dsb, ssb [stackDims]int64 // no allocation per piece below stackDims axes
+	ds, ss := stridesTo(dsb[:0], dst.shape, item), stridesTo(ssb[:0], src.shape, item)
 	doff, soff := offset(dst.origin, ds), offset(src.origin, ss)
 	if k < 0 {
 		copy(dst.data[doff:doff+run], src.data[soff:soff+run])
@@ -45,7 +48,16 @@ func runAxes(dshape, sshape, count []int64, item int64) (k int, run int64) {
 // Strides returns the byte stride of each axis of a C-order array of shape
 // with item bytes per element.
 func Strides(shape []int64, item int) []int64 {
-	s := make([]int64, len(shape))
+	return stridesTo(nil, shape, item)
+}
+
+// stackDims is the number of axes up to which the copies keep their index
+// arithmetic in arrays on the stack.
+const stackDims = 8
+
+// stridesTo is Strides in dst's memory when it has room.
+func stridesTo(dst, shape []int64, item int) []int64 {
+	s := slices.Grow(dst[:0], len(shape))[:len(shape)]
 	acc := int64(item)
 	for d := len(shape) - 1; d >= 0; d-- {
 		s[d] = acc
@@ -66,7 +78,9 @@ func offset(idx, stride []int64) int64 {
 // copyRuns copies one run of run bytes for every index of the outer axes
 // (counts count, byte strides ds and ss), starting at doff and soff.
 func copyRuns(dst, src []byte, doff, soff int64, ds, ss, count []int64, run int64) {
-	idx := make([]int64, len(count))
+	var ib [stackDims]int64
+	idx := ib[:0]
+	idx = slices.Grow(idx, len(count))[:len(count)]
 	for {
 		copy(dst[doff:doff+run], src[soff:soff+run])
 		d := len(idx) - 1

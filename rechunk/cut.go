@@ -29,21 +29,36 @@ func AppendCut(dst []byte, src Chunk, ranges []splitaxes.Slice) ([]byte, []int64
 	if err != nil {
 		return dst, nil, err
 	}
-	n, _ := NumBytes(src.DType, shape) // no larger than src
+	return appendBox(dst, src, origin, shape, make([]int64, len(shape))), shape, nil
+}
+
+// appendBox appends the block of src at origin of the given shape (inside
+// src) to dst, in C order; zero is len(shape) zeros.
+func appendBox(dst []byte, src Chunk, origin, shape, zero []int64) []byte {
+	n := int64(src.DType.ItemSize()) // no larger than src: it cannot overflow
+	for _, s := range shape {
+		n *= s
+	}
 	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n]
-	out := box{data: dst[start:], shape: shape, origin: make([]int64, len(shape))}
+	dst = slices.Grow(dst, int(n))[:start+int(n)]
+	out := box{data: dst[start:], shape: shape, origin: zero}
 	copyBox(out, box{data: src.Data, shape: src.Shape, origin: origin}, shape, src.DType.ItemSize())
-	return dst, shape, nil
+	return dst
 }
 
 // resolve turns ranges into the origin and shape of a block of a chunk of
 // the given shape, checking bounds.
 func resolve(shape []int64, ranges []splitaxes.Slice) (origin, count []int64, err error) {
+	return resolveTo(nil, nil, shape, ranges)
+}
+
+// resolveTo is resolve with origin and count in the memory of o and c when
+// they have room.
+func resolveTo(o, c, shape []int64, ranges []splitaxes.Slice) (origin, count []int64, err error) {
 	if len(ranges) != len(shape) {
 		return nil, nil, fmt.Errorf("%d slices for shape %v: %w", len(ranges), shape, ErrSlice)
 	}
-	origin, count = make([]int64, len(shape)), make([]int64, len(shape))
+	origin, count = slices.Grow(o[:0], len(shape))[:len(shape)], slices.Grow(c[:0], len(shape))[:len(shape)]
 	for d, s := range ranges {
 		stop := s.Stop
 		if s.OpenEnded() {

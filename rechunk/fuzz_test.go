@@ -104,3 +104,38 @@ func fuzzLayout(ndim int, b []byte) layout {
 	}
 	return l
 }
+
+// FuzzDecodePieceTo feeds arbitrary bytes to the receivers' piece decoder
+// that reuses a shape: it never panics, agrees with DecodePiece, and an
+// accepted piece's bytes are exactly its shape's.
+func FuzzDecodePieceTo(f *testing.F) {
+	src := Chunk{DType: mustDType("<f8"), Shape: []int64{2, 3}, Data: make([]byte, 48)}
+	seed, err := AppendPiece(nil, src, []splitaxes.Slice{{Start: 1, Stop: 2}, {Start: 0, Stop: 2}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte{2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{40})
+	shape := make([]int64, 0, 2)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dt := mustDType("<f8")
+		c, err := DecodePiece(b, dt)
+		c2, err2 := DecodePieceTo(shape, b, dt)
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("DecodePiece: %v, DecodePieceTo: %v", err, err2)
+		}
+		if err != nil {
+			return
+		}
+		if !slices.Equal(c.Shape, c2.Shape) || len(c.Data) != len(c2.Data) {
+			t.Fatalf("DecodePiece %v (%d bytes), DecodePieceTo %v (%d bytes)", c.Shape, len(c.Data), c2.Shape, len(c2.Data))
+		}
+		// A shape with a zero extent may claim sizes whose product NumBytes
+		// calls too large (Validate refuses it before any use); its piece
+		// holds no bytes.
+		if n, err := NumBytes(dt, c.Shape); (err == nil && n != len(c.Data)) || (err != nil && len(c.Data) != 0) {
+			t.Fatalf("accepted shape %v with %d bytes (NumBytes %d, %v)", c.Shape, len(c.Data), n, err)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package rechunk
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/shufflenode/shufflenode/splitaxes"
 )
@@ -19,9 +20,16 @@ const maxPieceDims = 32
 // slices, open-ended ones running to the chunk's end) to dst: its shape,
 // then its bytes cut straight from src.
 func AppendPiece(dst []byte, src Chunk, ranges []splitaxes.Slice) ([]byte, error) {
-	dst = appendShape(dst, pieceShape(ranges, src.Shape))
-	dst, _, err := AppendCut(dst, src, ranges)
-	return dst, err
+	if err := src.Validate(); err != nil {
+		return dst, err
+	}
+	var ob, cb, zb [stackDims]int64 // no allocation per piece below stackDims axes
+	origin, shape, err := resolveTo(ob[:0], cb[:0], src.Shape, ranges)
+	if err != nil {
+		return dst, err
+	}
+	dst = appendShape(dst, shape)
+	return appendBox(dst, src, origin, shape, zb[:len(shape):len(shape)]), nil
 }
 
 // pieceShape is the shape of an ndsplit of a chunk of shape.
@@ -48,12 +56,19 @@ func appendShape(b []byte, shape []int64) []byte {
 // DecodePiece splits a piece into its shape and bytes, checking the byte
 // length against the shape and dt. The chunk's data aliases b.
 func DecodePiece(b []byte, dt DType) (Chunk, error) {
+	return DecodePieceTo(nil, b, dt)
+}
+
+// DecodePieceTo is DecodePiece with the shape in shape's memory when it has
+// room (a receiver decoding many pieces of one message gives them slices of
+// one array): the chunk's shape may alias it.
+func DecodePieceTo(shape []int64, b []byte, dt DType) (Chunk, error) {
 	ndim, n := binary.Uvarint(b)
 	if n <= 0 || ndim > maxPieceDims {
 		return Chunk{}, fmt.Errorf("%w: piece header", ErrBadPiece)
 	}
 	b = b[n:]
-	shape := make([]int64, ndim)
+	shape = slices.Grow(shape[:0], int(ndim))[:ndim]
 	elems := int64(1)
 	for a := range shape {
 		v, n := binary.Uvarint(b)

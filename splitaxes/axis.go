@@ -282,6 +282,19 @@ func (a *Axis) SplitIndex(old, new int) (index int, ok bool) {
 	return k, true
 }
 
+// ConsecutiveOld reports whether the pieces of new chunk new come from
+// consecutive old chunks, first, first+1, ... (no empty old chunk in
+// between, no run axis): then old chunk i's split index in it is i -
+// first, for first <= i < first + its number of pieces. O(1).
+func (a *Axis) ConsecutiveOld(new int) (first int, ok bool) {
+	lo, hi := a.newRange(new)
+	if lo == hi || a.IsRun() {
+		return 0, false
+	}
+	first = a.newSplit(lo).OldChunk
+	return first, a.newSplit(hi-1).OldChunk-first == hi-lo-1
+}
+
 // oldRange returns the range of the splits of old chunk i (empty if out of
 // range).
 func (a *Axis) oldRange(i int) (lo, hi int) {

@@ -3,6 +3,7 @@ package splitaxes
 import (
 	"fmt"
 	"iter"
+	"slices"
 )
 
 // Slice is a range [Start, Stop) along one axis; Stop is Unknown when the
@@ -112,6 +113,17 @@ func (p *Plan) NDSplits(old []int) (iter.Seq[NDSplit], error) {
 	return p.product(old, (*Axis).oldRange, (*Axis).split), nil
 }
 
+// NDSplitsReused is NDSplits yielding one NDSplit whose slices are
+// overwritten from one ndsplit to the next: valid only until the yield
+// returns (copy what is kept). A sender that cuts every piece as it is
+// yielded allocates nothing per piece.
+func (p *Plan) NDSplitsReused(old []int) (iter.Seq[NDSplit], error) {
+	if err := p.check(old, (*Axis).NumOld); err != nil {
+		return nil, err
+	}
+	return p.productReused(old, (*Axis).oldRange, (*Axis).split), nil
+}
+
 // Pieces lazily yields every ndsplit that makes up new chunk new, from all
 // old chunks, the last axis varying fastest: the inverse view of NDSplits.
 func (p *Plan) Pieces(new []int) (iter.Seq[NDSplit], error) {
@@ -124,13 +136,20 @@ func (p *Plan) Pieces(new []int) (iter.Seq[NDSplit], error) {
 // SplitIndex returns the split index, per axis, of the piece of old chunk
 // old inside new chunk new; ok is false if old contributes nothing to new.
 func (p *Plan) SplitIndex(old, new []int) (index []int, ok bool, err error) {
+	return p.SplitIndexTo(nil, old, new)
+}
+
+// SplitIndexTo is SplitIndex writing the index into dst's memory when it
+// has room (an assembler placing many pieces reuses one slice): the
+// returned index may alias dst.
+func (p *Plan) SplitIndexTo(dst, old, new []int) (index []int, ok bool, err error) {
 	if err := p.check(old, (*Axis).NumOld); err != nil {
 		return nil, false, err
 	}
 	if err := p.check(new, (*Axis).NumNew); err != nil {
 		return nil, false, err
 	}
-	index = make([]int, len(p.axes))
+	index = slices.Grow(dst[:0], len(p.axes))[:len(p.axes)]
 	for d, a := range p.axes {
 		if index[d], ok = a.SplitIndex(old[d], new[d]); !ok {
 			return nil, false, nil
@@ -172,6 +191,45 @@ func (p *Plan) product(idx []int, rng func(*Axis, int) (int, int), at func(*Axis
 	}
 }
 
+// productReused is product yielding one NDSplit, rebuilt in place for each
+// piece.
+func (p *Plan) productReused(idx []int, rng func(*Axis, int) (int, int), at func(*Axis, int) Split) iter.Seq[NDSplit] {
+	return func(yield func(NDSplit) bool) {
+		var s NDSplit
+		first := true
+		for q := range p.odometer(idx, rng) {
+			if first {
+				s, first = p.ndsplit(q, at), false
+			} else {
+				p.ndsplitTo(&s, q, at)
+			}
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// odometer yields every piece-index vector of the cartesian product of one
+// piece range per axis (one slice, overwritten from one to the next).
+func (p *Plan) odometer(idx []int, rng func(*Axis, int) (int, int)) iter.Seq[[]int] {
+	los, his := make([]int, len(p.axes)), make([]int, len(p.axes))
+	for d, a := range p.axes {
+		los[d], his[d] = rng(a, idx[d])
+		if los[d] == his[d] {
+			return func(func([]int) bool) {}
+		}
+	}
+	return func(yield func([]int) bool) {
+		q := append([]int(nil), los...)
+		for ok := true; ok; ok = advance(q, los, his) {
+			if !yield(q) {
+				return
+			}
+		}
+	}
+}
+
 // advance steps the odometer q (last axis fastest) and reports whether it
 // has not wrapped around.
 func advance(q, los, his []int) bool {
@@ -195,17 +253,30 @@ func (p *Plan) ndsplit(q []int, at func(*Axis, int) Split) NDSplit {
 		Slices:     make([]Slice, n),
 		Offsets:    make([]int64, n),
 	}
+	p.ndsplitTo(&s, q, at)
+	return s
+}
+
+// ndsplitTo fills s, whose slices have one entry per axis, with the
+// NDSplit of piece q[d] on every axis d.
+func (p *Plan) ndsplitTo(s *NDSplit, q []int, at func(*Axis, int) Split) {
+	gathered := false
 	for d, a := range p.axes {
 		sp := at(a, q[d])
 		if sp.Segs != nil {
 			if s.Segs == nil {
-				s.Segs = make([][]Seg, n)
+				s.Segs = make([][]Seg, len(q))
 			}
+			gathered = true
+		}
+		if s.Segs != nil {
 			s.Segs[d] = sp.Segs
 		}
 		s.OldChunk[d], s.NewChunk[d], s.SplitIndex[d] = sp.OldChunk, sp.NewChunk, sp.SplitIndex
 		s.Slices[d] = Slice{Start: sp.Start, Stop: sp.Stop}
 		s.Offsets[d] = sp.Offset
 	}
-	return s
+	if !gathered {
+		s.Segs = nil // as NDSplits: nil unless a run axis gathers
+	}
 }

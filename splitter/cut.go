@@ -158,14 +158,16 @@ func (c *Cut) sendGroup(ctx context.Context, codec *table.Codec, dest int, g tab
 // about ArrayEntryBytes per destination. Each piece is self-describing (see
 // rechunk.AppendPiece); an entry's "rows" are its bytes.
 func (c *Cut) Chunk(ctx context.Context, plan *splitaxes.Plan, src rechunk.Chunk) error {
-	splits, err := plan.NDSplits(splitaxes.Unravel(int(c.r.Task), plan.OldGrid()))
+	splits, err := plan.NDSplitsReused(splitaxes.Unravel(int(c.r.Task), plan.OldGrid())) // each cut before the next
 	if err != nil {
 		return fmt.Errorf("%w: shuffle %s task %d: %w", ErrBadInput, c.r.Shuffle, c.r.Task, err)
 	}
 	b := newPieceBufs(&c.s.pool, len(c.r.Dests), c.pieceGuess(len(src.Data)))
+	grid := plan.NewGrid()
 	for nd := range splits {
-		part := splitaxes.Ravel(nd.NewChunk, plan.NewGrid())
-		for _, dest := range c.destinations(part) {
+		part := splitaxes.Ravel(nd.NewChunk, grid)
+		dests, n := c.destinations(part)
+		for _, dest := range dests[:n] {
 			if err := b.add(dest, uint32(part), src, nd); err != nil {
 				return fmt.Errorf("shuffle %s task %d: cutting new chunk %v: %w", c.r.Shuffle, c.r.Task, nd.NewChunk, err)
 			}
@@ -198,18 +200,17 @@ func (c *Cut) pieceGuess(n int) int {
 }
 
 // destinations are the destination indexes a piece of partition part goes
-// to: its owner, and its backup with replication 2 (either left out where
-// the route says nobody).
-func (c *Cut) destinations(part int) []int {
+// to, the first n of out: its owner, and its backup with replication 2
+// (either left out where the route says nobody). No slice is made per piece.
+func (c *Cut) destinations(part int) (out [2]int, n int) {
 	none := len(c.r.Dests)
-	out := make([]int, 0, 2)
 	if d := c.r.Primary[part]; d < none {
-		out = append(out, d)
+		out[n], n = d, n+1
 	}
 	if c.r.Backups != nil && c.r.Backups[part] < none {
-		out = append(out, c.r.Backups[part])
+		out[n], n = c.r.Backups[part], n+1
 	}
-	return out
+	return out, n
 }
 
 // sendPieces queues the pieces buffered for dest, if any, as one entry,

@@ -48,7 +48,7 @@ func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 			err = benchDrainProcs(ctx, stdout, f, procs)
 		}
 	case "scale":
-		err = bench.BenchScale(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), 3)
+		err = benchScale(ctx, f, stdout, stderr)
 	default:
 		err = bench.BenchShuffle(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), int64(f.data))
 	}
@@ -57,6 +57,23 @@ func benchCases(name string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// benchScale runs bench scale: the dataframe cases, then the array cases
+// (only the array cases with --array, on an array of --shape's first two
+// sizes).
+func benchScale(ctx context.Context, f demoFlags, stdout, stderr io.Writer) error {
+	if !f.array {
+		if err := bench.BenchScale(ctx, stdout, f.clusterConfig(stderr), f.demoConfig(nil), 3); err != nil {
+			return err
+		}
+	}
+	shape, err := job.ParseShape(f.shape, 2)
+	if err != nil {
+		return fmt.Errorf("--shape: %w", err)
+	}
+	c := bench.ArrayScaleConfig{Rows: shape[0], Cols: shape[1], DType: f.dtype, Parallel: f.parallel}
+	return bench.BenchScaleArray(ctx, stdout, f.clusterConfig(stderr), c, 3)
 }
 
 // benchFlags are the flags of the benchmark of record.

@@ -14,12 +14,15 @@ build_bin() {
 	fi
 }
 
-# free_port prints a TCP and UDP port on 127.0.0.1 that nothing listens on.
+# free_port prints a TCP and UDP port on 127.0.0.1 that nothing listens on, below the kernel's
+# ephemeral range: a port in it may be taken by an outgoing connection (or a listener on port 0)
+# of a node started earlier before the node it was picked for binds it.
 used_ports=" "
+ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % (ephemeral_low - 10000)))
 		[[ $used_ports == *" $p "* ]] && continue
 		[[ -z $(ss -Hltun "sport = :$p" 2>/dev/null) ]] && break
 	done

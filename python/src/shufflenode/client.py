@@ -444,26 +444,25 @@ class Client:
     def _read_group(self, shuffle: str, addr: str, parts: list[int],
                     st: _Many) -> ShufflenodeError | None:
         """One DoGet of parts on the node at addr, into st; the failure, if any."""
-        ticket = flight.Ticket(json.dumps({"shuffle": shuffle, **_many_ticket(parts)}).encode())
-        i, skip = 0, st.rows(parts[0])
+        cmd = {"shuffle": shuffle, **_many_ticket(parts), "pack": True}
+        ticket = flight.Ticket(json.dumps(cmd).encode())
+        cur = _Cursor(st, parts, shuffle, addr)
         try:
             reader = self.conn(addr).do_get(ticket, self._options())
             st.schema = reader.schema
             for chunk in reader:
+                md = None
                 if chunk.app_metadata is not None and chunk.app_metadata.size:
-                    st.end(parts[i], json.loads(chunk.app_metadata.to_pybytes()), shuffle, addr)
-                    i += 1
-                    skip = st.rows(parts[i]) if i < len(parts) else 0
-                    continue
-                skip = st.add(parts[i], chunk.data, skip)
+                    md = json.loads(chunk.app_metadata.to_pybytes())
+                cur.batch(chunk.data, md)
         except _FLIGHT_ERRORS as e:
-            part = parts[i] if i < len(parts) else None
+            part = parts[cur.i] if cur.i < len(parts) else None
             return from_flight(e, shuffle=shuffle, partition=part, node=addr)
         except ShufflenodeError as e:
             return e
-        if i < len(parts):
-            return Internal(f"the stream ended before partition {parts[i]} did",
-                            shuffle=shuffle, partition=parts[i], node=addr)
+        if cur.i < len(parts):
+            return Internal(f"the stream ended before partition {parts[cur.i]} did",
+                            shuffle=shuffle, partition=parts[cur.i], node=addr)
         return None
 
     # a whole shuffle
@@ -506,6 +505,53 @@ def _many_ticket(parts: Sequence[int]) -> dict[str, Any]:
     if parts[-1] - parts[0] + 1 == len(parts):
         return {"range": [parts[0], parts[-1] + 1]}
     return {"partitions": list(parts)}
+
+
+class _Cursor:
+    """Reads one DoGet of parts into st, packed (``{"ends": [[p, row], ...]}`` on the
+    batches where partitions end) or not (an end batch of no rows per partition, whose
+    metadata is ``{"partition": p, "end": true}``): both forms may come."""
+
+    def __init__(self, st: _Many, parts: list[int], shuffle: str, addr: str) -> None:
+        self.st, self.parts, self.shuffle, self.addr = st, parts, shuffle, addr
+        self.i = 0
+        self.skip = st.rows(parts[0])
+
+    def batch(self, b: pa.RecordBatch, md: dict[str, Any] | None) -> None:
+        """Takes one batch of the stream and its metadata (None without)."""
+        if md is None:
+            self._rows(b)
+            return
+        if "ends" not in md:  # an unpacked end batch: an end at row 0
+            self._end(md)
+            return
+        at = 0
+        for end in md["ends"]:
+            p, row = int(end[0]), int(end[1])
+            if row < at or row > b.num_rows:
+                raise ShufflenodeError(f"end of partition {p} at row {row} of a batch of "
+                                       f"{b.num_rows} rows, after row {at}",
+                                       shuffle=self.shuffle, partition=p, node=self.addr)
+            self._rows(b.slice(at, row - at))
+            self._end({"partition": p, "end": True})
+            at = row
+        self._rows(b.slice(at))
+
+    def _rows(self, b: pa.RecordBatch) -> None:
+        if b.num_rows == 0:
+            return
+        if self.i >= len(self.parts):
+            raise ShufflenodeError(f"{b.num_rows} rows after the last partition's end",
+                                   shuffle=self.shuffle, node=self.addr)
+        self.skip = self.st.add(self.parts[self.i], b, self.skip)
+
+    def _end(self, md: dict[str, Any]) -> None:
+        if self.i >= len(self.parts):
+            raise ShufflenodeError(f"end marker {md} after the last partition's end",
+                                   shuffle=self.shuffle, node=self.addr)
+        self.st.end(self.parts[self.i], md, self.shuffle, self.addr)
+        self.i += 1
+        self.skip = self.st.rows(self.parts[self.i]) if self.i < len(self.parts) else 0
 
 
 class _Many:

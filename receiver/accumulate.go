@@ -94,7 +94,8 @@ func (a *partAcc) held() int64 {
 
 // chunkFor returns the chunk that takes the next rows rows (a sample of
 // them: rows [off, off+n) of cols) and its index: the last chunk while it
-// has room, else a new one presized for presize(rows) or the rows held,
+// has room and the run's values (vals: var32Bytes of cols bounds them)
+// keep its 32-bit offsets in range, else a new one presized for presize(rows) or the rows held,
 // whichever is more. The first chunk is presized on its first run, from the
 // shuffle's arena; later chunks are Go memory, as a grown buffer was: rows
 // on the Go heap raise the collector's goal, and the node-side ops that
@@ -102,17 +103,34 @@ func (a *partAcc) held() int64 {
 // Parquet writers) then collect less often and reuse pages the kernel
 // would otherwise clear and map again. With every chunk in the arena, the
 // bench's merge joined 0.4-0.7 s slower (4.59/4.76 s against 3.91/4.12 s).
-func (a *partAcc) chunkFor(cols []table.ColumnView, off, rows int64, presize func(int64) int64) (*table.Appender, int) {
+func (a *partAcc) chunkFor(cols []table.ColumnView, off, rows, vals int64, presize func(int64) int64) (*table.Appender, int) {
 	app := a.last()
 	switch {
 	case app.Rows() == 0:
 		app.Presize(presize(rows), cols, off, rows)
-	case !app.Room(rows):
+	case !app.Room(rows) || (a.bytes+vals > math.MaxInt32 && !app.Fits(cols, off, rows)):
 		app = app.Empty(nil)
 		app.Presize(max(presize(rows), a.held()), cols, off, rows)
 		a.chunks = append(a.chunks, app)
 	}
 	return app, len(a.chunks) - 1
+}
+
+// appendRun appends rows [off, off+rows) of cols, the piece of k's (task,
+// attempt, seq), and its segment, and returns how many bytes a grew by.
+// vals is var32Bytes(cols): a run that could overflow the last chunk's
+// 32-bit offsets starts a new chunk (see chunkFor).
+func (a *partAcc) appendRun(k accSeg, cols []table.ColumnView, off, rows, vals int64, presize func(int64) int64) int64 {
+	chunks, before := len(a.chunks), a.bytes
+	app, chunk := a.chunkFor(cols, off, rows, vals, presize)
+	if len(a.chunks) > chunks {
+		before = 0 // a new chunk: all its bytes are new
+	}
+	k.off, k.chunk, k.rows = app.Rows(), int32(chunk), int32(rows)
+	a.segs = append(a.segs, k)
+	app.Append(cols, off, rows)
+	a.bytes = app.Bytes()
+	return a.bytes - before + segBytes
 }
 
 // accsOf returns the accumulators of partitions parts, starting those not
@@ -261,18 +279,10 @@ func var32Bytes(cols []table.ColumnView) int64 {
 // chunk is sized for presize(rows) rows (see partAcc.chunkFor).
 func appendRuns(accs []*partAcc, e *shard.Entry, cols []table.ColumnView, presize func(int64) int64) int64 {
 	var off, grown int64
+	k, vals := accSeg{task: e.Task, attempt: e.Attempt, seq: e.Seq}, var32Bytes(cols)
 	for i, r := range e.Runs {
-		a, rows := accs[i], int64(r.Count)
-		chunks, before := len(a.chunks), a.bytes
-		app, chunk := a.chunkFor(cols, off, rows, presize)
-		if len(a.chunks) > chunks {
-			before = 0 // a new chunk: all its bytes are new
-		}
-		a.segs = append(a.segs, accSeg{task: e.Task, attempt: e.Attempt, seq: e.Seq, off: app.Rows(), chunk: int32(chunk), rows: int32(rows)})
-		app.Append(cols, off, rows)
-		a.bytes = app.Bytes()
-		grown += a.bytes - before + segBytes
-		off += rows
+		grown += accs[i].appendRun(k, cols, off, int64(r.Count), vals, presize)
+		off += int64(r.Count)
 	}
 	return grown
 }

@@ -1,7 +1,6 @@
 package receiver
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -206,27 +205,13 @@ func groupStagedRuns(batch []staged, partitions int) ([]uint32, [][]stagedRun) {
 }
 
 // appendStagedRuns appends runs (of batch's entries) to a and returns how
-// many bytes it grew by (a.mu held). A run that would overflow the last
-// chunk's 32-bit offsets starts a new chunk.
+// many bytes it grew by (a.mu held).
 func (a *partAcc) appendStagedRuns(batch []staged, runs []stagedRun) int64 {
 	var grown int64
 	for _, r := range runs {
 		s := &batch[r.entry]
-		chunks, before := len(a.chunks), a.bytes
-		app, chunk := a.chunkFor(s.cols, r.off, r.rows, s.presize)
-		if a.bytes+s.vals > math.MaxInt32 && !app.Fits(s.cols, r.off, r.rows) {
-			app = app.Empty(nil)
-			app.Presize(max(s.presize(r.rows), a.held()), s.cols, r.off, r.rows)
-			a.chunks = append(a.chunks, app)
-			chunk = len(a.chunks) - 1
-		}
-		if len(a.chunks) > chunks {
-			before = 0 // a new chunk: all its bytes are new
-		}
-		a.segs = append(a.segs, accSeg{task: s.e.Task, attempt: s.e.Attempt, seq: s.e.Seq, off: app.Rows(), chunk: int32(chunk), rows: int32(r.rows)})
-		app.Append(s.cols, r.off, r.rows)
-		a.bytes = app.Bytes()
-		grown += a.bytes - before + segBytes
+		k := accSeg{task: s.e.Task, attempt: s.e.Attempt, seq: s.e.Seq}
+		grown += a.appendRun(k, s.cols, r.off, r.rows, s.vals, s.presize)
 	}
 	return grown
 }

@@ -39,6 +39,13 @@ type accumulators struct {
 	// they cost the collector nothing and do not raise its heap goal. Its
 	// memory lives as long as the Shuffle, which every reader of it holds.
 	arena *offheap.Arena
+	// blocks are the staged entries' rows, appended a stage at a time in
+	// partition order (stage.go); a segment with a negative chunk is in
+	// block -chunk-1. A block never changes once its segments are in.
+	blocks []*block
+	// newChunk makes a partition's chunk: its first one, when a run
+	// arrives that is not staged.
+	newChunk func() *table.Appender
 }
 
 // partAcc is one output partition's accumulated rows, in chunks: only the
@@ -50,8 +57,13 @@ type accumulators struct {
 // (a task put in many batches makes every entry, and so that guess, small).
 type partAcc struct {
 	mu     sync.Mutex
-	chunks []*table.Appender // at least one; the last is being filled
+	chunks []*table.Appender // the last is being filled; none until a run is not staged
 	segs   []accSeg          // in arrival order
+	// blockBytes is the partition's share of the blocks its staged runs
+	// are in (see stage.go), as their rows' share of each block's bytes.
+	blockBytes int64
+	blockSegs  int // segments in blocks
+	newChunk   func() *table.Appender
 	// bytes is the last chunk's Bytes as of its last append: what it grew
 	// by is then one call to Bytes per run, not two, and since it bounds
 	// every column's values, most runs fit its 32-bit offsets without a
@@ -59,13 +71,17 @@ type partAcc struct {
 	bytes int64
 }
 
-// newPartAcc returns an accumulator whose first chunk is app.
-func newPartAcc(app *table.Appender) *partAcc {
-	return &partAcc{chunks: []*table.Appender{app}, bytes: app.Bytes()}
+// newPartAcc returns an accumulator whose chunks newChunk makes: none
+// before a run that is not staged arrives (a partition of a shuffle of
+// many more partitions than rows per task may only ever have staged
+// runs, which are in blocks).
+func newPartAcc(newChunk func() *table.Appender) *partAcc {
+	return &partAcc{newChunk: newChunk}
 }
 
-// accSeg says that rows [off, off+rows) of chunk chunk are the piece of
-// (task, attempt, seq) for the accumulator's partition. It is 32 bytes,
+// accSeg says that rows [off, off+rows) of chunk chunk (of block
+// -chunk-1 when negative) are the piece of (task, attempt, seq) for the
+// accumulator's partition. It is 32 bytes,
 // two to a cache line: appending one is a store to a line no recent work
 // touched (57% of appendRuns' own time when it was 48 bytes).
 type accSeg struct {
@@ -104,6 +120,9 @@ func (a *partAcc) held() int64 {
 // would otherwise clear and map again. With every chunk in the arena, the
 // bench's merge joined 0.4-0.7 s slower (4.59/4.76 s against 3.91/4.12 s).
 func (a *partAcc) chunkFor(cols []table.ColumnView, off, rows, vals int64, presize func(int64) int64) (*table.Appender, int) {
+	if len(a.chunks) == 0 {
+		a.chunks = append(a.chunks, a.newChunk())
+	}
 	app := a.last()
 	switch {
 	case app.Rows() == 0:
@@ -158,19 +177,32 @@ func (sh *Shuffle) accLocked(p uint32) (*partAcc, error) {
 	if int(p) >= sh.Spec.Partitions {
 		return nil, fmt.Errorf("shuffle %s: partition %d out of range (%d partitions)", sh.ID(), p, sh.Spec.Partitions)
 	}
+	if sh.accs.byPart == nil {
+		if err := sh.startAccs(); err != nil {
+			return nil, err
+		}
+	}
+	a := newPartAcc(sh.accs.newChunk)
+	sh.accs.byPart[p] = a
+	return a, nil
+}
+
+// startAccs makes the shuffle's arena, its partitions' slice and the
+// function that makes their chunks (sh.accs.mu held).
+func (sh *Shuffle) startAccs() error {
+	if _, err := table.NewAppender(sh.Schema); err != nil {
+		return err // a type the appender cannot hold: refused before anything is kept
+	}
 	if sh.accs.arena == nil {
 		sh.accs.arena = offheap.NewIn(sh.regions)
 	}
-	app, err := table.NewAppenderAlloc(sh.Schema, sh.accs.arena.Alloc)
-	if err != nil {
-		return nil, err
+	arena := sh.accs.arena
+	sh.accs.newChunk = func() *table.Appender {
+		app, _ := table.NewAppenderAlloc(sh.Schema, arena.Alloc) // the schema was checked
+		return app
 	}
-	if sh.accs.byPart == nil {
-		sh.accs.byPart = make([]*partAcc, sh.Spec.Partitions)
-	}
-	a := newPartAcc(app)
-	sh.accs.byPart[p] = a
-	return a, nil
+	sh.accs.byPart = make([]*partAcc, sh.Spec.Partitions)
+	return nil
 }
 
 // accumulated returns partition p's accumulator if it was started, with
@@ -254,7 +286,7 @@ func fitsAll(accs []*partAcc, runs []shard.Run, cols []table.ColumnView) bool {
 		if r.Count > math.MaxInt32 {
 			return false
 		}
-		if accs[i].bytes+vals > math.MaxInt32 && !accs[i].last().Fits(cols, off, int64(r.Count)) {
+		if accs[i].bytes+vals > math.MaxInt32 && (len(accs[i].chunks) == 0 || !accs[i].last().Fits(cols, off, int64(r.Count))) {
 			return false
 		}
 		off += int64(r.Count)
@@ -325,26 +357,33 @@ func (rc *Receiver) settle(sh *Shuffle, want, grown int64) {
 }
 
 // snapshot returns the accumulated rows of partition p, a record and its
-// column views per chunk, and its segments sorted by key; nil when nothing
-// was accumulated. The caller releases the records.
+// column views per chunk (its own, then the blocks its segments are in),
+// and its segments sorted by key, their chunks numbered so; nil when
+// nothing was accumulated. The caller releases the records.
 func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []accSeg) {
 	a := sh.accumulated(p)
 	if a == nil {
 		return nil, nil, nil
 	}
 	a.mu.Lock()
-	recs, cols := make([]arrow.Record, len(a.chunks)), make([][]table.ColumnView, len(a.chunks))
-	for i, app := range a.chunks {
-		recs[i] = app.Record()
-		cols[i] = table.ViewOf(recs[i])
+	segs, blocks := sh.localSegs(a)
+	recs, cols := make([]arrow.Record, 0, len(a.chunks)+len(blocks)), make([][]table.ColumnView, 0, len(a.chunks)+len(blocks))
+	for _, app := range a.chunks {
+		rec := app.Record()
+		recs, cols = append(recs, rec), append(cols, table.ViewOf(rec))
 	}
-	segs := sortedSegs(a.segs)
+	segs = sortedSegs(segs)
 	a.mu.Unlock()
+	for _, b := range blocks {
+		b.rec.Retain()
+		recs, cols = append(recs, b.rec), append(cols, b.cols)
+	}
 	return recs, cols, segs
 }
 
 // views returns the accumulated rows of partition p as column views and
-// row counts per chunk, and its segments sorted by key; nil when nothing
+// row counts per chunk (its own, then the blocks its segments are in), and
+// its segments sorted by key, their chunks numbered so; nil when nothing
 // was accumulated. What a read needs of snapshot, without a record per
 // chunk: the views alias the accumulator's memory, which lives as long as
 // sh (the caller keeps sh alive while it reads them).
@@ -354,12 +393,48 @@ func (sh *Shuffle) views(p uint32) ([][]table.ColumnView, []int64, []accSeg) {
 		return nil, nil, nil
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	cols, rows := make([][]table.ColumnView, len(a.chunks)), make([]int64, len(a.chunks))
-	for i, app := range a.chunks {
-		cols[i], rows[i] = app.Views()
+	segs, blocks := sh.localSegs(a)
+	n := len(a.chunks) + len(blocks)
+	cols, rows := make([][]table.ColumnView, 0, n), make([]int64, 0, n)
+	for _, app := range a.chunks {
+		c, r := app.Views()
+		cols, rows = append(cols, c), append(rows, r)
 	}
-	return cols, rows, sortedSegs(a.segs)
+	segs = sortedSegs(segs)
+	a.mu.Unlock()
+	for _, b := range blocks {
+		cols, rows = append(cols, b.cols), append(rows, b.rec.NumRows())
+	}
+	return cols, rows, segs
+}
+
+// localSegs returns a copy of a's segments whose chunks are numbered as
+// its own chunks followed by the blocks its segments are in, and those
+// blocks (a.mu held). A partition's segments name blocks in the order the
+// blocks were made (a stage is appended after the one before), so one
+// pass numbers them.
+func (sh *Shuffle) localSegs(a *partAcc) ([]accSeg, []*block) {
+	segs := a.segs
+	if a.blockSegs == 0 {
+		return segs, nil
+	}
+	segs = slices.Clone(segs)
+	sh.accs.mu.Lock()
+	all := sh.accs.blocks
+	sh.accs.mu.Unlock()
+	var blocks []*block
+	last := int32(0)
+	for i := range segs {
+		c := segs[i].chunk
+		if c >= 0 {
+			continue
+		}
+		if c != last {
+			blocks, last = append(blocks, all[-c-1]), c
+		}
+		segs[i].chunk = int32(len(a.chunks) + len(blocks) - 1)
+	}
+	return segs, blocks
 }
 
 // sortedSegs returns a copy of one partition's segments sorted by key, in

@@ -34,7 +34,7 @@ func TestAccumulateInChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh := &Shuffle{State: &shuffle.State{Spec: &spec.Spec{Tasks: tasks}}}
-	a := newPartAcc(first)
+	a := accWith(first)
 	sh.accs.byPart = []*partAcc{a}
 	presize := func(n int64) int64 { return n } // a guess of one run
 	for _, task := range rand.New(rand.NewPCG(1, 2)).Perm(tasks) {
@@ -189,7 +189,7 @@ func TestFitsAllChecksColumnsNearTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cols := table.ViewOf(rec)
-	a := newPartAcc(app)
+	a := accWith(app)
 	runs := []shard.Run{{Partition: 0, Count: 100}}
 	for _, bytes := range []int64{0, math.MaxInt32 - 10} {
 		a.bytes = bytes
@@ -200,4 +200,9 @@ func TestFitsAllChecksColumnsNearTheLimit(t *testing.T) {
 	if fitsAll([]*partAcc{a}, []shard.Run{{Partition: 0, Count: math.MaxInt32 + 1}}, cols) {
 		t.Error("a run longer than a segment's count fits")
 	}
+}
+
+// accWith returns an accumulator whose first chunk is app.
+func accWith(app *table.Appender) *partAcc {
+	return &partAcc{chunks: []*table.Appender{app}, bytes: app.Bytes()}
 }

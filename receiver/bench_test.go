@@ -158,7 +158,7 @@ func appendAll(b *testing.B, in *coalesceInput, es []shard.Entry, cols [][]table
 		if err != nil {
 			b.Fatal(err)
 		}
-		accs[p] = newPartAcc(app)
+		accs[p] = accWith(app)
 	}
 	per := int64(len(in.recs) * in.rows)
 	presize := func(n int64) int64 { return max(n, per+per/8) }

@@ -25,9 +25,10 @@
 // (handover.go).
 //
 // An entry of tiny runs (fewer than four rows per partition on average: a
-// shuffle of many more partitions than a task has rows) is staged first
-// and appended with other staged entries partition by partition
-// (stage.go); every read appends the stage before it looks.
+// shuffle of many more partitions than a task has rows) is staged first;
+// a full stage is gathered into one block of rows in partition order, and
+// each partition gets a segment per run in it (stage.go). Every read
+// appends the stage before it looks.
 //
 // A resent entry (same task, attempt and seq) is stored once. An attempt of
 // an older epoch never commits: its task runs again.

@@ -260,6 +260,7 @@ func (rc *Receiver) PartitionBytes(sh *Shuffle, p int) int64 {
 		for _, c := range a.chunks {
 			n += c.UsedBytes()
 		}
+		n += a.blockBytes
 		a.mu.Unlock()
 	}
 	return n

@@ -1,11 +1,13 @@
 package receiver
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -17,12 +19,11 @@ import (
 // 20% of the nodes' CPU, nearly all of it cache misses). Such entries are
 // staged instead: the decoded entry is kept as it arrived, and once the
 // stage holds stageBytes (or a read needs the partitions) its entries'
-// runs are appended partition by partition, so that each partition's
-// state is touched once for the rows of many tasks. The stage is small
-// enough for its entries to stay in cache meanwhile: with 8 MiB, the
-// copies missed the cache on the source side instead (appending took 19%
-// of the in-process 10,000 x 10,000 demo's CPU, as run by run; 11-12%
-// with 256 KiB or 1 MiB).
+// runs are appended partition by partition, into a block of their own
+// (see block below). The stage is small enough for its entries to stay in
+// cache meanwhile: with 8 MiB, the copies missed the cache on the source
+// side instead (appending took 19% of the in-process 10,000 x 10,000
+// demo's CPU, as run by run; 11-12% with 256 KiB or 1 MiB).
 //
 // A staged entry counts as stored (its attempt may commit): its rows are
 // in memory, charged to the store's budget like accumulated ones, and
@@ -146,7 +147,9 @@ type stagedRun struct {
 	off, rows int64
 }
 
-// appendStaged appends the runs of batch partition by partition.
+// appendStaged appends the runs of batch partition by partition: into a
+// block of their own (appendBlock), or, if that cannot take them, to each
+// partition's chunks.
 func (rc *Receiver) appendStaged(sh *Shuffle, batch []staged) {
 	parts, byPart := groupStagedRuns(batch, sh.Spec.Partitions)
 	accs, err := sh.accsOf(parts)
@@ -154,17 +157,114 @@ func (rc *Receiver) appendStaged(sh *Shuffle, batch []staged) {
 		// partitions were checked against the spec when each entry came
 		panic("receiver: staged entry of shuffle " + sh.ID() + ": " + err.Error())
 	}
-	var want, grown int64
+	var want int64
 	for _, s := range batch {
 		want += s.want
 	}
-	for i, a := range accs {
-		a.mu.Lock()
-		grown += a.appendStagedRuns(batch, byPart[i])
-		a.mu.Unlock()
+	grown, ok := sh.appendBlock(batch, accs, byPart)
+	if !ok {
+		for i, a := range accs {
+			a.mu.Lock()
+			grown += a.appendStagedRuns(batch, byPart[i])
+			a.mu.Unlock()
+		}
 	}
 	rc.settle(sh, want, grown)
 }
+
+// A stage's runs went to the chunks of their partitions, a few rows to
+// each: at 1,000 tasks x 100,000 partitions every run was a row, and
+// appending it touched its partition's state, buffers and segments, cold
+// in memory (one partition's of 25,000 on a node): 25% of the nodes' CPU.
+// A stage now becomes a block: one record of its rows gathered in
+// partition order, written straight through (table.ConcatRanges from the
+// stage, which is still in cache), and each partition gets a segment per
+// run in it. A read of the partition gathers its rows from its chunks and
+// the blocks its segments name, as it gathers from chunks.
+
+// block is the rows of one stage's entries, in partition order; it is
+// never written once its segments are in.
+type block struct {
+	rec  arrow.Record
+	cols []table.ColumnView
+}
+
+// appendBlock gathers the runs of batch (byPart[i] to accs[i], as
+// groupStagedRuns grouped them) into a new block of sh, gives each
+// partition a segment per run, and returns the bytes it took; false, having
+// done nothing, if the runs do not fit a block (a run of more rows than a
+// segment counts, or values past a block's 32-bit offsets).
+func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stagedRun) (int64, bool) {
+	var vals int64
+	for _, s := range batch {
+		vals += s.vals
+	}
+	n := 0
+	for _, runs := range byPart {
+		n += len(runs)
+	}
+	if vals > math.MaxInt32 {
+		return 0, false
+	}
+	ranges := make([]table.RowRange, 0, n)
+	for _, runs := range byPart {
+		for _, r := range runs {
+			if r.rows > math.MaxInt32 {
+				return 0, false
+			}
+			s := &batch[r.entry]
+			ranges = append(ranges, table.RowRange{Cols: s.cols, Len: s.rec.NumRows(), Off: r.off, Rows: r.rows})
+		}
+	}
+	sh.accs.mu.Lock()
+	arena := sh.accs.arena
+	sh.accs.mu.Unlock()
+	rec, err := table.ConcatRanges(arenaAllocator{arena}, sh.Schema, ranges)
+	if err != nil {
+		return 0, false
+	}
+	id, size := sh.addBlock(rec), table.RecordBytes(rec)
+	var off int64
+	for i, a := range accs {
+		a.mu.Lock()
+		for _, r := range byPart[i] {
+			s := &batch[r.entry]
+			a.segs = append(a.segs, accSeg{task: s.e.Task, attempt: s.e.Attempt, seq: s.e.Seq, off: off, chunk: id, rows: int32(r.rows)})
+			a.blockBytes += max(1, size*r.rows/max(1, rec.NumRows()))
+			a.blockSegs++
+			off += r.rows
+		}
+		a.mu.Unlock()
+	}
+	return size + segBytes*int64(n), true
+}
+
+// addBlock keeps rec as sh's next block and returns the chunk number its
+// segments carry.
+func (sh *Shuffle) addBlock(rec arrow.Record) int32 {
+	b := &block{rec: rec, cols: table.ViewOf(rec)}
+	sh.accs.mu.Lock()
+	defer sh.accs.mu.Unlock()
+	sh.accs.blocks = append(sh.accs.blocks, b)
+	return int32(-len(sh.accs.blocks))
+}
+
+// arenaAllocator is a memory.Allocator of an arena's memory, which lives
+// as long as the arena: Free does nothing.
+type arenaAllocator struct{ a *offheap.Arena }
+
+func (m arenaAllocator) Allocate(n int) []byte { return m.a.Alloc(n) }
+
+func (m arenaAllocator) Reallocate(n int, b []byte) []byte {
+	if n <= cap(b) {
+		return b[:n]
+	}
+	out := m.a.Alloc(n)
+	copy(out, b)
+	return out
+}
+
+func (arenaAllocator) Free([]byte) {}
 
 // groupStagedRuns returns the partitions the runs of batch go to,
 // ascending, and for each its runs, in the order they came (a counting

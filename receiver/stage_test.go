@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/shufflenode/shufflenode/shard"
@@ -105,4 +107,160 @@ func TestStagedEntriesAreReadOnce(t *testing.T) {
 	if n := sh.stage.held.Load(); n != 0 {
 		t.Errorf("%d entries left staged after the reads", n)
 	}
+}
+
+// TestBlocksServeTheRowsAppended: partitions that get staged entries of
+// tiny runs (appended in blocks) and, between them, entries of long runs
+// of other tasks (appended to the partitions' own chunks), with resends
+// and second attempts that must not be served, read back after the seal
+// and exported for a handover: each partition's rows are exactly those
+// its tasks' first attempts sent it, row for row, in task order. It fails
+// if a block segment points at the wrong rows or block, or a read skips
+// the ledger for block segments.
+func TestBlocksServeTheRowsAppended(t *testing.T) {
+	const tasks, rowsPerTask, parts = 2*stageMaxEntries + 300, 3, 97
+	gen := table.GenConfig{Rows: tasks * rowsPerTask, PayloadBytes: 8, Seed: 5}
+	codec, err := table.NewCodec(table.GenSchema(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := spill.Open(spill.Config{MemoryLimit: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rc := New(Config{Store: store, OutputBatchRows: 1 << 20, Allocator: memory.DefaultAllocator, Committed: func(*shuffle.State, Commit) {}})
+	sh := frameShuffle(t, codec, tasks, parts)
+	long := func(task int) bool { return task%50 == 7 } // one run per partition: not staged
+	for task := range tasks {
+		m := tinyRunsMsg(t, codec, gen, task, tasks, parts, 0)
+		if long(task) {
+			m = longRunsMsg(t, codec, gen, task, tasks, parts)
+		}
+		for copies := 1 + btoi(task%13 == 0); copies > 0; copies-- {
+			if err := rc.Receive(context.Background(), sh, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for task := 0; task < tasks; task += 17 { // second attempts: never served
+		if err := rc.Receive(context.Background(), sh, tinyRunsMsg(t, codec, gen, task, tasks, parts, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh.Finish(shuffle.Sealed, nil)
+	sh.accs.mu.Lock()
+	blocks := len(sh.accs.blocks)
+	sh.accs.mu.Unlock()
+	if blocks < 2 {
+		t.Fatalf("%d blocks, want several (the stage's entries go to blocks)", blocks)
+	}
+	for p := range parts {
+		want := expectedRows(t, gen, tasks, parts, p, long)
+		got := readRecord(t, rc, sh, p)
+		if !array.RecordEqual(got, want) {
+			t.Errorf("partition %d: read %d rows, not the %d sent, in task order", p, got.NumRows(), want.NumRows())
+		}
+		exported := exportRecord(t, rc, sh, codec, p)
+		if !array.RecordEqual(exported, want) {
+			t.Errorf("partition %d: exported %d rows, not the %d sent, in task order", p, exported.NumRows(), want.NumRows())
+		}
+		got.Release()
+		exported.Release()
+		want.Release()
+	}
+}
+
+// longRunsMsg is task's rows gathered by partition ((task+i) % parts, as
+// tinyRunsMsg places them) in one entry of a run per partition that got
+// rows.
+func longRunsMsg(t *testing.T, codec *table.Codec, gen table.GenConfig, task, tasks, parts int) *shard.Msg {
+	t.Helper()
+	rec := table.GenTask(memory.DefaultAllocator, gen, task, tasks)
+	defer rec.Release()
+	var ranges []table.RowRange
+	var runs []shard.Run
+	for p := range parts {
+		for i := range int(rec.NumRows()) {
+			if (task+i)%parts == p {
+				ranges = append(ranges, table.RowRange{Rec: rec, Off: int64(i), Rows: 1})
+				if len(runs) == 0 || runs[len(runs)-1].Partition != uint32(p) {
+					runs = append(runs, shard.Run{Partition: uint32(p)})
+				}
+				runs[len(runs)-1].Count++
+			}
+		}
+	}
+	gathered, err := table.ConcatRanges(nil, rec.Schema(), ranges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gathered.Release()
+	data, err := codec.AppendRecord(nil, gathered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := shard.Entry{Task: uint64(task), Runs: runs, Data: data}
+	return &shard.Msg{Shuffle: "s", Entries: []shard.Entry{e}, Ends: []shard.End{{Task: uint64(task), Pieces: 1}}}
+}
+
+// expectedRows is partition p's rows as its tasks sent them, in task
+// order.
+func expectedRows(t *testing.T, gen table.GenConfig, tasks, parts, p int, long func(int) bool) arrow.Record {
+	t.Helper()
+	var recs []arrow.Record
+	var ranges []table.RowRange
+	for task := range tasks {
+		rec := table.GenTask(memory.DefaultAllocator, gen, task, tasks)
+		recs = append(recs, rec)
+		for i := range int(rec.NumRows()) {
+			if (task+i)%parts == p {
+				ranges = append(ranges, table.RowRange{Rec: rec, Off: int64(i), Rows: 1})
+			}
+		}
+	}
+	defer releaseAll(recs)
+	out, err := table.ConcatRanges(nil, recs[0].Schema(), ranges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// readRecord reads partition p into one record.
+func readRecord(t *testing.T, rc *Receiver, sh *Shuffle, p int) arrow.Record {
+	t.Helper()
+	var recs []arrow.Record
+	if err := rc.Get(context.Background(), sh, p, func(r arrow.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(recs)
+	out, err := table.Concat(nil, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// exportRecord exports partition p and joins the pieces into one record.
+func exportRecord(t *testing.T, rc *Receiver, sh *Shuffle, codec *table.Codec, p int) arrow.Record {
+	t.Helper()
+	var recs []arrow.Record
+	err := rc.Export(context.Background(), sh, uint32(p), func(e shard.Entry, _ shard.PartSum) error {
+		rec, err := codec.Decode(e.Data)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(recs)
+	out, err := table.Concat(nil, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -344,22 +344,25 @@ func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []a
 }
 
 // views returns the accumulated rows of partition p as column views and
-// row counts per chunk, and its segments sorted by key; nil when nothing
-// was accumulated. What a read needs of snapshot, without a record per
-// chunk: the views alias the accumulator's memory, which lives as long as
-// sh (the caller keeps sh alive while it reads them).
-func (sh *Shuffle) views(p uint32) ([][]table.ColumnView, []int64, []accSeg) {
+// row counts per chunk, and its segments sorted by key, in sc's memory
+// (reused from one read to the next); nil when nothing was accumulated.
+// What a read needs of snapshot, without a record per chunk: the views
+// alias the accumulator's memory, which lives as long as sh (the caller
+// keeps sh alive while it reads them).
+func (sh *Shuffle) views(p uint32, sc *mergeScratch) ([][]table.ColumnView, []int64, []accSeg) {
 	a := sh.accumulated(p)
 	if a == nil {
 		return nil, nil, nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cols, rows := make([][]table.ColumnView, len(a.chunks)), make([]int64, len(a.chunks))
+	n := len(a.chunks)
+	sc.cols, sc.rows = slices.Grow(sc.cols[:0], n)[:n], slices.Grow(sc.rows[:0], n)[:n]
 	for i, app := range a.chunks {
-		cols[i], rows[i] = app.Views()
+		sc.cols[i], sc.rows[i] = app.Views()
 	}
-	return cols, rows, sortedSegs(a.segs)
+	sc.segs, sc.at = sortSegsInto(sc.segs, sc.at, a.segs)
+	return sc.cols, sc.rows, sc.segs
 }
 
 // sortedSegs returns a copy of one partition's segments sorted by key, in
@@ -375,18 +378,27 @@ func (sh *Shuffle) views(p uint32) ([][]table.ColumnView, []int64, []accSeg) {
 // rows of about 260 tasks each (a counting sort by task was linear only
 // for partitions with rows of most tasks).
 func sortedSegs(segs []accSeg) []accSeg {
-	out := make([]accSeg, len(segs))
+	out, _ := sortSegsInto(nil, nil, segs)
+	return out
+}
+
+// sortSegsInto is sortedSegs in the memory of out and of at, its scratch
+// (either may be nil; both are grown as needed and returned).
+func sortSegsInto(out []accSeg, at []int32, segs []accSeg) ([]accSeg, []int32) {
+	out = slices.Grow(out[:0], len(segs))[:len(segs)]
 	if slices.IsSortedFunc(segs, compareSegs) {
 		copy(out, segs)
-		return out
+		return out, at
 	}
 	if len(segs) < 32 {
 		copy(out, segs)
 		slices.SortFunc(out, compareSegs)
-		return out
+		return out, at
 	}
 	lo, shift := taskBuckets(segs)
-	at := make([]int32, 2*len(segs)+1) // where each bucket starts (at most twice as many as segments)
+	nb := 2*len(segs) + 1 // where each bucket starts (at most twice as many as segments)
+	at = slices.Grow(at[:0], nb)[:nb]
+	clear(at)
 	for _, s := range segs {
 		at[(s.task-lo)>>shift+1]++
 	}
@@ -399,7 +411,7 @@ func sortedSegs(segs []accSeg) []accSeg {
 		at[b]++
 	}
 	sortRuns(out, lo, shift)
-	return out
+	return out, at
 }
 
 // taskBuckets returns the least task of segs and the shift that maps the

@@ -88,14 +88,20 @@ var errTooLarge = errors.New("receiver: partition larger than the gather's bound
 // maxRows rows (or of OutputBatchRows or more: Get would emit it in more
 // than one batch), or whose rows as one record would be more than
 // maxBytes bytes, is not gathered: g is left as it was and ok is false,
-// and the caller reads it with Get. On an error g is left as it was. This
+// and the caller reads it with Get. So is one with more than maxRows rows
+// accumulated, of attempts the read skips included (a cheap look that
+// spares the merge of a large partition). On an error g is left as it was. This
 // node must own p, after the barrier (as for Get).
 func (rc *Receiver) GatherPartition(ctx context.Context, sh *Shuffle, p int, g *Gather, maxRows, maxBytes int64) (ok bool, err error) {
 	if err := rc.readableFrame(sh, p); err != nil {
 		return false, err
 	}
+	maxRows = min(maxRows, rc.cfg.OutputBatchRows-1)
+	if sh.accumulatedRows(uint32(p)) > maxRows {
+		return false, nil // most likely too large: Get reads it (a read of it either way is right)
+	}
 	g.hold(sh)
-	ps := partSink{g: g, sh: sh, from: len(g.ranges), owned: len(g.owned), maxRows: min(maxRows, rc.cfg.OutputBatchRows-1)}
+	ps := partSink{g: g, sh: sh, from: len(g.ranges), owned: len(g.owned), maxRows: maxRows}
 	err = rc.merge(ctx, sh, uint32(p), &g.scratch, &ps)
 	if err == nil {
 		ok = ps.fits(maxBytes)
@@ -165,4 +171,16 @@ func (s *partSink) count() {
 		s.sh.out.add(s.rows, s.bytes)
 	}
 	s.sh.out.reads.Add(1)
+}
+
+// accumulatedRows is the rows accumulated for partition p, those of
+// attempts a read skips included.
+func (sh *Shuffle) accumulatedRows(p uint32) int64 {
+	a := sh.accumulated(p)
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.held()
 }

@@ -165,17 +165,33 @@ func checkFirstAttempts(t *testing.T, seen map[int64]float64) {
 }
 
 // TestGatherLeavesALargePartition: a partition over the bound is not
-// gathered, and what was gathered before it stays as it was.
+// gathered, and what was gathered before it stays as it was: one over
+// maxRows rows of accumulated rows alone, one whose accumulated rows are
+// within the bound but not its stored pieces with them, and one over
+// maxBytes.
 func TestGatherLeavesALargePartition(t *testing.T) {
 	f, _ := mixedFixture(t)
 	ctx := context.Background()
-	if err := f.rc.Receive(ctx, f.sh, attemptMsg(t, f, 0, 0, 0, 1)); err != nil {
-		t.Fatal(err)
+	for task := range uint64(2) {
+		if err := f.rc.Receive(ctx, f.sh, attemptMsg(t, f, 0, task, 0, task+1)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.sh.Finish(shuffle.Sealed, nil)
-	var owned []int
-	f.sh.Route().Owned.ForEach(func(p int) bool { owned = append(owned, p); return true })
-	first, second := owned[0], owned[1]
+	first, second := -1, -1
+	f.sh.Route().Owned.ForEach(func(p int) bool {
+		acc, all := f.sh.accumulatedRows(uint32(p)), getAll(t, f, p)
+		defer all.Release()
+		if first < 0 {
+			first = p
+		} else if acc > 0 && all.NumRows() > acc {
+			second = p
+		}
+		return second < 0
+	})
+	if second < 0 {
+		t.Fatal("no partition after the first has both accumulated rows and stored pieces")
+	}
 	var g Gather
 	defer g.Reset()
 	if ok, err := f.rc.GatherPartition(ctx, f.sh, first, &g, 1<<20, 1<<30); !ok || err != nil {
@@ -183,13 +199,14 @@ func TestGatherLeavesALargePartition(t *testing.T) {
 	}
 	rows, bytes, n := g.Rows(), g.Bytes(), len(g.Ranges())
 	before := f.sh.Reads()
-	for _, b := range []struct{ rows, bytes int64 }{{0, 1 << 30}, {1 << 20, 1}} {
+	acc := f.sh.accumulatedRows(uint32(second))
+	for _, b := range []struct{ rows, bytes int64 }{{acc - 1, 1 << 30}, {acc, 1 << 30}, {1 << 20, 1}} {
 		if ok, err := f.rc.GatherPartition(ctx, f.sh, second, &g, b.rows, b.bytes); ok || err != nil {
 			t.Fatalf("gather of partition %d within %d rows, %d bytes: %v, %v; want not gathered", second, b.rows, b.bytes, ok, err)
 		}
-	}
-	if g.Rows() != rows || g.Bytes() != bytes || len(g.Ranges()) != n || f.sh.Reads() != before {
-		t.Fatalf("a partition not gathered changed the gather (%d rows, %d bytes, %d ranges, reads %+v; was %d, %d, %d, %+v)",
-			g.Rows(), g.Bytes(), len(g.Ranges()), f.sh.Reads(), rows, bytes, n, before)
+		if g.Rows() != rows || g.Bytes() != bytes || len(g.Ranges()) != n || f.sh.Reads() != before {
+			t.Fatalf("a partition not gathered changed the gather (%d rows, %d bytes, %d ranges, reads %+v; was %d, %d, %d, %+v)",
+				g.Rows(), g.Bytes(), len(g.Ranges()), f.sh.Reads(), rows, bytes, n, before)
+		}
 	}
 }

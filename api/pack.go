@@ -1,9 +1,15 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"fmt"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/receiver"
+	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -27,17 +33,40 @@ const (
 	packEnds = 8192
 )
 
-// packer gathers the batches of a packed multi-partition DoGet.
+// The bounds of a partition whose rows GatherPartition gathers into a
+// packed batch: the largest that batch does not send alone.
+const (
+	packedRows  = (packRows - 1) / 16
+	packedBytes = (packBytes - 1) / 16
+)
+
+// packer gathers the batches of a packed multi-partition DoGet. A small
+// partition this node owns joins the packed batch as ranges of its rows
+// (receiver.Gather): they are copied once, into the packed batch, with no
+// record of the partition's own. Other partitions are read as a DoGet of
+// one would read them, and their batches taken over (batch).
 type packer struct {
+	s      *Server
 	w      *flightproto.Writer
 	schema *arrow.Schema
-	mem    memory.Allocator // of the packed batches: a pool their buffers go back to once gRPC has written them
-	recs   []arrow.Record   // held back, owned
-	ranges []table.RowRange
-	rows   int64 // of recs
-	bytes  int64
+	mem    memory.Allocator  // of the packed batches: a pool their buffers go back to once gRPC has written them
+	g      receiver.Gather   // the rows held back
 	ends   []flightproto.End // in the batch being packed
 	md     []byte
+}
+
+// part packs partition p of shuffle id: its rows gathered when it is
+// small and on this node, else its batches as a read of it emits them.
+func (k *packer) part(ctx context.Context, id string, p int) error {
+	ok, err := k.s.svc.GatherPartition(ctx, id, p, &k.g, packedRows, packedBytes)
+	switch {
+	case err == nil && ok:
+		return k.flushFull()
+	case err == nil || errors.Is(err, service.ErrNotOwner):
+		return k.s.getOne(ctx, id, p, k.batch)
+	default:
+		return fmt.Errorf("partition %d: %w", p, err)
+	}
 }
 
 // batch takes rec over: it joins the packed batch, or, as large as a
@@ -51,8 +80,13 @@ func (k *packer) batch(rec arrow.Record) error {
 	if 16*n >= packRows || 16*b >= packBytes {
 		return k.alone(rec)
 	}
-	k.recs = append(k.recs, rec)
-	if k.rows, k.bytes = k.rows+n, k.bytes+b; k.rows >= packRows || k.bytes >= packBytes {
+	k.g.AddRecord(rec)
+	return k.flushFull()
+}
+
+// flushFull sends the packed batch once it is full.
+func (k *packer) flushFull() error {
+	if k.g.Rows() >= packRows || k.g.Bytes() >= packBytes {
 		return k.flush()
 	}
 	return nil
@@ -61,7 +95,7 @@ func (k *packer) batch(rec arrow.Record) error {
 // alone sends rec, a batch's worth of rows, as it is, with the ends held
 // back (at its row 0) if no rows are.
 func (k *packer) alone(rec arrow.Record) error {
-	if len(k.recs) > 0 {
+	if k.g.Rows() > 0 {
 		if err := k.flush(); err != nil {
 			rec.Release()
 			return err
@@ -83,7 +117,7 @@ func (k *packer) takeEnds() []byte {
 
 // end ends partition p at the rows held back.
 func (k *packer) end(p int) error {
-	k.ends = append(k.ends, flightproto.End{Partition: p, Row: k.rows})
+	k.ends = append(k.ends, flightproto.End{Partition: p, Row: k.g.Rows()})
 	if len(k.ends) >= packEnds {
 		return k.flush()
 	}
@@ -92,7 +126,7 @@ func (k *packer) end(p int) error {
 
 // flush sends the rows and ends held back as one batch.
 func (k *packer) flush() error {
-	if len(k.recs) == 0 && len(k.ends) == 0 {
+	if k.g.Rows() == 0 && len(k.ends) == 0 {
 		return nil
 	}
 	rec, err := k.gather()
@@ -102,25 +136,14 @@ func (k *packer) flush() error {
 	return k.w.WriteReleasedWithAppMetadata(rec, k.takeEnds())
 }
 
-// gather returns the rows held back as one record, releasing theirs.
+// gather returns the rows held back as one record, and lets go of them.
 func (k *packer) gather() (arrow.Record, error) {
-	defer k.releaseHeld()
-	if len(k.recs) == 0 {
+	defer k.g.Reset()
+	if k.g.Rows() == 0 {
 		return emptyRecord(memory.DefaultAllocator, k.schema), nil
 	}
-	for _, r := range k.recs {
-		k.ranges = append(k.ranges, table.RowRange{Rec: r, Rows: r.NumRows()})
-	}
-	return table.ConcatRanges(k.mem, k.schema, k.ranges)
-}
-
-// releaseHeld releases the records held back.
-func (k *packer) releaseHeld() {
-	releaseRecords(k.recs)
-	clear(k.recs)
-	clear(k.ranges)
-	k.recs, k.ranges, k.rows, k.bytes = k.recs[:0], k.ranges[:0], 0, 0
+	return table.ConcatRanges(k.mem, k.schema, k.g.Ranges())
 }
 
 // release drops what is held back, unsent.
-func (k *packer) release() { k.releaseHeld() }
+func (k *packer) release() { k.g.Reset() }

@@ -2,7 +2,8 @@
 // output partition of a shuffle lives (Locations; Layout, the
 // `__partitioned__` form of an array rechunk's result), reading a
 // partition this node owns after the barrier (Get, GetPooled, GetChunk,
-// which the receiver serves), and reading one wherever it is over the
+// which the receiver serves; GatherPartition, a small partition's rows as
+// ranges for a packed batch), and reading one wherever it is over the
 // cluster's own streams (Fetch, FetchChunk from the reading side,
 // HandleStream on the owner; see fetch.go for the format).
 //
@@ -13,5 +14,6 @@
 // # Concurrency
 //
 // All methods are safe for concurrent use; the reads block while they
-// stream, and GetPooled waits for room under Config.Outputs.
+// stream, and GetPooled and GatherPartition wait for room under
+// Config.Outputs.
 package reads

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/shufflenode/shufflenode/receiver"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
@@ -79,6 +80,29 @@ func (r *Reader) GetPooled(ctx context.Context, id string, p int, emit func(arro
 		}
 		return err
 	})
+}
+
+// GatherPartition appends the rows of output partition p of shuffle id,
+// which this node must own, to g as ranges for the caller to gather into
+// a packed batch (receiver.Receiver.GatherPartition: ok is false, and g
+// unchanged, for a partition larger than maxRows rows or maxBytes bytes,
+// which the caller reads with GetPooled). Like GetPooled, it waits for
+// room under the outputs' bound first and charges the partition's bytes
+// while it gathers.
+func (r *Reader) GatherPartition(ctx context.Context, id string, p int, g *receiver.Gather, maxRows, maxBytes int64) (bool, error) {
+	sh, err := r.cfg.Host.Lookup(id)
+	if err != nil {
+		return false, err
+	}
+	h := r.cfg.Outputs.Hold()
+	defer h.Release()
+	if err := h.Wait(ctx); err != nil {
+		return false, err
+	}
+	before := g.Bytes()
+	ok, err := r.cfg.Receiver.GatherPartition(ctx, sh, p, g, maxRows, maxBytes)
+	h.Charge(g.Bytes() - before)
+	return ok, err
 }
 
 // GetChunk assembles new chunk p (C-order index into the new grid) of an

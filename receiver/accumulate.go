@@ -62,6 +62,7 @@ type partAcc struct {
 	// blockBytes is the partition's share of the blocks its staged runs
 	// are in (see stage.go), as their rows' share of each block's bytes.
 	blockBytes int64
+	blockRows  int64
 	blockSegs  int // segments in blocks
 	newChunk   func() *table.Appender
 	// bytes is the last chunk's Bytes as of its last append: what it grew
@@ -366,7 +367,7 @@ func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []a
 		return nil, nil, nil
 	}
 	a.mu.Lock()
-	segs, blocks := sh.localSegs(a)
+	segs, blocks := sh.localSegs(a, nil)
 	recs, cols := make([]arrow.Record, 0, len(a.chunks)+len(blocks)), make([][]table.ColumnView, 0, len(a.chunks)+len(blocks))
 	for _, app := range a.chunks {
 		rec := app.Record()
@@ -383,42 +384,45 @@ func (sh *Shuffle) snapshot(p uint32) ([]arrow.Record, [][]table.ColumnView, []a
 
 // views returns the accumulated rows of partition p as column views and
 // row counts per chunk (its own, then the blocks its segments are in), and
-// its segments sorted by key, their chunks numbered so; nil when nothing
-// was accumulated. What a read needs of snapshot, without a record per
-// chunk: the views alias the accumulator's memory, which lives as long as
-// sh (the caller keeps sh alive while it reads them).
-func (sh *Shuffle) views(p uint32) ([][]table.ColumnView, []int64, []accSeg) {
+// its segments sorted by key, their chunks numbered so, in sc's memory
+// (reused from one read to the next); nil when nothing was accumulated.
+// What a read needs of snapshot, without a record per chunk: the views
+// alias the accumulator's memory, which lives as long as sh (the caller
+// keeps sh alive while it reads them).
+func (sh *Shuffle) views(p uint32, sc *mergeScratch) ([][]table.ColumnView, []int64, []accSeg) {
 	a := sh.accumulated(p)
 	if a == nil {
 		return nil, nil, nil
 	}
 	a.mu.Lock()
-	segs, blocks := sh.localSegs(a)
+	defer a.mu.Unlock()
+	segs, blocks := sh.localSegs(a, sc.local)
 	n := len(a.chunks) + len(blocks)
-	cols, rows := make([][]table.ColumnView, 0, n), make([]int64, 0, n)
-	for _, app := range a.chunks {
-		c, r := app.Views()
-		cols, rows = append(cols, c), append(rows, r)
+	sc.cols, sc.rows = slices.Grow(sc.cols[:0], n)[:n], slices.Grow(sc.rows[:0], n)[:n]
+	for i, app := range a.chunks {
+		sc.cols[i], sc.rows[i] = app.Views()
 	}
-	segs = sortedSegs(segs)
-	a.mu.Unlock()
-	for _, b := range blocks {
-		cols, rows = append(cols, b.cols), append(rows, b.rec.NumRows())
+	for i, b := range blocks {
+		sc.cols[len(a.chunks)+i], sc.rows[len(a.chunks)+i] = b.cols, b.rec.NumRows()
 	}
-	return cols, rows, segs
+	if a.blockSegs > 0 {
+		sc.local = segs
+	}
+	sc.segs, sc.at = sortSegsInto(sc.segs, sc.at, segs)
+	return sc.cols, sc.rows, sc.segs
 }
 
-// localSegs returns a copy of a's segments whose chunks are numbered as
-// its own chunks followed by the blocks its segments are in, and those
-// blocks (a.mu held). A partition's segments name blocks in the order the
+// localSegs returns a copy of a's segments (in local's memory) whose
+// chunks are numbered as its own chunks followed by the blocks its
+// segments are in, and those blocks (a.mu held); a's own segments when
+// none is in a block. A partition's segments name blocks in the order the
 // blocks were made (a stage is appended after the one before), so one
 // pass numbers them.
-func (sh *Shuffle) localSegs(a *partAcc) ([]accSeg, []*block) {
-	segs := a.segs
+func (sh *Shuffle) localSegs(a *partAcc, local []accSeg) ([]accSeg, []*block) {
 	if a.blockSegs == 0 {
-		return segs, nil
+		return a.segs, nil
 	}
-	segs = slices.Clone(segs)
+	segs := append(local[:0], a.segs...)
 	sh.accs.mu.Lock()
 	all := sh.accs.blocks
 	sh.accs.mu.Unlock()
@@ -450,18 +454,27 @@ func (sh *Shuffle) localSegs(a *partAcc) ([]accSeg, []*block) {
 // rows of about 260 tasks each (a counting sort by task was linear only
 // for partitions with rows of most tasks).
 func sortedSegs(segs []accSeg) []accSeg {
-	out := make([]accSeg, len(segs))
+	out, _ := sortSegsInto(nil, nil, segs)
+	return out
+}
+
+// sortSegsInto is sortedSegs in the memory of out and of at, its scratch
+// (either may be nil; both are grown as needed and returned).
+func sortSegsInto(out []accSeg, at []int32, segs []accSeg) ([]accSeg, []int32) {
+	out = slices.Grow(out[:0], len(segs))[:len(segs)]
 	if slices.IsSortedFunc(segs, compareSegs) {
 		copy(out, segs)
-		return out
+		return out, at
 	}
 	if len(segs) < 32 {
 		copy(out, segs)
 		slices.SortFunc(out, compareSegs)
-		return out
+		return out, at
 	}
 	lo, shift := taskBuckets(segs)
-	at := make([]int32, 2*len(segs)+1) // where each bucket starts (at most twice as many as segments)
+	nb := 2*len(segs) + 1 // where each bucket starts (at most twice as many as segments)
+	at = slices.Grow(at[:0], nb)[:nb]
+	clear(at)
 	for _, s := range segs {
 		at[(s.task-lo)>>shift+1]++
 	}
@@ -474,7 +487,7 @@ func sortedSegs(segs []accSeg) []accSeg {
 		at[b]++
 	}
 	sortRuns(out, lo, shift)
-	return out
+	return out, at
 }
 
 // taskBuckets returns the least task of segs and the shift that maps the

@@ -17,7 +17,10 @@
 //     stored refers to it; reply to the sender with what the error says
 //     (*shuffle.Refusal, *shuffle.Busy, or a failure).
 //  4. Serve reads with Get and GetChunk; they refuse partitions this node
-//     does not own and shuffles not sealed.
+//     does not own and shuffles not sealed. A read that packs many small
+//     partitions into shared batches takes their rows as ranges instead,
+//     in Get's order, with GatherPartition into one Gather (gather.go),
+//     and copies them once per batch.
 //
 // A node that drains reads each partition it held out with Export; the
 // partition's new owner stores and commits those pieces with Adopt, under

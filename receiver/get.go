@@ -31,35 +31,13 @@ func (rc *Receiver) GetPooled(ctx context.Context, sh *Shuffle, p int, emit func
 
 // get is Get with the output batches' allocator.
 func (rc *Receiver) get(ctx context.Context, sh *Shuffle, p int, alloc memory.Allocator, emit func(arrow.Record) error) error {
-	id := sh.ID()
-	if err := rc.readable(sh, p); err != nil {
+	if err := rc.readableFrame(sh, p); err != nil {
 		return err
-	}
-	if sh.Array != nil {
-		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", shuffle.ErrBadInput, id)
 	}
 	b := rc.newBatch(sh, alloc, emit)
 	defer rc.putBatch(b)
-	m := newAccMerge(sh, uint32(p), b)
-	defer runtime.KeepAlive(sh) // the accumulated rows m reads live as long as sh (offheap)
-	err := rc.cfg.Store.Scan(id, uint32(p), func(k spill.Key, mem spill.Value, disk []byte) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := m.emitBefore(&k); err != nil {
-			return err
-		}
-		if !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
-			return nil
-		}
-		if err := b.add(mem, disk); err != nil {
-			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", id, p, k.Task, sh.Self, err)
-		}
-		return nil
-	})
-	if err == nil {
-		err = m.emitBefore(nil)
-	}
+	defer runtime.KeepAlive(sh) // the accumulated rows b's ranges read live as long as sh (offheap)
+	err := rc.merge(ctx, sh, uint32(p), &b.scratch, b)
 	if err == nil {
 		err = b.flush()
 	}
@@ -69,12 +47,64 @@ func (rc *Receiver) get(ctx context.Context, sh *Shuffle, p int, alloc memory.Al
 	return err
 }
 
+// readableFrame checks that partition p of sh, a dataframe shuffle, can be
+// read here.
+func (rc *Receiver) readableFrame(sh *Shuffle, p int) error {
+	if err := rc.readable(sh, p); err != nil {
+		return err
+	}
+	if sh.Array != nil {
+		return fmt.Errorf("%w: shuffle %s is an array rechunk: read chunks", shuffle.ErrBadInput, sh.ID())
+	}
+	return nil
+}
+
+// rangeSink takes the rows of a partition read, in order (outBatch,
+// Gather's partSink).
+type rangeSink interface {
+	// addRange takes rows whose record (or views' memory) the caller keeps
+	// alive.
+	addRange(r table.RowRange) error
+	// add takes a stored piece, in memory or spilled, lent for the call.
+	add(mem spill.Value, disk []byte) error
+}
+
+// merge hands the visible rows of partition p of sh to s in key order:
+// the accumulated segments merged with the store's pieces as its Scan
+// yields them, each only if the dedup ledger counts its attempt. sc is the
+// merge's scratch; the caller keeps sh alive until s is done with the
+// ranges of accumulated rows.
+func (rc *Receiver) merge(ctx context.Context, sh *Shuffle, p uint32, sc *mergeScratch, s rangeSink) error {
+	id := sh.ID()
+	var m accMerge
+	m.init(sh, p, sc, s)
+	err := rc.cfg.Store.Scan(id, p, func(k spill.Key, mem spill.Value, disk []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := m.emitBefore(&k); err != nil {
+			return err
+		}
+		if !sh.ledger.Visible(k.Task, k.Attempt, k.Partition) {
+			return nil
+		}
+		if err := s.add(mem, disk); err != nil {
+			return fmt.Errorf("shuffle %s partition %d task %d on node %s: %w", id, p, k.Task, sh.Self, err)
+		}
+		return nil
+	})
+	if err == nil {
+		err = m.emitBefore(nil)
+	}
+	return err
+}
+
 // accMerge merges a partition's accumulated segments, sorted by key, into
 // the store's pieces as the store's Scan yields them in key order.
 type accMerge struct {
 	sh   *Shuffle
 	p    uint32
-	b    *outBatch
+	s    rangeSink
 	cols [][]table.ColumnView // the accumulator's rows, per chunk
 	rows []int64              // and their counts
 	segs []accSeg
@@ -87,14 +117,31 @@ type accMerge struct {
 	looked, visible bool
 }
 
-func newAccMerge(sh *Shuffle, p uint32, b *outBatch) *accMerge {
-	m := &accMerge{sh: sh, p: p, b: b}
-	m.cols, m.rows, m.segs = sh.views(p)
-	return m
+// mergeScratch is the memory of an accMerge's views and sorted segments,
+// kept from one partition's read to the next (a fresh set per partition
+// was most of the merge's setup of a read of many small partitions).
+type mergeScratch struct {
+	cols  [][]table.ColumnView
+	rows  []int64
+	segs  []accSeg
+	at    []int32  // sortSegsInto's buckets
+	local []accSeg // localSegs' copy
+}
+
+// reset drops the scratch's views (they alias a shuffle's memory).
+func (sc *mergeScratch) reset() {
+	clear(sc.cols[:cap(sc.cols)])
+	sc.cols = sc.cols[:0]
+}
+
+// init starts m on partition p of sh, with sc's memory, sending to s.
+func (m *accMerge) init(sh *Shuffle, p uint32, sc *mergeScratch, s rangeSink) {
+	*m = accMerge{sh: sh, p: p, s: s}
+	m.cols, m.rows, m.segs = sh.views(p, sc)
 }
 
 // emitBefore adds the committed segments whose keys are below k (all that
-// are left when k is nil) to the batch.
+// are left when k is nil) to the sink.
 func (m *accMerge) emitBefore(k *spill.Key) error {
 	for ; m.next < len(m.segs); m.next++ {
 		s := m.segs[m.next]
@@ -104,7 +151,7 @@ func (m *accMerge) emitBefore(k *spill.Key) error {
 		if !m.isVisible(s) {
 			continue
 		}
-		if err := m.b.addRange(table.RowRange{Off: s.off, Rows: int64(s.rows), Cols: m.cols[s.chunk], Len: m.rows[s.chunk]}); err != nil {
+		if err := m.s.addRange(table.RowRange{Off: s.off, Rows: int64(s.rows), Cols: m.cols[s.chunk], Len: m.rows[s.chunk]}); err != nil {
 			return err
 		}
 	}
@@ -130,6 +177,8 @@ type outBatch struct {
 	ranges []table.RowRange
 	owned  []arrow.Record // references held until the flush
 	rows   int64
+	// scratch is the merge's, kept with the batch in the receiver's pool.
+	scratch mergeScratch
 }
 
 // add appends one piece (in memory or spilled) and flushes a full batch.
@@ -155,6 +204,7 @@ func (rc *Receiver) newBatch(sh *Shuffle, alloc memory.Allocator, emit func(arro
 // putBatch releases what b holds and gives it back to the pool.
 func (rc *Receiver) putBatch(b *outBatch) {
 	b.release()
+	b.scratch.reset()
 	b.sh, b.alloc, b.emit = nil, nil, nil
 	rc.batches.Put(b)
 }
@@ -187,17 +237,25 @@ func sameRows(x, y table.RowRange) bool {
 // rangeOf returns a piece's rows, holding a reference to its record until
 // the batch is flushed (a spill.Value is only lent for one callback).
 func (b *outBatch) rangeOf(mem spill.Value, disk []byte) (table.RowRange, error) {
+	r, err := pieceRange(b.sh, mem, disk)
+	if err == nil {
+		b.owned = append(b.owned, r.Rec)
+	}
+	return r, err
+}
+
+// pieceRange returns a stored piece's rows (in memory or spilled, of sh)
+// and a reference to their record, which the caller releases.
+func pieceRange(sh *Shuffle, mem spill.Value, disk []byte) (table.RowRange, error) {
 	if mem != nil {
 		p := mem.(*piece)
 		p.rec.Retain()
-		b.owned = append(b.owned, p.rec)
 		return table.RowRange{Rec: p.rec, Off: p.off, Rows: p.rows, Cols: p.cols}, nil
 	}
-	rec, err := b.sh.Codec.Decode(append([]byte(nil), disk...))
+	rec, err := sh.Codec.Decode(append([]byte(nil), disk...))
 	if err != nil {
 		return table.RowRange{}, err
 	}
-	b.owned = append(b.owned, rec)
 	return table.RowRange{Rec: rec, Rows: rec.NumRows()}, nil
 }
 

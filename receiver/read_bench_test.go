@@ -44,33 +44,10 @@ func BenchmarkSortedSegs(b *testing.B) {
 // partition: the shape of a read of many small partitions), accumulated
 // on one node. ns/partition is the cost of one partition's read.
 func BenchmarkGetSmallPartitions(b *testing.B) {
-	const tasks, parts = 64, 4000
-	codec, err := table.NewCodec(table.GenSchema(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := spill.Open(spill.Config{MemoryLimit: 1 << 30})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	rc := New(Config{Store: store, OutputBatchRows: 1 << 16, Allocator: memory.DefaultAllocator, Committed: func(*shuffle.State, Commit) {}})
-	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: tasks, Partitions: parts, Schema: codec.SchemaBytes(),
-		Rule: table.Rule{Kind: table.Hash, Columns: []string{table.GenSchema().Field(0).Name}}}
-	st, err := shuffle.New(sp, "a", []string{"a"}, nil, "a")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sh := NewShuffle(st, nil)
-	gen := table.GenConfig{Rows: tasks * parts, PayloadBytes: 12, Seed: 1}
-	for task := range tasks {
-		if err := rc.Receive(context.Background(), sh, oneRowPerPartition(b, codec, gen, task, tasks, parts)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	sh.Finish(shuffle.Sealed, nil)
+	const parts = 4000
+	rc, sh, rows := smallPartitions(b, parts)
 	b.ReportAllocs()
-	b.SetBytes(int64(gen.Rows) * 32)
+	b.SetBytes(rows * 32)
 	b.ResetTimer()
 	for range b.N {
 		for p := range parts {
@@ -80,6 +57,65 @@ func BenchmarkGetSmallPartitions(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*parts), "ns/partition")
+}
+
+// BenchmarkGatherSmallPartitions is BenchmarkGetSmallPartitions' read as
+// a packed read does it: each partition's ranges gathered (one Gather for
+// them all, as for one DoGet), and one ConcatRanges per 16,384 rows.
+func BenchmarkGatherSmallPartitions(b *testing.B) {
+	const parts = 4000
+	rc, sh, rows := smallPartitions(b, parts)
+	b.ReportAllocs()
+	b.SetBytes(rows * 32)
+	b.ResetTimer()
+	for range b.N {
+		var g Gather
+		for p := range parts {
+			if ok, err := rc.GatherPartition(context.Background(), sh, p, &g, 1023, 128<<10); err != nil || !ok {
+				b.Fatal(ok, err)
+			}
+			if g.Rows() >= 1<<14 || p == parts-1 {
+				rec, err := table.ConcatRanges(memory.DefaultAllocator, sh.Schema, g.Ranges())
+				if err != nil {
+					b.Fatal(err)
+				}
+				rec.Release()
+				g.Reset()
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*parts), "ns/partition")
+}
+
+// smallPartitions is a sealed shuffle of 64 tasks over parts partitions,
+// one row per task and partition, accumulated on one node, and its rows.
+func smallPartitions(b *testing.B, parts int) (*Receiver, *Shuffle, int64) {
+	const tasks = 64
+	codec, err := table.NewCodec(table.GenSchema(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := spill.Open(spill.Config{MemoryLimit: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc := New(Config{Store: store, OutputBatchRows: 1 << 16, Allocator: memory.DefaultAllocator, Committed: func(*shuffle.State, Commit) {}})
+	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: tasks, Partitions: parts, Schema: codec.SchemaBytes(),
+		Rule: table.Rule{Kind: table.Hash, Columns: []string{table.GenSchema().Field(0).Name}}}
+	st, err := shuffle.New(sp, "a", []string{"a"}, nil, "a")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sh := NewShuffle(st, nil)
+	gen := table.GenConfig{Rows: int64(tasks * parts), PayloadBytes: 12, Seed: 1}
+	for task := range tasks {
+		if err := rc.Receive(context.Background(), sh, oneRowPerPartition(b, codec, gen, task, tasks, parts)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sh.Finish(shuffle.Sealed, nil)
+	b.Cleanup(func() { store.Close() })
+	return rc, sh, int64(gen.Rows)
 }
 
 // oneRowPerPartition is task's rows (one per partition) in one entry, with

@@ -231,6 +231,7 @@ func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stage
 			s := &batch[r.entry]
 			a.segs = append(a.segs, accSeg{task: s.e.Task, attempt: s.e.Attempt, seq: s.e.Seq, off: off, chunk: id, rows: int32(r.rows)})
 			a.blockBytes += max(1, size*r.rows/max(1, rec.NumRows()))
+			a.blockRows += r.rows
 			a.blockSegs++
 			off += r.rows
 		}

@@ -165,10 +165,30 @@ func TestBlocksServeTheRowsAppended(t *testing.T) {
 		if !array.RecordEqual(exported, want) {
 			t.Errorf("partition %d: exported %d rows, not the %d sent, in task order", p, exported.NumRows(), want.NumRows())
 		}
+		gathered := gatherRecord(t, rc, sh, p)
+		if !array.RecordEqual(gathered, want) {
+			t.Errorf("partition %d: gathered %d rows, not the %d sent, in task order", p, gathered.NumRows(), want.NumRows())
+		}
 		got.Release()
 		exported.Release()
+		gathered.Release()
 		want.Release()
 	}
+}
+
+// gatherRecord gathers partition p as a packed read does, into one record.
+func gatherRecord(t *testing.T, rc *Receiver, sh *Shuffle, p int) arrow.Record {
+	t.Helper()
+	var g Gather
+	defer g.Reset()
+	if ok, err := rc.GatherPartition(context.Background(), sh, p, &g, 1<<30, 1<<40); !ok || err != nil {
+		t.Fatalf("gather partition %d: %v, %v", p, ok, err)
+	}
+	out, err := table.ConcatRanges(memory.DefaultAllocator, sh.Schema, g.Ranges())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // longRunsMsg is task's rows gathered by partition ((task+i) % parts, as

@@ -88,4 +88,3 @@ func (c *rangeCol) bytes(rows int64) int64 {
 		return n + rows*int64(c.ct.width)
 	}
 }
-

@@ -94,7 +94,7 @@ func raceDrop(t *testing.T, rc *Receiver, sh *Shuffle, store *spill.Store, msgs 
 
 // frameShuffle is the receive side, on node "a" alone, of a dataframe
 // shuffle of the generator's schema.
-func frameShuffle(t *testing.T, codec *table.Codec, tasks, parts int) *Shuffle {
+func frameShuffle(t testing.TB, codec *table.Codec, tasks, parts int) *Shuffle {
 	t.Helper()
 	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: tasks, Partitions: parts, Schema: codec.SchemaBytes(),
 		Rule: table.Rule{Kind: table.Hash, Columns: []string{table.GenSchema().Field(0).Name}}}
@@ -107,7 +107,7 @@ func frameShuffle(t *testing.T, codec *table.Codec, tasks, parts int) *Shuffle {
 
 // taskMsg is task's rows in one entry, cut into runs of equal size over
 // the partitions, with the task's end marker.
-func taskMsg(t *testing.T, codec *table.Codec, gen table.GenConfig, task, tasks, parts int) *shard.Msg {
+func taskMsg(t testing.TB, codec *table.Codec, gen table.GenConfig, task, tasks, parts int) *shard.Msg {
 	t.Helper()
 	rec := table.GenTask(memory.DefaultAllocator, gen, task, tasks)
 	defer rec.Release()

@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/shuffle"
-	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -18,22 +17,7 @@ import (
 // pieces, some of them spilled to badger.
 func mixedFixture(t *testing.T) (*fixture, *spill.Store) {
 	t.Helper()
-	store, err := spill.Open(spill.Config{MemoryLimit: 48 << 10, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	codec, _ := table.NewCodec(table.GenSchema(), nil)
-	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: 2, Partitions: 6, Schema: codec.SchemaBytes(),
-		Rule: table.Rule{Kind: table.Hash, Columns: []string{"key"}}}
-	st, err := shuffle.New(sp, "a", []string{"a", "b"}, nil, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{sh: NewShuffle(st, nil)}
-	f.rc = New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator,
-		Committed: func(_ *shuffle.State, c Commit) { f.commits = append(f.commits, c) }})
-	return f, store
+	return dataframeFixture(t, spill.Config{MemoryLimit: 48 << 10, Dir: t.TempDir()}, 2, "")
 }
 
 // TestGatherMatchesGet: partitions of rows of two tasks, each in many

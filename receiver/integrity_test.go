@@ -16,14 +16,23 @@ import (
 // task and 6 partitions over nodes a and b.
 func frameFixture(t *testing.T) *fixture {
 	t.Helper()
-	store, err := spill.Open(spill.Config{MemoryLimit: 1 << 20})
+	f, _ := dataframeFixture(t, spill.Config{MemoryLimit: 1 << 20}, 1, "")
+	return f
+}
+
+// dataframeFixture is a receiver on node "a", on a store opened with cfg,
+// of a dataframe shuffle of tasks tasks and 6 partitions over nodes a and
+// b, with on_differ onDiffer.
+func dataframeFixture(t *testing.T, cfg spill.Config, tasks int, onDiffer string) (*fixture, *spill.Store) {
+	t.Helper()
+	store, err := spill.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
 	codec, _ := table.NewCodec(table.GenSchema(), nil)
-	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: 1, Partitions: 6, Schema: codec.SchemaBytes(),
-		Rule: table.Rule{Kind: table.Hash, Columns: []string{"key"}}}
+	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: tasks, Partitions: 6, Schema: codec.SchemaBytes(),
+		Rule: table.Rule{Kind: table.Hash, Columns: []string{"key"}}, OnDiffer: onDiffer}
 	st, err := shuffle.New(sp, "a", []string{"a", "b"}, nil, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +40,7 @@ func frameFixture(t *testing.T) *fixture {
 	f := &fixture{sh: NewShuffle(st, nil)}
 	f.rc = New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator,
 		Committed: func(_ *shuffle.State, c Commit) { f.commits = append(f.commits, c) }})
-	return f
+	return f, store
 }
 
 // sumsOf is an end marker's row sums for the partitions a holds now: rows

@@ -9,9 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
-	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 )
@@ -88,7 +86,8 @@ func BenchmarkGatherSmallPartitions(b *testing.B) {
 }
 
 // smallPartitions is a sealed shuffle of 64 tasks over parts partitions,
-// one row per task and partition, accumulated on one node, and its rows.
+// one row per task and partition (taskMsg's runs of a task of parts
+// rows), accumulated on one node, and its rows.
 func smallPartitions(b *testing.B, parts int) (*Receiver, *Shuffle, int64) {
 	const tasks = 64
 	codec, err := table.NewCodec(table.GenSchema(), nil)
@@ -100,37 +99,14 @@ func smallPartitions(b *testing.B, parts int) (*Receiver, *Shuffle, int64) {
 		b.Fatal(err)
 	}
 	rc := New(Config{Store: store, OutputBatchRows: 1 << 16, Allocator: memory.DefaultAllocator, Committed: func(*shuffle.State, Commit) {}})
-	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: tasks, Partitions: parts, Schema: codec.SchemaBytes(),
-		Rule: table.Rule{Kind: table.Hash, Columns: []string{table.GenSchema().Field(0).Name}}}
-	st, err := shuffle.New(sp, "a", []string{"a"}, nil, "a")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sh := NewShuffle(st, nil)
+	sh := frameShuffle(b, codec, tasks, parts)
 	gen := table.GenConfig{Rows: int64(tasks * parts), PayloadBytes: 12, Seed: 1}
 	for task := range tasks {
-		if err := rc.Receive(context.Background(), sh, oneRowPerPartition(b, codec, gen, task, tasks, parts)); err != nil {
+		if err := rc.Receive(context.Background(), sh, taskMsg(b, codec, gen, task, tasks, parts)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	sh.Finish(shuffle.Sealed, nil)
 	b.Cleanup(func() { store.Close() })
 	return rc, sh, int64(gen.Rows)
-}
-
-// oneRowPerPartition is task's rows (one per partition) in one entry, with
-// the task's end marker.
-func oneRowPerPartition(b *testing.B, codec *table.Codec, gen table.GenConfig, task, tasks, parts int) *shard.Msg {
-	rec := table.GenTask(memory.DefaultAllocator, gen, task, tasks)
-	defer rec.Release()
-	data, err := codec.AppendRecord(nil, rec)
-	if err != nil {
-		b.Fatal(err)
-	}
-	runs := make([]shard.Run, parts)
-	for p := range runs {
-		runs[p] = shard.Run{Partition: uint32(p), Count: 1}
-	}
-	e := shard.Entry{Task: uint64(task), Runs: runs, Data: data}
-	return &shard.Msg{Shuffle: "s", Entries: []shard.Entry{e}, Ends: []shard.End{{Task: uint64(task), Pieces: 1}}}
 }

@@ -25,22 +25,7 @@ func wholeFixture(t *testing.T, onDiffer string, spilled bool) (*fixture, *spill
 	if spilled {
 		cfg = spill.Config{MemoryLimit: 1 << 10, Dir: t.TempDir()}
 	}
-	store, err := spill.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	codec, _ := table.NewCodec(table.GenSchema(), nil)
-	sp := &spec.Spec{ID: "s", Kind: spec.Dataframe, Tasks: 2, Partitions: 6, Schema: codec.SchemaBytes(),
-		Rule: table.Rule{Kind: table.Hash, Columns: []string{"key"}}, OnDiffer: onDiffer}
-	st, err := shuffle.New(sp, "a", []string{"a", "b"}, nil, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{sh: NewShuffle(st, nil)}
-	f.rc = New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator,
-		Committed: func(_ *shuffle.State, c Commit) { f.commits = append(f.commits, c) }})
-	return f, store
+	return dataframeFixture(t, cfg, 2, onDiffer)
 }
 
 // attemptMsg is (task, attempt)'s rows (generated from seed) hashed on

@@ -34,13 +34,11 @@ func tinyRunsMsg(t *testing.T, codec *table.Codec, gen table.GenConfig, task, ta
 	return &shard.Msg{Shuffle: "s", Entries: []shard.Entry{e}, Ends: []shard.End{{Task: uint64(task), Attempt: attempt, Pieces: 1}}}
 }
 
-// TestStagedEntriesAreReadOnce: entries of tiny runs, more than a stage
-// holds, received on two goroutines with resends among them and a second
-// attempt of some tasks after the first committed, read back after the
-// seal: every partition has each task's row once.
-func TestStagedEntriesAreReadOnce(t *testing.T) {
-	const tasks, rowsPerTask, parts = stageMaxEntries + 900, 3, 64
-	gen := table.GenConfig{Rows: tasks * rowsPerTask, PayloadBytes: 8, Seed: 3}
+// stagingReceiver is the generated rows' codec and a receiver on a store
+// whose budget takes every entry of the staging tests into memory, with
+// output batches of batchRows rows and commits reported to committed.
+func stagingReceiver(t *testing.T, batchRows int64, committed func(*shuffle.State, Commit)) (*table.Codec, *Receiver) {
+	t.Helper()
 	codec, err := table.NewCodec(table.GenSchema(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +47,20 @@ func TestStagedEntriesAreReadOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
+	return codec, New(Config{Store: store, OutputBatchRows: batchRows, Allocator: memory.DefaultAllocator, Committed: committed})
+}
+
+// TestStagedEntriesAreReadOnce: entries of tiny runs, more than a stage
+// holds, received on two goroutines with resends among them and a second
+// attempt of some tasks after the first committed, read back after the
+// seal: every partition has each task's row once.
+func TestStagedEntriesAreReadOnce(t *testing.T) {
+	const tasks, rowsPerTask, parts = stageMaxEntries + 900, 3, 64
+	gen := table.GenConfig{Rows: tasks * rowsPerTask, PayloadBytes: 8, Seed: 3}
 	var mu sync.Mutex
 	commits := 0
-	rc := New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator,
-		Committed: func(*shuffle.State, Commit) { mu.Lock(); commits++; mu.Unlock() }})
+	codec, rc := stagingReceiver(t, 1024, func(*shuffle.State, Commit) { mu.Lock(); commits++; mu.Unlock() })
 	sh := frameShuffle(t, codec, tasks, parts)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
@@ -120,16 +127,7 @@ func TestStagedEntriesAreReadOnce(t *testing.T) {
 func TestBlocksServeTheRowsAppended(t *testing.T) {
 	const tasks, rowsPerTask, parts = 2*stageMaxEntries + 300, 3, 97
 	gen := table.GenConfig{Rows: tasks * rowsPerTask, PayloadBytes: 8, Seed: 5}
-	codec, err := table.NewCodec(table.GenSchema(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := spill.Open(spill.Config{MemoryLimit: 256 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	rc := New(Config{Store: store, OutputBatchRows: 1 << 20, Allocator: memory.DefaultAllocator, Committed: func(*shuffle.State, Commit) {}})
+	codec, rc := stagingReceiver(t, 1<<20, func(*shuffle.State, Commit) {})
 	sh := frameShuffle(t, codec, tasks, parts)
 	long := func(task int) bool { return task%50 == 7 } // one run per partition: not staged
 	for task := range tasks {
@@ -254,12 +252,7 @@ func readRecord(t *testing.T, rc *Receiver, sh *Shuffle, p int) arrow.Record {
 	if err := rc.Get(context.Background(), sh, p, func(r arrow.Record) error { recs = append(recs, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	defer releaseAll(recs)
-	out, err := table.Concat(nil, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return joined(t, recs)
 }
 
 // exportRecord exports partition p and joins the pieces into one record.
@@ -277,6 +270,12 @@ func exportRecord(t *testing.T, rc *Receiver, sh *Shuffle, codec *table.Codec, p
 	if err != nil {
 		t.Fatal(err)
 	}
+	return joined(t, recs)
+}
+
+// joined is recs in one record; it releases recs.
+func joined(t *testing.T, recs []arrow.Record) arrow.Record {
+	t.Helper()
 	defer releaseAll(recs)
 	out, err := table.Concat(nil, recs)
 	if err != nil {

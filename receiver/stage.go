@@ -182,7 +182,7 @@ func (rc *Receiver) appendStaged(sh *Shuffle, batch []staged) {
 // appending it touched its partition's state, buffers and segments, cold
 // in memory (one partition's of 25,000 on a node): 25% of the nodes' CPU.
 // A stage now becomes a block: one record of its rows gathered in
-// partition order, written straight through (table.ConcatRanges from the
+// partition order, written straight through (table.GatherRuns from the
 // stage, which is still in cache), and each partition gets a segment per
 // run in it. A read of the partition gathers its rows from its chunks and
 // the blocks its segments name, as it gathers from chunks.
@@ -211,20 +211,23 @@ func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stage
 	if vals > math.MaxInt32 {
 		return 0, false
 	}
-	ranges := make([]table.RowRange, 0, n)
-	for _, runs := range byPart {
-		for _, r := range runs {
+	srcs := make([]table.Source, len(batch))
+	for i, s := range batch {
+		srcs[i] = table.Source{Cols: s.cols, Rows: s.rec.NumRows()}
+	}
+	runs := make([]table.SourceRun, 0, n)
+	for _, part := range byPart {
+		for _, r := range part {
 			if r.rows > math.MaxInt32 {
 				return 0, false
 			}
-			s := &batch[r.entry]
-			ranges = append(ranges, table.RowRange{Cols: s.cols, Len: s.rec.NumRows(), Off: r.off, Rows: r.rows})
+			runs = append(runs, table.SourceRun{Src: r.entry, Off: r.off, Rows: r.rows})
 		}
 	}
 	sh.accs.mu.Lock()
 	arena := sh.accs.arena
 	sh.accs.mu.Unlock()
-	rec, err := table.ConcatRanges(arenaAllocator{arena}, sh.Schema, ranges)
+	rec, err := table.GatherRuns(arenaAllocator{arena}, sh.Schema, srcs, runs)
 	if err != nil {
 		return 0, false
 	}

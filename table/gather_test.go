@@ -68,6 +68,76 @@ func TestConcatRangesMatchesSliceConcat(t *testing.T) {
 	}
 }
 
+// TestGatherRunsMatchesSliceConcat gathers hundreds of runs, most of one
+// or two rows, from a few records of every gathered type (values of one
+// row are copied as words, short strings as 16-byte words), and checks
+// GatherRuns and ConcatRanges of the same runs against Slice+Concat.
+func TestGatherRunsMatchesSliceConcat(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := range 30 {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			schema := randomGatherSchema(rng)
+			recs := make([]arrow.Record, 1+rng.IntN(5))
+			srcs := make([]Source, len(recs))
+			for i := range recs {
+				recs[i] = randomRecord(mem, schema, 1+rng.IntN(40), rng, []float64{0, 0.3}[rng.IntN(2)])
+				srcs[i] = Source{Cols: ViewOf(recs[i]), Rows: recs[i].NumRows()}
+			}
+			defer releaseAll(recs)
+			var runs []SourceRun
+			var ranges []RowRange
+			var slices []arrow.Record
+			for range 1 + rng.IntN(300) {
+				i := rng.IntN(len(recs))
+				n := min(int64(1+rng.IntN(2)*rng.IntN(4)), recs[i].NumRows())
+				off := rng.Int64N(recs[i].NumRows() - n + 1)
+				runs = append(runs, SourceRun{Src: int32(i), Off: off, Rows: n})
+				ranges = append(ranges, RowRange{Cols: srcs[i].Cols, Len: srcs[i].Rows, Off: off, Rows: n})
+				slices = append(slices, recs[i].NewSlice(off, off+n))
+			}
+			defer releaseAll(slices)
+			want, err := Concat(mem, slices)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer want.Release()
+			got, err := GatherRuns(mem, schema, srcs, runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			if err := sameRecord(got, want); err != nil {
+				t.Fatalf("GatherRuns differs from Slice+Concat: %v", err)
+			}
+			viaRanges, err := ConcatRanges(mem, schema, ranges)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer viaRanges.Release()
+			if err := sameRecord(viaRanges, want); err != nil {
+				t.Fatalf("ConcatRanges differs from Slice+Concat: %v", err)
+			}
+		})
+	}
+}
+
+func TestGatherRunsRefusesBadRuns(t *testing.T) {
+	rec := GenTask(memory.DefaultAllocator, GenConfig{Rows: 10, PayloadBytes: 3}, 0, 1)
+	defer rec.Release()
+	srcs := []Source{{Cols: ViewOf(rec), Rows: 10}}
+	for _, r := range []SourceRun{{Off: 5, Rows: 6}, {Off: -1, Rows: 1}, {Src: 1, Rows: 1}, {Src: -1, Rows: 1}, {Off: 2, Rows: -1}} {
+		if _, err := GatherRuns(nil, rec.Schema(), srcs, []SourceRun{r}); err == nil {
+			t.Errorf("run %+v of a 10-row source accepted", r)
+		}
+	}
+	other := arrow.NewSchema([]arrow.Field{{Name: "key", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	if _, err := GatherRuns(nil, other, srcs, []SourceRun{{Rows: 1}}); err == nil {
+		t.Error("views of another column count accepted")
+	}
+}
+
 func TestConcatRangesRefusesBadRanges(t *testing.T) {
 	rec := GenTask(memory.DefaultAllocator, GenConfig{Rows: 10, PayloadBytes: 3}, 0, 1)
 	defer rec.Release()
@@ -168,4 +238,60 @@ func BenchmarkConcatRangesScattered(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkConcatRangesRows gathers one-row ranges from 256 records of 512
+// rows in a scattered order: a receiver's block of tiny runs (a row or two
+// of each of thousands of partitions per entry), gathered in partition
+// order, and a read of partitions whose rows came a row per task.
+func BenchmarkConcatRangesRows(b *testing.B) {
+	const nrec, per = 256, 512
+	recs := make([]arrow.Record, nrec)
+	recs[0] = GenTask(memory.DefaultAllocator, GenConfig{Rows: nrec * per, PayloadBytes: 12}, 0, nrec)
+	for i := 1; i < nrec; i++ {
+		r := GenTask(memory.DefaultAllocator, GenConfig{Rows: nrec * per, PayloadBytes: 12}, i, nrec)
+		recs[i] = array.NewRecord(recs[0].Schema(), r.Columns(), r.NumRows())
+		r.Release()
+	}
+	defer releaseAll(recs)
+	views := make([][]ColumnView, nrec)
+	for i, r := range recs {
+		views[i] = ViewOf(r)
+	}
+	ranges := make([]RowRange, 0, nrec*per)
+	srcs := make([]Source, nrec)
+	for i := range srcs {
+		srcs[i] = Source{Cols: views[i], Rows: per}
+	}
+	runs := make([]SourceRun, 0, nrec*per)
+	for row := range per {
+		for i := range nrec {
+			// a stride through the records, as partition order visits entries
+			j := (i*97 + row) % nrec
+			ranges = append(ranges, RowRange{Cols: views[j], Len: per, Off: int64(row), Rows: 1})
+			runs = append(runs, SourceRun{Src: int32(j), Off: int64(row), Rows: 1})
+		}
+	}
+	b.Run("ranges", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(nrec * per * 40)
+		for range b.N {
+			r, err := ConcatRanges(nil, recs[0].Schema(), ranges)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Release()
+		}
+	})
+	b.Run("runs", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(nrec * per * 40)
+		for range b.N {
+			r, err := GatherRuns(nil, recs[0].Schema(), srcs, runs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Release()
+		}
+	})
 }

@@ -40,8 +40,9 @@ type accumulators struct {
 	// memory lives as long as the Shuffle, which every reader of it holds.
 	arena *offheap.Arena
 	// blocks are the staged entries' rows, appended a stage at a time in
-	// partition order (stage.go); a segment with a negative chunk is in
-	// block -chunk-1. A block never changes once its segments are in.
+	// partition order, with their segments (stage.go); a partition's
+	// blockRef with chunk c is in block -c-1. A block never changes once
+	// its references are in.
 	blocks []*block
 	// newChunk makes a partition's chunk: its first one, when a run
 	// arrives that is not staged.
@@ -58,12 +59,13 @@ type accumulators struct {
 type partAcc struct {
 	mu     sync.Mutex
 	chunks []*table.Appender // the last is being filled; none until a run is not staged
-	segs   []accSeg          // in arrival order
+	segs   []accSeg          // of its own chunks, in arrival order
+	brefs  []blockRef        // its runs in blocks, in the blocks' order
 	// blockBytes is the partition's share of the blocks its staged runs
 	// are in (see stage.go), as their rows' share of each block's bytes.
 	blockBytes int64
 	blockRows  int64
-	blockSegs  int // segments in blocks
+	blockSegs  int // runs in blocks
 	newChunk   func() *table.Appender
 	// bytes is the last chunk's Bytes as of its last append: what it grew
 	// by is then one call to Bytes per run, not two, and since it bounds
@@ -405,38 +407,35 @@ func (sh *Shuffle) views(p uint32, sc *mergeScratch) ([][]table.ColumnView, []in
 	for i, b := range blocks {
 		sc.cols[len(a.chunks)+i], sc.rows[len(a.chunks)+i] = b.cols, b.rec.NumRows()
 	}
-	if a.blockSegs > 0 {
+	if len(a.brefs) > 0 {
 		sc.local = segs
 	}
 	sc.segs, sc.at = sortSegsInto(sc.segs, sc.at, segs)
 	return sc.cols, sc.rows, sc.segs
 }
 
-// localSegs returns a copy of a's segments (in local's memory) whose
-// chunks are numbered as its own chunks followed by the blocks its
-// segments are in, and those blocks (a.mu held); a's own segments when
-// none is in a block. A partition's segments name blocks in the order the
-// blocks were made (a stage is appended after the one before), so one
-// pass numbers them.
+// localSegs returns a's segments, those of its own chunks and those of
+// its runs in blocks, (in local's memory) with their chunks numbered as
+// its own chunks followed by the blocks it references, and those blocks
+// (a.mu held); a's own segments when it has no run in a block.
 func (sh *Shuffle) localSegs(a *partAcc, local []accSeg) ([]accSeg, []*block) {
-	if a.blockSegs == 0 {
+	if len(a.brefs) == 0 {
 		return a.segs, nil
 	}
-	segs := append(local[:0], a.segs...)
+	segs := slices.Grow(append(local[:0], a.segs...), a.blockSegs)
 	sh.accs.mu.Lock()
 	all := sh.accs.blocks
 	sh.accs.mu.Unlock()
-	var blocks []*block
-	last := int32(0)
-	for i := range segs {
-		c := segs[i].chunk
-		if c >= 0 {
-			continue
+	blocks := make([]*block, len(a.brefs))
+	for i, ref := range a.brefs {
+		b := all[-ref.chunk-1]
+		blocks[i] = b
+		chunk, off := int32(len(a.chunks)+i), ref.off
+		for _, r := range b.runs[ref.first : ref.first+ref.n] {
+			k := b.keys[r.entry]
+			segs = append(segs, accSeg{task: k.task, attempt: k.attempt, seq: k.seq, off: off, chunk: chunk, rows: r.rows})
+			off += int64(r.rows)
 		}
-		if c != last {
-			blocks, last = append(blocks, all[-c-1]), c
-		}
-		segs[i].chunk = int32(len(a.chunks) + len(blocks) - 1)
 	}
 	return segs, blocks
 }

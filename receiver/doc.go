@@ -29,8 +29,9 @@
 //
 // An entry of tiny runs (fewer than four rows per partition on average: a
 // shuffle of many more partitions than a task has rows) is staged first;
-// a full stage is gathered into one block of rows in partition order, and
-// each partition gets a segment per run in it (stage.go). Every read
+// a full stage is gathered into one block of rows in partition order,
+// which holds its runs' segments, and each partition gets a reference to
+// its runs there (stage.go). Every read
 // appends the stage before it looks.
 //
 // A resent entry (same task, attempt and seq) is stored once. An attempt of

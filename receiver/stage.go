@@ -183,22 +183,54 @@ func (rc *Receiver) appendStaged(sh *Shuffle, batch []staged) {
 // in memory (one partition's of 25,000 on a node): 25% of the nodes' CPU.
 // A stage now becomes a block: one record of its rows gathered in
 // partition order, written straight through (table.GatherRuns from the
-// stage, which is still in cache), and each partition gets a segment per
-// run in it. A read of the partition gathers its rows from its chunks and
-// the blocks its segments name, as it gathers from chunks.
+// stage, which is still in cache). The block holds its runs' segments
+// itself, in the same order, 8 bytes a run (the staged entries' keys once
+// per block), and each partition gets one reference per block: a segment
+// of 32 bytes per run in each partition's own list was as many bytes as
+// the rows at a row per run, and a store to a cold line per run. A read of
+// the partition gathers its rows from its chunks and the blocks it
+// references, as it gathers from chunks.
 
-// block is the rows of one stage's entries, in partition order; it is
-// never written once its segments are in.
+// block is the rows of one stage's entries, in partition order, and their
+// segments; it is never written once its references are in.
 type block struct {
 	rec  arrow.Record
 	cols []table.ColumnView
+	keys []blockKey // the staged entries' keys, by entry
+	runs []blockRun // in the rows' order
 }
 
+// blockKey is one staged entry's dedup key.
+type blockKey struct {
+	task         uint64
+	attempt, seq uint32
+}
+
+// blockRun is rows rows of a block's entry entry.
+type blockRun struct {
+	entry, rows int32
+}
+
+// blockRef is a partition's runs in one block: runs [first, first+n) of
+// block -chunk-1, whose rows start at row off.
+type blockRef struct {
+	chunk, first, n int32
+	off             int64
+}
+
+// blockRefBytes is what a partition's reference to a block costs, and
+// blockRunBytes what a run in a block costs beyond its rows.
+const (
+	blockRefBytes = 24
+	blockRunBytes = 8
+)
+
 // appendBlock gathers the runs of batch (byPart[i] to accs[i], as
-// groupStagedRuns grouped them) into a new block of sh, gives each
-// partition a segment per run, and returns the bytes it took; false, having
-// done nothing, if the runs do not fit a block (a run of more rows than a
-// segment counts, or values past a block's 32-bit offsets).
+// groupStagedRuns grouped them) into a new block of sh, with their
+// segments, gives each partition a reference to its runs there, and returns
+// the bytes it took; false, having done nothing, if the runs do not fit a
+// block (a run of more rows than a segment counts, or values past a
+// block's 32-bit offsets).
 func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stagedRun) (int64, bool) {
 	var vals int64
 	for _, s := range batch {
@@ -208,12 +240,14 @@ func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stage
 	for _, runs := range byPart {
 		n += len(runs)
 	}
-	if vals > math.MaxInt32 {
+	if vals > math.MaxInt32 || n > math.MaxInt32 {
 		return 0, false
 	}
+	b := &block{keys: make([]blockKey, len(batch)), runs: make([]blockRun, 0, n)}
 	srcs := make([]table.Source, len(batch))
 	for i, s := range batch {
 		srcs[i] = table.Source{Cols: s.cols, Rows: s.rec.NumRows()}
+		b.keys[i] = blockKey{task: s.e.Task, attempt: s.e.Attempt, seq: s.e.Seq}
 	}
 	runs := make([]table.SourceRun, 0, n)
 	for _, part := range byPart {
@@ -222,6 +256,7 @@ func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stage
 				return 0, false
 			}
 			runs = append(runs, table.SourceRun{Src: r.entry, Off: r.off, Rows: r.rows})
+			b.runs = append(b.runs, blockRun{entry: r.entry, rows: int32(r.rows)})
 		}
 	}
 	sh.accs.mu.Lock()
@@ -231,27 +266,30 @@ func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stage
 	if err != nil {
 		return 0, false
 	}
-	id, size := sh.addBlock(rec), table.RecordBytes(rec)
+	b.rec, b.cols = rec, table.ViewOf(rec)
+	id, size := sh.addBlock(b), table.RecordBytes(rec)
 	var off int64
+	first := int32(0)
 	for i, a := range accs {
-		a.mu.Lock()
+		var rows int64
 		for _, r := range byPart[i] {
-			s := &batch[r.entry]
-			a.segs = append(a.segs, accSeg{task: s.e.Task, attempt: s.e.Attempt, seq: s.e.Seq, off: off, chunk: id, rows: int32(r.rows)})
-			a.blockBytes += max(1, size*r.rows/max(1, rec.NumRows()))
-			a.blockRows += r.rows
-			a.blockSegs++
-			off += r.rows
+			rows += r.rows
 		}
+		a.mu.Lock()
+		a.brefs = append(a.brefs, blockRef{chunk: id, first: first, n: int32(len(byPart[i])), off: off})
+		a.blockBytes += max(1, size*rows/max(1, rec.NumRows()))
+		a.blockRows += rows
+		a.blockSegs += len(byPart[i])
 		a.mu.Unlock()
+		first += int32(len(byPart[i]))
+		off += rows
 	}
-	return size + segBytes*int64(n), true
+	return size + blockRunBytes*int64(n) + blockRefBytes*int64(len(accs)), true
 }
 
-// addBlock keeps rec as sh's next block and returns the chunk number its
+// addBlock keeps b as sh's next block and returns the chunk number its
 // segments carry.
-func (sh *Shuffle) addBlock(rec arrow.Record) int32 {
-	b := &block{rec: rec, cols: table.ViewOf(rec)}
+func (sh *Shuffle) addBlock(b *block) int32 {
 	sh.accs.mu.Lock()
 	defer sh.accs.mu.Unlock()
 	sh.accs.blocks = append(sh.accs.blocks, b)

@@ -86,7 +86,7 @@ func (s *Splitter) NewCut(r Route) *Cut {
 		cutting: s.cuttingOf(r.Shuffle)}
 	c.cutting.Add(1)
 	if r.Holders != nil {
-		c.sums.Dense(len(r.Primary)) // few partitions: an entry each
+		c.sums.Dense(len(r.Primary)) // an entry per partition, for a task of many rows
 	}
 	return c
 }
@@ -289,10 +289,14 @@ func (c *Cut) Close() {
 // 10,000 x 10,000 demo's CPU).
 func (c *Cut) sumsByDest() [][]shard.PartSum {
 	h := c.r.Holders
-	if h == nil {
+	if h == nil || len(c.r.Dests) == 0 {
 		return nil
 	}
 	out := make([][]shard.PartSum, len(c.r.Dests))
+	each := c.sums.Len()/len(out) + c.sums.Len()/(4*len(out)) + 16 // a share and some
+	for i := range out {
+		out[i] = make([]shard.PartSum, 0, each)
+	}
 	c.sums.Each(func(p uint32, rows, sum uint64) {
 		ps := shard.PartSum{Partition: p, Rows: rows, Sum: sum}
 		owner := -1

@@ -3,8 +3,10 @@ package table
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -151,22 +153,44 @@ func (s *RowSums) Of(p int) (rows, sum uint64) {
 // since the last compaction, so its size stays within about twice the
 // partitions that got rows. The zero value is empty.
 //
-// A shuffle of few partitions is better served by one entry per partition
+// A task of many rows is better served by one entry per partition
 // (Dense): appending and sorting a task's rows cost about 7% of the
-// in-process demo's CPU at 500 partitions (2026-11-28). A task of few rows
-// is not: the entries of 1,000 partitions are 24 kB to allocate and clear
-// for a task of 160 rows (a fifth of what the 100,000 x 1,000 demo
-// allocated), so the entries are made only when the first record has at
-// least a row for every four partitions.
+// in-process demo's CPU at 500 partitions (2026-11-28), and 12% of the
+// nodes' CPU at 1,000 tasks x 100,000 partitions. A task of few rows is
+// not: the entries of 1,000 partitions are a scan of 12 kB for a task of
+// a few rows, so the entries are used only when the first record has at
+// least a row for every 32 partitions. They come from a pool and go back
+// to it cleared as they are read, so a task allocates none.
 type SparseRowSums struct {
 	denseN    int          // Dense's n, until the first Add decides
-	dense     []PartRowSum // Dense: indexed by partition, until compact
-	sums      []PartRowSum
-	compacted int // sums[:compacted] are ascending, one per partition
+	dense     *denseSums   // Dense: by partition, until compact
+	denseRows uint64       // rows added to dense
+	sums      []PartRowSum // partitions outside dense, and all after compact
+	compacted int          // sums[:compacted] are ascending, one per partition
 }
 
-// MaxDenseRowSums is the most partitions Dense keeps an entry for each.
-const MaxDenseRowSums = 4096
+// denseSums are the rows and sums of partitions 0..len(rows)-1, zero where
+// no row went.
+type denseSums struct {
+	rows []uint32
+	sums []uint64
+}
+
+// densePool holds cleared denseSums.
+var densePool sync.Pool
+
+// getDense returns cleared denseSums of n partitions.
+func getDense(n int) *denseSums {
+	if d, ok := densePool.Get().(*denseSums); ok && cap(d.rows) >= n {
+		d.rows, d.sums = d.rows[:n], d.sums[:n]
+		return d
+	}
+	return &denseSums{rows: make([]uint32, n), sums: make([]uint64, n)}
+}
+
+// MaxDenseRowSums is the most partitions Dense keeps an entry for each
+// (12 bytes a partition).
+const MaxDenseRowSums = 1 << 17
 
 // Dense makes empty sums keep one entry for each of n partitions (at most
 // MaxDenseRowSums; more are ignored): a row then costs an addition, not an
@@ -186,37 +210,57 @@ type PartRowSum struct {
 // Add adds the rows of rec to the sums of their partitions, as RowSums.Add.
 func (s *SparseRowSums) Add(rec arrow.Record, pids []uint32) error {
 	if s.denseN > 0 {
-		if len(pids)*4 >= s.denseN {
-			s.dense = make([]PartRowSum, s.denseN)
+		if len(pids)*32 >= s.denseN {
+			s.dense = getDense(s.denseN)
 		}
 		s.denseN = 0
+	}
+	if s.dense != nil && s.denseRows+uint64(len(pids)) > math.MaxUint32 {
+		s.compact() // a partition's count could overflow: sparse from now on
 	}
 	return addRowHashes(rec, pids, s.addBlock)
 }
 
 func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
-	for i, p := range pids {
-		h := fmix64(hashes[i] ^ hashSeed)
-		if int(p) < len(s.dense) {
-			s.dense[p].Rows++
-			s.dense[p].Sum += h
-			continue
+	if d := s.dense; d != nil {
+		s.denseRows += uint64(len(pids))
+		for i, p := range pids {
+			h := fmix64(hashes[i] ^ hashSeed)
+			if int(p) < len(d.rows) {
+				d.rows[p]++
+				d.sums[p] += h
+				continue
+			}
+			s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: h})
 		}
-		s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: h})
+	} else {
+		for i, p := range pids {
+			s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: fmix64(hashes[i] ^ hashSeed)})
+		}
 	}
 	if len(s.sums) >= 2*s.compacted+4096 {
 		s.compact()
 	}
 }
 
-// compact sorts the sums by partition and merges each partition's.
+// compact sorts the sums by partition and merges each partition's; the
+// dense entries, read and cleared, go back to their pool.
 func (s *SparseRowSums) compact() {
-	for p, e := range s.dense { // from now on sparse
-		if e.Rows > 0 {
-			s.sums = append(s.sums, PartRowSum{Partition: uint32(p), Rows: e.Rows, Sum: e.Sum})
+	if d := s.dense; d != nil { // from now on sparse
+		sorted := s.compacted == len(s.sums) && len(s.sums) == 0
+		s.sums = slices.Grow(s.sums, int(min(s.denseRows, uint64(len(d.rows)))))
+		for p, n := range d.rows {
+			if n > 0 {
+				s.sums = append(s.sums, PartRowSum{Partition: uint32(p), Rows: uint64(n), Sum: d.sums[p]})
+				d.rows[p], d.sums[p] = 0, 0
+			}
+		}
+		s.dense, s.denseN = nil, 0
+		densePool.Put(d)
+		if sorted { // only dense entries: ascending, one per partition
+			s.compacted = len(s.sums)
 		}
 	}
-	s.dense, s.denseN = nil, 0
 	if s.compacted == len(s.sums) {
 		return
 	}
@@ -241,6 +285,12 @@ func (s *SparseRowSums) Of(p uint32) (rows, sum uint64) {
 		return 0, 0
 	}
 	return s.sums[k].Rows, s.sums[k].Sum
+}
+
+// Len is the number of partitions that got rows.
+func (s *SparseRowSums) Len() int {
+	s.compact()
+	return len(s.sums)
 }
 
 // Each calls fn with the rows and sum of every partition that got rows, in

@@ -101,20 +101,21 @@ func TestSparseRowSumsMatchDense(t *testing.T) {
 		{9000, 50, 50},    // an entry per partition
 		{9000, 50, 20},    // partitions 20-49 kept sparse beside the dense ones
 		{300, 4000, 4000}, // too few rows for an entry per partition: sparse
+		{hashBlock + 300, 100_000, 100_000},
 	} {
 		checkSparseSums(t, c.rows, c.parts, c.dense)
 	}
 }
 
 // TestSparseRowSumsDenseOnlyForManyRows: Dense's entries are made only
-// when the first record has a row for every four partitions or more.
+// when the first record has a row for every 32 partitions or more.
 func TestSparseRowSumsDenseOnlyForManyRows(t *testing.T) {
 	mem := checkedMem(t)
 	rng := rand.New(rand.NewPCG(5, 9))
 	for _, c := range []struct {
 		rows  int
 		dense bool
-	}{{249, false}, {250, true}} {
+	}{{31, false}, {32, true}} {
 		rec := randomRecord(mem, allSchema(), c.rows, rng, 0)
 		var s SparseRowSums
 		s.Dense(1000)
@@ -148,6 +149,7 @@ func checkSparseSums(t *testing.T, n, parts, nDense int) {
 		}
 		sl.Release()
 	}
+	d := sparse.dense
 	var seen []uint32
 	sparse.Each(func(p uint32, rows, sum uint64) {
 		seen = append(seen, p)
@@ -163,6 +165,9 @@ func checkSparseSums(t *testing.T, n, parts, nDense int) {
 	}
 	if !slices.Equal(seen, want) {
 		t.Errorf("%d rows over %d partitions: Each visited %d partitions, want the %d that got rows in order", n, parts, len(seen), len(want))
+	}
+	if d != nil && (slices.ContainsFunc(d.rows, func(n uint32) bool { return n != 0 }) || slices.ContainsFunc(d.sums, func(n uint64) bool { return n != 0 })) {
+		t.Error("the entries per partition went back to their pool not cleared")
 	}
 	if r, s := sparse.Of(uint32(parts)); r != 0 || s != 0 {
 		t.Errorf("a partition no row went to: %d rows", r)

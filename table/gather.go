@@ -326,10 +326,8 @@ func gatherFixed(mem memory.Allocator, views []*ColumnView, runs []SourceRun, n,
 		src[i] = v.Fixed
 	}
 	switch width {
-	case 8:
-		gather8(dst, src, runs)
-	case 4:
-		gather4(dst, src, runs)
+	case 4, 8:
+		gatherWords(dst, src, runs, width)
 	default:
 		at := 0
 		for _, r := range runs {
@@ -339,31 +337,23 @@ func gatherFixed(mem memory.Allocator, views []*ColumnView, runs []SourceRun, n,
 	return buf
 }
 
-// gather8 is gatherFixed for 8-byte values.
-func gather8(dst []byte, src [][]byte, runs []SourceRun) {
+// gatherWords is gatherFixed for values of 4 or 8 bytes: a one-row run is
+// one load and store of a word (the width's branch is taken the same way
+// for every run).
+func gatherWords(dst []byte, src [][]byte, runs []SourceRun, width int) {
 	at := 0
 	for _, r := range runs {
-		s, off := src[r.Src], int(r.Off)*8
-		if r.Rows == 1 {
+		s, off := src[r.Src], int(r.Off)*width
+		if r.Rows != 1 {
+			at += copy(dst[at:], s[off:off+int(r.Rows)*width])
+			continue
+		}
+		if width == 8 {
 			*(*[8]byte)(dst[at : at+8]) = *(*[8]byte)(s[off : off+8])
-			at += 8
-			continue
-		}
-		at += copy(dst[at:], s[off:off+int(r.Rows)*8])
-	}
-}
-
-// gather4 is gatherFixed for 4-byte values.
-func gather4(dst []byte, src [][]byte, runs []SourceRun) {
-	at := 0
-	for _, r := range runs {
-		s, off := src[r.Src], int(r.Off)*4
-		if r.Rows == 1 {
+		} else {
 			*(*[4]byte)(dst[at : at+4]) = *(*[4]byte)(s[off : off+4])
-			at += 4
-			continue
 		}
-		at += copy(dst[at:], s[off:off+int(r.Rows)*4])
+		at += width
 	}
 }
 

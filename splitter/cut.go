@@ -293,7 +293,8 @@ func (c *Cut) sumsByDest() [][]shard.PartSum {
 		return nil
 	}
 	out := make([][]shard.PartSum, len(c.r.Dests))
-	each := c.sums.Len()/len(out) + c.sums.Len()/(4*len(out)) + 16 // a share and some
+	n := c.sums.Len()
+	each := n/len(out) + n/(4*len(out)) + 16 // a share and some
 	for i := range out {
 		out[i] = make([]shard.PartSum, 0, each)
 	}

@@ -222,21 +222,20 @@ func (s *SparseRowSums) Add(rec arrow.Record, pids []uint32) error {
 }
 
 func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
+	var rows []uint32 // none without dense entries: every row is appended
+	var sums []uint64
 	if d := s.dense; d != nil {
+		rows, sums = d.rows, d.sums
 		s.denseRows += uint64(len(pids))
-		for i, p := range pids {
-			h := fmix64(hashes[i] ^ hashSeed)
-			if int(p) < len(d.rows) {
-				d.rows[p]++
-				d.sums[p] += h
-				continue
-			}
-			s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: h})
+	}
+	for i, p := range pids {
+		h := fmix64(hashes[i] ^ hashSeed)
+		if int(p) < len(rows) {
+			rows[p]++
+			sums[p] += h
+			continue
 		}
-	} else {
-		for i, p := range pids {
-			s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: fmix64(hashes[i] ^ hashSeed)})
-		}
+		s.sums = append(s.sums, PartRowSum{Partition: p, Rows: 1, Sum: h})
 	}
 	if len(s.sums) >= 2*s.compacted+4096 {
 		s.compact()
@@ -247,7 +246,7 @@ func (s *SparseRowSums) addBlock(pids []uint32, hashes []uint64) {
 // dense entries, read and cleared, go back to their pool.
 func (s *SparseRowSums) compact() {
 	if d := s.dense; d != nil { // from now on sparse
-		sorted := s.compacted == len(s.sums) && len(s.sums) == 0
+		sorted := len(s.sums) == 0
 		s.sums = slices.Grow(s.sums, int(min(s.denseRows, uint64(len(d.rows)))))
 		for p, n := range d.rows {
 			if n > 0 {

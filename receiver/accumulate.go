@@ -65,7 +65,6 @@ type partAcc struct {
 	// are in (see stage.go), as their rows' share of each block's bytes.
 	blockBytes int64
 	blockRows  int64
-	blockSegs  int // runs in blocks
 	newChunk   func() *table.Appender
 	// bytes is the last chunk's Bytes as of its last append: what it grew
 	// by is then one call to Bytes per run, not two, and since it bounds
@@ -422,7 +421,11 @@ func (sh *Shuffle) localSegs(a *partAcc, local []accSeg) ([]accSeg, []*block) {
 	if len(a.brefs) == 0 {
 		return a.segs, nil
 	}
-	segs := slices.Grow(append(local[:0], a.segs...), a.blockSegs)
+	runs := 0
+	for _, ref := range a.brefs {
+		runs += int(ref.n)
+	}
+	segs := slices.Grow(append(local[:0], a.segs...), runs)
 	sh.accs.mu.Lock()
 	all := sh.accs.blocks
 	sh.accs.mu.Unlock()

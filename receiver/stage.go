@@ -279,7 +279,6 @@ func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stage
 		a.brefs = append(a.brefs, blockRef{chunk: id, first: first, n: int32(len(byPart[i])), off: off})
 		a.blockBytes += max(1, size*rows/max(1, rec.NumRows()))
 		a.blockRows += rows
-		a.blockSegs += len(byPart[i])
 		a.mu.Unlock()
 		first += int32(len(byPart[i]))
 		off += rows
@@ -288,7 +287,7 @@ func (sh *Shuffle) appendBlock(batch []staged, accs []*partAcc, byPart [][]stage
 }
 
 // addBlock keeps b as sh's next block and returns the chunk number its
-// segments carry.
+// references carry.
 func (sh *Shuffle) addBlock(b *block) int32 {
 	sh.accs.mu.Lock()
 	defer sh.accs.mu.Unlock()

@@ -1,7 +1,9 @@
 package receiver
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -152,10 +154,12 @@ type stagedRun struct {
 	off, rows int64
 }
 
-// appendStaged appends the runs of batch partition by partition: into a
+// appendStaged sorts batch by key and appends its runs partition by
+// partition, in that order: into a
 // block of their own (appendBlock), or, if that cannot take them, to each
 // partition's chunks.
 func (rc *Receiver) appendStaged(sh *Shuffle, batch []staged) {
+	slices.SortFunc(batch, compareStaged)
 	parts, byPart := groupStagedRuns(batch, sh.Spec.Partitions)
 	accs, err := sh.accsOf(parts)
 	if err != nil {
@@ -311,6 +315,22 @@ func (m arenaAllocator) Reallocate(n int, b []byte) []byte {
 }
 
 func (arenaAllocator) Free([]byte) {}
+
+// compareStaged orders staged entries by their dedup key (task, attempt,
+// seq), the order a read serves a partition's rows in. A block gathered from
+// entries in that order holds each partition's runs in it too: a read then
+// finds a block's runs of a partition consecutive in its merge and copies
+// them as one range, where in arrival order (the senders' tasks
+// interleaved) it copied them run by run, a row each at 10,000 x 10,000.
+func compareStaged(x, y staged) int {
+	if c := cmp.Compare(x.e.Task, y.e.Task); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.e.Attempt, y.e.Attempt); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.e.Seq, y.e.Seq)
+}
 
 // groupStagedRuns returns the partitions the runs of batch go to,
 // ascending, and for each its runs, in the order they came (a counting

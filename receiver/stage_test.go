@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -282,4 +283,42 @@ func joined(t *testing.T, recs []arrow.Record) arrow.Record {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestBlockRunsInTaskOrder: a stage's entries received in no order of
+// task make one block whose runs of each partition are in task order, so
+// a gather of a partition copies the block's rows as one range (in arrival
+// order it took a range per run, a row each), and they are the rows sent,
+// in task order.
+func TestBlockRunsInTaskOrder(t *testing.T) {
+	const tasks, rowsPerTask, parts = 600, 4, 53
+	gen := table.GenConfig{Rows: tasks * rowsPerTask, PayloadBytes: 8, Seed: 11}
+	codec, rc := stagingReceiver(t, 1<<20, func(*shuffle.State, Commit) {})
+	sh := frameShuffle(t, codec, tasks, parts)
+	for _, task := range rand.New(rand.NewPCG(3, 4)).Perm(tasks) {
+		if err := rc.Receive(context.Background(), sh, tinyRunsMsg(t, codec, gen, task, tasks, parts, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh.Finish(shuffle.Sealed, nil)
+	for p := range parts {
+		var g Gather
+		if ok, err := rc.GatherPartition(context.Background(), sh, p, &g, 1<<30, 1<<40); !ok || err != nil {
+			t.Fatalf("gather partition %d: %v, %v", p, ok, err)
+		}
+		if n := len(g.Ranges()); n != 1 {
+			t.Errorf("partition %d: gathered in %d ranges, want 1 (one block, its runs in task order)", p, n)
+		}
+		got, err := table.ConcatRanges(memory.DefaultAllocator, sh.Schema, g.Ranges())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := expectedRows(t, gen, tasks, parts, p, func(int) bool { return false })
+		if !array.RecordEqual(got, want) {
+			t.Errorf("partition %d: %d rows, not the %d sent, in task order", p, got.NumRows(), want.NumRows())
+		}
+		got.Release()
+		want.Release()
+		g.Reset()
+	}
 }

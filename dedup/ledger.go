@@ -22,6 +22,17 @@ import (
 // its own.
 type Ledger struct {
 	tasks []taskCommits // by task
+	// quick is, by task, the one commit of a task that committed once
+	// with a shared set (nearly every task): Visible reads it, 8 bytes a
+	// task, where the task's slot is 56 bytes and a cache miss of its own.
+	// A read asks Visible of each task with rows in the partition, in task
+	// order: at 10,000 x 10,000 about 1,600 tasks of 10,000 a partition,
+	// and the slots' misses were 5% of the nodes' CPU.
+	quick []quickCommit
+	// sets are the shared sets, in the order they were interned; the last
+	// is the one a first commit with the same members shares (read only:
+	// a commit that grows a shared set copies it first).
+	sets [][]uint64
 	// firsts holds the owned sets of the tasks' first commits, in blocks of
 	// firstsBlock tasks, each task's words after the previous task's. A
 	// read asks Visible of every task in turn for one partition; these
@@ -31,11 +42,14 @@ type Ledger struct {
 	firsts     [][]uint64
 	words      int // words of a set that spans every partition
 	partitions int
-	// shared is the last first-commit set, which every first commit with
-	// the same members shares (read only: a commit that grows a shared set
-	// copies it first).
-	shared []uint64
-	stats  LedgerStats
+	stats      LedgerStats
+}
+
+// quickCommit is a task's one commit, when it owns a shared set: the
+// attempt plus one (0: the task committed otherwise, or not yet) and the
+// set's index in Ledger.sets.
+type quickCommit struct {
+	attempt1, set uint32
 }
 
 // firstsBlock is the number of tasks whose first sets share a block.
@@ -45,7 +59,8 @@ const firstsBlock = 256
 type commit struct {
 	owned   Bitset
 	attempt uint32
-	shared  bool // owned's words are Ledger.shared's (or an earlier one): never written
+	shared  bool // owned's words are one of Ledger.sets: never written
+	used    bool // (of a task's first) the task committed
 }
 
 // taskCommits is the attempts of one task that committed, in commit order.
@@ -56,7 +71,14 @@ type commit struct {
 type taskCommits struct {
 	first commit
 	more  []commit // the second and later
-	n     int      // attempts committed
+}
+
+// count returns how many attempts committed.
+func (tc *taskCommits) count() int {
+	if !tc.first.used {
+		return 0
+	}
+	return 1 + len(tc.more)
 }
 
 // at returns the i-th commit (i < n).
@@ -70,7 +92,7 @@ func (tc *taskCommits) at(i int) *commit {
 // taskBytes and commitBytes are the approximate sizes of a task's slot
 // and of one more commit value in its list.
 const (
-	taskBytes   = int(unsafe.Sizeof(taskCommits{}))
+	taskBytes   = int(unsafe.Sizeof(taskCommits{}) + unsafe.Sizeof(quickCommit{}))
 	commitBytes = int(unsafe.Sizeof(commit{}))
 )
 
@@ -93,7 +115,7 @@ type LedgerStats struct {
 // taken as zero (every Commit then fails with a range error).
 func NewLedger(tasks, partitions int) *Ledger {
 	tasks, partitions = max(tasks, 0), max(partitions, 0)
-	l := &Ledger{tasks: make([]taskCommits, tasks), partitions: partitions, words: wordsFor(partitions)}
+	l := &Ledger{tasks: make([]taskCommits, tasks), quick: make([]quickCommit, tasks), partitions: partitions, words: wordsFor(partitions)}
 	l.stats.Tasks = tasks
 	l.stats.MemoryBytes = taskBytes*tasks + 64
 	return l
@@ -122,7 +144,7 @@ func (l *Ledger) Commit(task uint64, attempt uint32, partitions *Bitset) (*Bitse
 	c := l.entry(task, attempt)
 	fresh := partitions.clone()
 	tc := &l.tasks[task]
-	for i := range tc.n {
+	for i := range tc.count() {
 		fresh.AndNot(&tc.at(i).owned)
 	}
 	l.own(task, c, &fresh)
@@ -132,6 +154,11 @@ func (l *Ledger) Commit(task uint64, attempt uint32, partitions *Bitset) (*Bitse
 // Visible reports whether (task, attempt)'s data for partition is the data
 // to keep and serve: that attempt committed and owns the partition.
 func (l *Ledger) Visible(task uint64, attempt uint32, partition uint32) bool {
+	if task < uint64(len(l.quick)) {
+		if q := l.quick[task]; q.attempt1 != 0 {
+			return q.attempt1 == attempt+1 && (&Bitset{w: l.sets[q.set]}).Has(int(partition))
+		}
+	}
 	c := l.find(task, attempt)
 	return c != nil && c.owned.Has(int(partition))
 }
@@ -143,7 +170,7 @@ func (l *Ledger) Committed(task uint64, partition uint32) (attempt uint32, ok bo
 		return 0, false
 	}
 	tc := &l.tasks[task]
-	for i := range tc.n {
+	for i := range tc.count() {
 		if c := tc.at(i); c.owned.Has(int(partition)) {
 			return c.attempt, true
 		}
@@ -154,7 +181,7 @@ func (l *Ledger) Committed(task uint64, partition uint32) (attempt uint32, ok bo
 // TaskCommitted reports whether any attempt of task committed here (even
 // one that owns no partition).
 func (l *Ledger) TaskCommitted(task uint64) bool {
-	return task < uint64(len(l.tasks)) && l.tasks[task].n > 0
+	return task < uint64(len(l.tasks)) && l.tasks[task].first.used
 }
 
 // Stats returns a snapshot of the counters.
@@ -166,7 +193,7 @@ func (l *Ledger) find(task uint64, attempt uint32) *commit {
 		return nil
 	}
 	tc := &l.tasks[task]
-	for i := range tc.n {
+	for i := range tc.count() {
 		if c := tc.at(i); c.attempt == attempt {
 			return c
 		}
@@ -181,11 +208,12 @@ func (l *Ledger) entry(task uint64, attempt uint32) *commit {
 	}
 	tc := &l.tasks[task]
 	l.stats.Attempts++
-	if tc.n++; tc.n == 1 {
+	if !tc.first.used {
 		l.stats.TasksCommitted++
-		tc.first = commit{attempt: attempt}
+		tc.first = commit{attempt: attempt, used: true}
 		return &tc.first
 	}
+	l.quick[task] = quickCommit{} // a second commit: no longer quick
 	l.stats.MemoryBytes -= commitBytes * cap(tc.more)
 	tc.more = append(tc.more, commit{attempt: attempt})
 	l.stats.MemoryBytes += commitBytes * cap(tc.more)
@@ -203,13 +231,18 @@ func (l *Ledger) own(task uint64, c *commit, fresh *Bitset) {
 	case c.shared:
 		w := append(l.firstWords(task), c.owned.w...) // grow a private copy, not the shared set
 		c.owned, c.shared = Bitset{w: w}, false
+		l.quick[task] = quickCommit{}
 		c.owned.Or(fresh)
 	case c.owned.w != nil:
 		bytes := c.owned.Bytes()
 		c.owned.Or(fresh) // in place for a first set: fresh spans no more than it can
 		l.stats.MemoryBytes += c.owned.Bytes() - bytes
 	case c == &l.tasks[task].first:
-		c.owned.w, c.shared = l.intern(fresh), true
+		set := l.intern(fresh)
+		c.owned.w, c.shared = l.sets[set], true
+		if len(l.tasks[task].more) == 0 && c.attempt+1 != 0 {
+			l.quick[task] = quickCommit{attempt1: c.attempt + 1, set: uint32(set)}
+		}
 	default:
 		c.owned = *fresh // a trimmed copy nobody else holds
 		l.stats.MemoryBytes += c.owned.Bytes() - bitsetHeader
@@ -217,14 +250,15 @@ func (l *Ledger) own(task uint64, c *commit, fresh *Bitset) {
 	l.stats.PartitionsOwned += c.owned.Count() - before
 }
 
-// intern returns the words of a shared set equal to fresh (trimmed): the
-// last one, or a new one that becomes the last.
-func (l *Ledger) intern(fresh *Bitset) []uint64 {
-	if last := (Bitset{w: l.shared}); !last.Equal(fresh) {
-		l.shared = fresh.clone().w
-		l.stats.MemoryBytes += 8 * len(l.shared)
+// intern returns the index in sets of a shared set equal to fresh
+// (trimmed): the last one, or a new one that becomes the last.
+func (l *Ledger) intern(fresh *Bitset) int {
+	if n := len(l.sets); n > 0 && (&Bitset{w: l.sets[n-1]}).Equal(fresh) {
+		return n - 1
 	}
-	return l.shared
+	l.sets = append(l.sets, fresh.clone().w)
+	l.stats.MemoryBytes += 8*len(l.sets[len(l.sets)-1]) + 24
+	return len(l.sets) - 1
 }
 
 // firstWords returns the empty place of task's first set in firsts, with

@@ -25,7 +25,7 @@ func (l *Ledger) Supersede(task uint64, attempt uint32, partitions *Bitset) (*Bi
 		return nil, fmt.Errorf("%w: task %d attempt %d", ErrNotCommitted, task, attempt)
 	}
 	tc := &l.tasks[task]
-	for i := range tc.n {
+	for i := range tc.count() {
 		if o := tc.at(i); o != c {
 			l.disown(task, o, partitions)
 		}

@@ -248,11 +248,23 @@ func makeSparsePlan(sc *planScratch, pids []uint32, groupOf []int, ngroups int) 
 	sc.pos, sc.run = slices.Grow(sc.pos[:0], len(pids))[:len(pids)], slices.Grow(sc.run[:0], len(pids))[:len(pids)]
 	pl := &plan{pids: pids, groupOf: groupOf, pos: sc.pos, rows: make([]int, ngroups), runs: make([][]Run, ngroups),
 		run: sc.run}
+	// The rows are in (group, partition) order: a group's runs are
+	// consecutive, so they all share one array, counted first (appending
+	// to each group's own grew it a few times: 16% of the nodes' bytes
+	// allocated at 10,000 x 10,000).
+	nruns, last := 0, ^uint64(0)
+	for _, i := range order {
+		if keys[i] != last {
+			nruns, last = nruns+1, keys[i]
+		}
+	}
+	runs := make([]Run, 0, nruns)
 	run := int32(-1)
 	for _, i := range order {
 		g, p := key(i)
 		if n := len(pl.runs[g]); n == 0 || pl.runs[g][n-1].Partition != p {
-			pl.runs[g] = append(pl.runs[g], Run{Partition: p, Offset: int64(pl.rows[g])})
+			runs = append(runs, Run{Partition: p, Offset: int64(pl.rows[g])})
+			pl.runs[g] = runs[len(runs)-n-1 : len(runs) : len(runs)]
 			run++
 		}
 		pl.run[i] = run

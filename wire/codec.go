@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Encoder appends the fields of a message body to a buffer. The zero value
@@ -15,6 +16,10 @@ type Encoder struct{ buf []byte }
 // NewEncoder returns an Encoder that appends to dst (which may be nil), so a
 // caller can reuse a buffer or encode after bytes it already holds.
 func NewEncoder(dst []byte) *Encoder { return &Encoder{buf: dst} }
+
+// Grow makes room for n more bytes, so that the fields appended next do
+// not grow the buffer a few times over.
+func (e *Encoder) Grow(n int) { e.buf = slices.Grow(e.buf, n) }
 
 // Uvarint appends v as an unsigned varint.
 func (e *Encoder) Uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }

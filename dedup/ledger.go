@@ -81,7 +81,7 @@ func (tc *taskCommits) count() int {
 	return 1 + len(tc.more)
 }
 
-// at returns the i-th commit (i < n).
+// at returns the i-th commit (i < count()).
 func (tc *taskCommits) at(i int) *commit {
 	if i == 0 {
 		return &tc.first

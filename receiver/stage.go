@@ -33,9 +33,9 @@ import (
 // peak RSS per node. Since a block's runs are in task order (see
 // compareStaged), a read copies a partition's rows of a block as one range
 // when the partition has several rows there: at 10,000 x 10,000, 8 MiB
-// then took 8-18% less node CPU than 4 (3 rounds), with 10 MiB more peak
-// RSS; at 1,000 x 100,000 (a row per partition and block either way) the
-// two were within the noise.
+// then took 5-18% less node CPU than 4 (3 rounds), with 6-24 MiB more
+// peak RSS; at 1,000 x 100,000 (a row per partition and block either
+// way) the two were within the noise.
 //
 // A staged entry counts as stored (its attempt may commit): its rows are
 // in memory, charged to the store's budget like accumulated ones, and

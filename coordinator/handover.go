@@ -113,11 +113,3 @@ func (cd *Coordinator) Handing(sh *Shuffle, node string) bool {
 	defer sh.Unlock()
 	return sh.handovers.Handing(node)
 }
-
-// holdSeal reports whether a seal decided now waits for a handover (and
-// remembers it, for HandOverEnd).
-func (sh *Shuffle) holdSeal() bool {
-	sh.Lock()
-	defer sh.Unlock()
-	return sh.handovers.Hold()
-}

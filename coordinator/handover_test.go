@@ -107,3 +107,61 @@ func TestHandOverRefusesTheCoordinatorAndStrangers(t *testing.T) {
 		}
 	}
 }
+
+// laterNode is a fakeNode whose background work waits for run: a
+// conclude that starts late.
+type laterNode struct {
+	fakeNode
+	queued []func(context.Context)
+}
+
+func (n *laterNode) Go(fn func(ctx context.Context)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.queued = append(n.queued, fn)
+}
+
+// run runs the work queued so far.
+func (n *laterNode) run() {
+	n.mu.Lock()
+	q := n.queued
+	n.queued = nil
+	n.mu.Unlock()
+	for _, fn := range q {
+		fn(context.Background())
+	}
+}
+
+// TestSealDecidedBeforeAHandoverIsNotAnnouncedInIt: the barrier is
+// reached, but the seal's announcement starts only after a drain's
+// handover moved the epoch (and reopened the shuffle). It must not go
+// out: the members would seal while the handover runs and, when it falls
+// back, refuse the tasks it replays as sealed for good.
+func TestSealDecidedBeforeAHandoverIsNotAnnouncedInIt(t *testing.T) {
+	ctx := context.Background()
+	cd, sh, _ := newFixture(t)
+	n := &laterNode{}
+	cd.cfg.Node = n
+	runTask(t, cd, sh, 0)
+	runTask(t, cd, sh, 1) // the barrier is reached: its announcement waits
+	if len(n.queued) != 1 {
+		t.Fatalf("%d announcements queued, want the seal's", len(n.queued))
+	}
+	if _, err := cd.HandOver(ctx, sh, "c"); err != nil {
+		t.Fatal(err)
+	}
+	n.run()
+	if ops := n.ops(); slices.Contains(ops, control.OpSeal) {
+		t.Fatalf("broadcast %v: the seal of epoch 0 went out in epoch 1, during the handover", ops)
+	}
+	if !cd.HandOverEnd(sh, "c", false, "killed") {
+		t.Fatal("the handover did not end")
+	}
+	n.run()
+	if ops := n.ops(); slices.Contains(ops, control.OpSeal) {
+		t.Fatalf("broadcast %v: sealed although the fallback replays", ops)
+	}
+	if r, _ := cd.Status(sh); r.Status != control.StatusRunning || !slices.Equal(r.Replay, []uint64{0, 1}) {
+		t.Fatalf("status after the fallback: %+v, want running with tasks 0 and 1 to replay", r)
+	}
+}

@@ -93,20 +93,40 @@ func (cd *Coordinator) AbortFrom(sh *Shuffle, c *control.Msg) error {
 // decide acts on a tracker decision: tell every member.
 func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
 	switch {
-	case d.Seal && sh.holdSeal():
-		cd.cfg.Log.Info("barrier reached: seal held until the handovers finish", "shuffle", sh.ID())
 	case d.Seal:
+		rt, held := sh.sealRoute()
+		if held {
+			cd.cfg.Log.Info("barrier reached: seal held until the handovers finish", "shuffle", sh.ID())
+			return
+		}
 		cd.cfg.Log.Info("barrier reached", "shuffle", sh.ID())
 		c := sh.decision(control.OpSeal, "")
-		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, c, nil) })
+		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, rt, c, nil) })
 	case d.Fail != nil:
 		cd.cfg.Log.Error("shuffle failed", "shuffle", sh.ID(), "err", d.Fail)
 		c := sh.decision(control.OpFail, d.Fail.Error())
 		if errors.Is(d.Fail, shuffle.ErrReplayDiffers) {
 			c.Differs = d.Fail.Error() // members' answers say so too (Msg.Differs)
 		}
-		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, c, d.Fail) })
+		rt := sh.Route()
+		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, rt, c, d.Fail) })
 	}
+}
+
+// sealRoute returns the route of the epoch a seal decided now is announced
+// in; held is true when the seal waits for a handover instead (remembered
+// for HandOverEnd). Both are read under one lock: a handover that starts
+// after the decision moves the epoch (and reopens the shuffle), and a seal
+// announced in that epoch by a late conclude sealed the members while the
+// handover ran; when it then fell back, the tasks it replayed were refused
+// as sealed for good.
+func (sh *Shuffle) sealRoute() (rt *shuffle.Route, held bool) {
+	sh.Lock()
+	defer sh.Unlock()
+	if sh.handovers.Hold() {
+		return nil, true
+	}
+	return sh.RouteLocked(), false
 }
 
 // decision is a seal or fail message of sh's coordinator, signed with its
@@ -120,9 +140,10 @@ func (sh *Shuffle) decision(op, reason string) control.Msg {
 // in all), however short LossWait is.
 const announceTries = 8
 
-// conclude broadcasts the outcome (seal or fail) and releases barrier waiters.
-func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg, failure error) {
-	rt := sh.Route()
+// conclude broadcasts the outcome (seal or fail) decided in rt's epoch to
+// its members and releases barrier waiters. A seal is not announced once
+// the epoch has moved on: the new epoch seals again.
+func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, rt *shuffle.Route, c control.Msg, failure error) {
 	err := cd.announce(ctx, sh, rt, c)
 	if err != nil && failure == nil {
 		if sh.Route().Epoch != rt.Epoch {
@@ -151,7 +172,7 @@ func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, c control.Msg,
 // the others a round. A member is asked again for as long as it is one: until
 // the epoch moves on (the failure detector found it lost, and the shuffle
 // reopens) or the detector has had LossWait to do so, and at least
-// announceTries times. A fixed number of tries alone would fail a whole
+// announceTries times. A seal is not sent at all once the epoch moved on. A fixed number of tries alone would fail a whole
 // shuffle on a lossy network whose members are all alive.
 func (cd *Coordinator) announce(ctx context.Context, sh *Shuffle, rt *shuffle.Route, c control.Msg) error {
 	deadline := cd.cfg.Clock.Now().Add(cd.cfg.LossWait)
@@ -164,12 +185,20 @@ func (cd *Coordinator) announce(ctx context.Context, sh *Shuffle, rt *shuffle.Ro
 			return sh.Route().Epoch == rt.Epoch && (tries < announceTries || cd.cfg.Clock.Now().Before(deadline))
 		}
 		wg.Go(func() {
-			errs[i] = control.RetryWhile(ctx, member, func() error { return cd.cfg.Node.Broadcast(ctx, []string{n}, c) })
+			errs[i] = control.RetryWhile(ctx, member, func() error {
+				if c.Op == control.OpSeal && sh.Route().Epoch != rt.Epoch {
+					return errEpochMoved // a member would seal in the new epoch
+				}
+				return cd.cfg.Node.Broadcast(ctx, []string{n}, c)
+			})
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// errEpochMoved stops the announcement of a seal whose epoch has moved on.
+var errEpochMoved = errors.New("coordinator: the epoch moved on before the seal was announced")
 
 // releaseWaiters releases the barrier waiters of the current outcome, once.
 // Called with the shuffle's lock held, so that a reopen never races with it.

@@ -327,9 +327,15 @@ class Client:
 
     def put_task(self, shuffle: str, task: int, attempts: Iterable[int], schema: pa.Schema,
                  batches: Sequence[pa.RecordBatch], first_node: int | None = None,
-                 dataframe: bool = True, max_tries: int = 3) -> dict[str, Any]:
+                 dataframe: bool = True, max_tries: int = 10) -> dict[str, Any]:
         """Puts task with the first of attempts that is free, retrying retryable failures
-        with the next attempt on the next node (avoiding nodes that just failed)."""
+        with the next attempt on the next node (avoiding nodes that just failed).
+
+        The tries back off from 0.1 s to 1 s: the default's ~6.5 s outlast the failure
+        detector declaring a crashed node lost (a few probe intervals), during which the
+        live nodes' puts can fail too (their shards for the dead node go nowhere). Three
+        tries, 0.3 s apart, gave up before that and failed the caller's job.
+        """
         rows = sum(b.num_rows for b in batches) if dataframe else None
         it, err = iter(attempts), None
         base = task if first_node is None else first_node
@@ -348,7 +354,7 @@ class Client:
                 if not retryable(e) or tries + 1 >= max_tries:
                     raise
                 err, tries = e, tries + 1
-                time.sleep(0.05 * 2**tries)
+                time.sleep(min(0.05 * 2**tries, 1.0))
         raise err or InvalidArgument("no attempt number left", shuffle=shuffle, task=task)
 
     def _pick(self, k: int) -> str:

@@ -172,8 +172,9 @@ func (cd *Coordinator) conclude(ctx context.Context, sh *Shuffle, rt *shuffle.Ro
 // the others a round. A member is asked again for as long as it is one: until
 // the epoch moves on (the failure detector found it lost, and the shuffle
 // reopens) or the detector has had LossWait to do so, and at least
-// announceTries times. A seal is not sent at all once the epoch moved on. A fixed number of tries alone would fail a whole
-// shuffle on a lossy network whose members are all alive.
+// announceTries times. A seal is not sent at all once the epoch moved on.
+// A fixed number of tries alone would fail a whole shuffle on a lossy
+// network whose members are all alive.
 func (cd *Coordinator) announce(ctx context.Context, sh *Shuffle, rt *shuffle.Route, c control.Msg) error {
 	deadline := cd.cfg.Clock.Now().Add(cd.cfg.LossWait)
 	errs := make([]error, len(rt.Live))

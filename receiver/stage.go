@@ -1,7 +1,6 @@
 package receiver
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/shufflenode/shufflenode/offheap"
 	"github.com/shufflenode/shufflenode/shard"
+	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/table"
 )
 
@@ -320,20 +320,19 @@ func (m arenaAllocator) Reallocate(n int, b []byte) []byte {
 
 func (arenaAllocator) Free([]byte) {}
 
-// compareStaged orders staged entries by their dedup key (task, attempt,
-// seq), the order a read serves a partition's rows in. A block gathered from
-// entries in that order holds each partition's runs in it too: a read then
-// finds a block's runs of a partition consecutive in its merge and copies
-// them as one range, where in arrival order (the senders' tasks
-// interleaved) it copied them run by run, a row each at 10,000 x 10,000.
-func compareStaged(x, y staged) int {
-	if c := cmp.Compare(x.e.Task, y.e.Task); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(x.e.Attempt, y.e.Attempt); c != 0 {
-		return c
-	}
-	return cmp.Compare(x.e.Seq, y.e.Seq)
+// compareStaged orders staged entries by their store key within a
+// partition (task, attempt, seq: spill.Key's order), the order a read's
+// merge serves a partition's rows in. A block gathered from entries in that
+// order holds each partition's runs in it too: a read then finds a block's
+// runs of a partition consecutive in its merge and copies them as one
+// range, where in arrival order (the senders' tasks interleaved) it copied
+// them run by run, a row each at 10,000 x 10,000.
+func compareStaged(x, y staged) int { return x.key().Compare(y.key()) }
+
+// key is s's store key in partition 0 (a read compares keys of one
+// partition).
+func (s *staged) key() spill.Key {
+	return spill.Key{Task: s.e.Task, Attempt: s.e.Attempt, Seq: s.e.Seq}
 }
 
 // groupStagedRuns returns the partitions the runs of batch go to,

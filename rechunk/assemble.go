@@ -41,9 +41,12 @@ type Assembler struct {
 	// thousands of assemblers in turn, and each separate allocation it
 	// touches per piece is one more cache miss.
 	inline struct {
-		split, firstOld [stackDims]int
-		org, zero       [stackDims]int64
+		split, firstOld          [stackDims]int
+		org, zero, shape, stride [stackDims]int64
 	}
+	// strides are the byte strides of the chunk's axes, set with its
+	// buffer.
+	strides []int64
 }
 
 // NewAssembler returns an assembler for new chunk newIndex of plan, of dtype
@@ -272,6 +275,7 @@ func (a *Assembler) alloc(first []int64) error {
 		return fmt.Errorf("%d bytes for shape %v, got %d: %w", n, shape, len(buf), ErrAlloc)
 	}
 	a.shape, a.data = shape, buf
+	a.strides = stridesTo(a.inline.stride[:0], shape, a.dtype.ItemSize())
 	return nil
 }
 

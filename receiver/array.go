@@ -1,8 +1,10 @@
 package receiver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shard"
@@ -12,18 +14,82 @@ import (
 	"github.com/shufflenode/shufflenode/wire"
 )
 
-// storeArrayEntry places each piece of an entry into its new chunk's
-// assembly, or stores it under the new chunk where there is none. Every
-// piece is checked before any is placed or stored.
-func (rc *Receiver) storeArrayEntry(sh *Shuffle, e *shard.Entry) (kept bool, err error) {
+// placeGroup is the most entries of a message placed together. The entries
+// of one message are mostly the old chunks of one sender's tasks, each with
+// a piece for many of the same new chunks; placing them new chunk by new
+// chunk (placeGroupMerged) touches an assembly, its lock, its placed bits
+// and the lines its pieces land on once per group rather than once per
+// piece. Each step of the merge scans the group's cursors, so a group is
+// kept small enough for that to stay cheap when the entries share no new
+// chunk.
+const placeGroup = 64
+
+// receiveArrayEntries receives the entries of one message of array shuffle
+// sh: each is checked and claimed, then the claimed ones are placed in
+// groups (placeGroupMerged) and recorded as stored. An entry refused
+// before it was placed ends the message there: the entries before it are
+// stored, as when each entry was received on its own. kept says whether
+// pieces referencing an entry's data were stored.
+func (rc *Receiver) receiveArrayEntries(sh *Shuffle, rt *shuffle.Route, entries []shard.Entry) (kept bool, err error) {
+	group := make([]*shard.Entry, 0, min(len(entries), placeGroup))
+	for i := 0; i < len(entries); {
+		group = group[:0]
+		var refused error
+		for ; i < len(entries) && len(group) < placeGroup; i++ {
+			ok, err := rc.admitArrayEntry(sh, rt, &entries[i])
+			if err != nil {
+				refused = err
+				break
+			}
+			if ok {
+				group = append(group, &entries[i])
+			}
+		}
+		k, err := rc.storeArrayGroup(sh, group)
+		kept = kept || k
+		if err = cmp.Or(err, refused); err != nil {
+			return true, err
+		}
+	}
+	return kept, nil
+}
+
+// admitArrayEntry checks e and claims it; false (and no error) when it was
+// seen before.
+func (rc *Receiver) admitArrayEntry(sh *Shuffle, rt *shuffle.Route, e *shard.Entry) (bool, error) {
+	if err := sh.checkEntry(rt, e); err != nil {
+		return false, shuffle.Refuse(wire.RefuseBadRequest, err)
+	}
+	if !sh.claim(e, rt.Epoch) {
+		return false, nil // a resent entry: already stored
+	}
 	if err := checkArrayEntry(sh, e); err != nil {
+		sh.unclaim(e)
 		return false, err
 	}
-	items, err := rc.placeAll(sh, e)
-	if err != nil {
-		return true, err
+	return true, nil
+}
+
+// storeArrayGroup places the pieces of the claimed entries of group and
+// stores those that have no assembly, then records each entry as stored.
+// An entry that failed is unclaimed and its error returned (the first of
+// them); the others are stored all the same.
+func (rc *Receiver) storeArrayGroup(sh *Shuffle, group []*shard.Entry) (kept bool, err error) {
+	res := rc.placeGroupMerged(sh, group)
+	for j, e := range group {
+		r := &res[j]
+		if r.err == nil && len(r.items) > 0 {
+			kept = true
+			r.err = rc.putPieces(sh, e, r.items)
+		}
+		if r.err == nil {
+			r.err = rc.stored(sh, e)
+		} else {
+			sh.unclaim(e)
+		}
+		err = cmp.Or(err, r.err)
 	}
-	return len(items) > 0, rc.putPieces(sh, e, items)
+	return kept || err != nil, err
 }
 
 // checkArrayEntry checks that the runs of an entry cover its data exactly
@@ -47,36 +113,86 @@ func checkArrayEntry(sh *Shuffle, e *shard.Entry) error {
 	return nil
 }
 
-// placeAll places the pieces of e (one per run, checked by
-// checkArrayEntry) that have an assembly and returns the items of the
-// others, to store. Stored pieces alias the frame's payload (ours to keep,
+// groupResult is what placing one entry of a group left: the pieces to
+// store (no assembly took them) and the error that stopped it.
+type groupResult struct {
+	items []spill.Item
+	err   error
+}
+
+// placeCursor walks the runs of one entry of a group.
+type placeCursor struct {
+	e   *shard.Entry
+	old []int // the entry's old chunk
+	run int
+	off uint64
+	res *groupResult
+}
+
+// partition is the new chunk of the cursor's next piece.
+func (c *placeCursor) partition() uint32 { return c.e.Runs[c.run].Partition }
+
+// next returns the cursor's next piece, with its header, as stored, and
+// moves past it. Stored pieces alias the frame's payload (ours to keep,
 // see dht.Handler; entries are aligned in it).
-func (rc *Receiver) placeAll(sh *Shuffle, e *shard.Entry) ([]spill.Item, error) {
-	var items []spill.Item
+func (c *placeCursor) next() []byte {
+	n := c.e.Runs[c.run].Count
+	b := c.e.Data[c.off : c.off+n : c.off+n]
+	c.off += n
+	c.run++
+	return b
+}
+
+// done reports whether the cursor has no piece left.
+func (c *placeCursor) done() bool { return c.res.err != nil || c.run == len(c.e.Runs) }
+
+// placeGroupMerged places the pieces of group (checked by checkArrayEntry)
+// new chunk by new chunk: each step takes the lowest new chunk any entry's
+// next piece is for, and places every entry's piece for it under one hold
+// of its assembly. Pieces whose new chunk has no assembly (the budget had
+// no room, or sizes are unknown until the data comes) are returned to be
+// stored. An entry whose piece is refused stops there; the others go on.
+func (rc *Receiver) placeGroupMerged(sh *Shuffle, group []*shard.Entry) []groupResult {
+	res := make([]groupResult, len(group))
+	live := make([]placeCursor, 0, len(group))
+	grid := sh.Array.Plan.OldGrid()
+	for j, e := range group {
+		if len(e.Runs) > 0 {
+			live = append(live, placeCursor{e: e, old: splitaxes.Unravel(int(e.Task), grid), res: &res[j]})
+		}
+	}
 	onArrival := assembleOnArrival(sh)
-	old := splitaxes.Unravel(int(e.Task), sh.Array.Plan.OldGrid())
-	shape := make([]int64, 0, len(old))
-	var off uint64
-	for _, r := range e.Runs {
-		b := e.Data[off : off+r.Count : off+r.Count] // the piece with its header, as stored
-		off += r.Count
+	for len(live) > 0 {
+		p := live[0].partition()
+		for i := 1; i < len(live); i++ {
+			p = min(p, live[i].partition())
+		}
+		var a *assembly
 		if onArrival {
-			c, err := rechunk.DecodePieceTo(shape, b, sh.Array.DType)
-			if err != nil {
-				return nil, shuffle.Refuse(wire.RefuseBadRequest, fmt.Errorf("shuffle %s task %d new chunk %d: %w", sh.ID(), e.Task, r.Partition, err))
-			}
-			ok, err := rc.place(sh, e.Task, old, r.Partition, c)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
+			a = rc.assembly(sh, p)
+		}
+		if a != nil {
+			a.mu.Lock()
+		}
+		for i := range live {
+			c := &live[i]
+			if c.partition() != p {
 				continue
 			}
+			b := c.next()
+			if a == nil {
+				k := spill.Key{Partition: p, Task: c.e.Task, Attempt: c.e.Attempt, Seq: c.e.Seq}
+				c.res.items = append(c.res.items, spill.Item{Key: k, Value: bytesValue(b)})
+				continue
+			}
+			c.res.err = placeLocked(sh, a, c.e.Task, c.old, p, b)
 		}
-		k := spill.Key{Partition: r.Partition, Task: e.Task, Attempt: e.Attempt, Seq: e.Seq}
-		items = append(items, spill.Item{Key: k, Value: bytesValue(b)})
+		if a != nil {
+			a.mu.Unlock()
+		}
+		live = slices.DeleteFunc(live, func(c placeCursor) bool { return c.done() })
 	}
-	return items, nil
+	return res
 }
 
 // bytesValue is an array piece held in memory.

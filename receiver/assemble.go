@@ -116,25 +116,18 @@ func newChunkShape(sh *Shuffle, idx []int) []int64 {
 	return shape
 }
 
-// place puts old chunk task's piece c (old is task's index in the old grid)
-// into new chunk p's assembly; false when there is none (the piece must be
-// stored).
-func (rc *Receiver) place(sh *Shuffle, task uint64, old []int, p uint32, c rechunk.Chunk) (bool, error) {
-	a := rc.assembly(sh, p)
-	if a == nil {
-		return false, nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, err := a.asm.PlaceOldOnce(old, c)
-	if err != nil {
+// placeLocked puts old chunk task's piece b (a piece as on the wire, old
+// task's index in the old grid) into new chunk p's assembly a, whose lock
+// the caller holds.
+func placeLocked(sh *Shuffle, a *assembly, task uint64, old []int, p uint32, b []byte) error {
+	if _, err := a.asm.PlaceOldWire(old, b); err != nil {
 		code := wire.RefuseBadRequest
 		if errors.Is(err, rechunk.ErrPieceDiffers) {
 			code = wire.RefuseFailed
 		}
-		return false, shuffle.Refuse(code, fmt.Errorf("shuffle %s task %d new chunk %d on node %s: %w", sh.ID(), task, p, sh.Self, err))
+		return shuffle.Refuse(code, fmt.Errorf("shuffle %s task %d new chunk %d on node %s: %w", sh.ID(), task, p, sh.Self, err))
 	}
-	return true, nil
+	return nil
 }
 
 // checkVisible checks that every old chunk placed in a has a committed

@@ -71,12 +71,12 @@ func (rc *Receiver) receiveKept(ctx context.Context, sh *Shuffle, m *shard.Msg) 
 	if err := sh.OpenErr(); err != nil {
 		return true, shuffle.Refuse(wire.RefuseSealed, err)
 	}
-	for i := range m.Entries {
-		k, err := rc.receiveEntry(sh, rt, &m.Entries[i])
-		if err != nil {
-			return true, err
-		}
-		kept = kept || k
+	receive := rc.receiveEntries
+	if sh.Array != nil {
+		receive = rc.receiveArrayEntries
+	}
+	if kept, err = receive(sh, rt, m.Entries); err != nil {
+		return true, err
 	}
 	for _, e := range m.Ends {
 		if err := rc.receiveEnd(sh, rt, e); err != nil {
@@ -98,6 +98,19 @@ func (rc *Receiver) checkEpoch(sh *Shuffle, rt *shuffle.Route, epoch uint64) err
 	return nil
 }
 
+// receiveEntries receives the entries of one message of dataframe shuffle
+// sh in turn; the first refused ends the message there.
+func (rc *Receiver) receiveEntries(sh *Shuffle, rt *shuffle.Route, entries []shard.Entry) (kept bool, err error) {
+	for i := range entries {
+		k, err := rc.receiveEntry(sh, rt, &entries[i])
+		if err != nil {
+			return true, err
+		}
+		kept = kept || k
+	}
+	return kept, nil
+}
+
 // receiveEntry stores one entry's pieces unless it was seen before; kept
 // says whether pieces referencing e.Data were stored.
 func (rc *Receiver) receiveEntry(sh *Shuffle, rt *shuffle.Route, e *shard.Entry) (kept bool, err error) {
@@ -107,11 +120,7 @@ func (rc *Receiver) receiveEntry(sh *Shuffle, rt *shuffle.Route, e *shard.Entry)
 	if !sh.claim(e, rt.Epoch) {
 		return false, nil // a resent entry: already stored
 	}
-	store := rc.storeEntry
-	if sh.Array != nil {
-		store = rc.storeArrayEntry
-	}
-	if kept, err = store(sh, e); err != nil {
+	if kept, err = rc.storeEntry(sh, e); err != nil {
 		sh.unclaim(e)
 		return true, err
 	}

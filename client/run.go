@@ -48,7 +48,8 @@ type Job struct {
 	// FilePut, if set, is called with the reply of each put a node made
 	// from an input file.
 	FilePut func(task int, reply flightproto.PutReply)
-	// Parallel puts at once (default 2 per node).
+	// Parallel puts at once (default 2 per node; for an array of small old
+	// chunks up to 16 per node, see Job.workers).
 	Parallel int
 	// PutBatch is how many tasks go in one DoPut stream (a put of several
 	// tasks, flightproto.PutCmd.Tasks) to nodes that take them: 0 picks,
@@ -185,7 +186,7 @@ const createRounds = 10
 func putAll(ctx context.Context, job Job, res *Result, schema *arrow.Schema, tasks []uint64) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	workers := cmp.Or(job.Parallel, 2*len(job.Nodes))
+	workers := job.workers()
 	ch := make(chan batched)
 	var wg sync.WaitGroup
 	var done atomic.Int64

@@ -29,7 +29,7 @@ type DemoConfig struct {
 	// divisions over KeyCardinality).
 	Rule           string
 	KeyCardinality int64 // default 1<<40
-	Parallel       int   // concurrent puts (default 2 per node)
+	Parallel       int   // concurrent puts (default: the client's, 2 per node)
 	PutBatch       int   // tasks per put stream (client.Job.PutBatch)
 	Replication    int   // 2: every shard also on a backup owner
 	ReadParallel   int   // concurrent partition reads (default 2 per node)

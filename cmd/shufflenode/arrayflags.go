@@ -27,7 +27,7 @@ func (f *arrayJobFlags) register(fs *flag.FlagSet, name, units string, cl *job.C
 	fs.StringVar(id, "id", "", "shuffle ID (default: "+name+"-<time>)")
 	fs.StringVar(&cl.Addr, "cluster", "", "API address of a running cluster (default: an in-process cluster)")
 	fs.IntVar(&cl.Nodes, "nodes", 4, "nodes of the in-process cluster")
-	fs.IntVar(parallel, "parallel", 0, units+" read/put and written at once (default 2 per node)")
+	fs.IntVar(parallel, "parallel", 0, units+" read/put and written at once (default 2 per node; small chunks are put up to 16 per node while they hold at most 16 MiB)")
 	fs.Var((*byteSize)(&cl.MemoryLimit), "memory-limit", "memory budget per in-process node")
 	fs.StringVar(&cl.DataDir, "data-dir", "", "in-process nodes' data directory (default: temporary)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level")

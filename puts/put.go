@@ -133,6 +133,8 @@ func (s *Runner) taskDone(ctx context.Context, sh *Shuffle, k shuffle.AttemptKey
 // The whole attempt runs in one epoch: if the epoch moves meanwhile, the
 // attempt fails with ErrStaleEpoch and the caller runs a new one.
 func (s *Runner) put(ctx context.Context, sh *Shuffle, k shuffle.AttemptKey, feed func(*putter) error) (PutResult, error) {
+	expected := s.split.Expect(sh.ID())
+	defer expected()
 	rt := sh.Route()
 	r, err := s.reportTask(ctx, sh, control.Msg{Op: control.OpBegin, Shuffle: sh.ID(), Epoch: rt.Epoch, Node: s.Name(), Task: k.Task, Attempt: k.Attempt})
 	if err != nil {
@@ -158,6 +160,7 @@ func (s *Runner) put(ctx context.Context, sh *Shuffle, k shuffle.AttemptKey, fee
 	}
 	p := &putter{s: s, sh: sh, rt: rt, k: k, cut: s.split.NewCut(route)}
 	defer p.cut.Close()
+	expected() // the Cut counts itself
 	if err := feed(p); err != nil {
 		return p.result(), staleOr(err)
 	}

@@ -100,3 +100,33 @@ func TestMarkersOfTasksEndingTogetherShareAMessage(t *testing.T) {
 		}
 	})
 }
+
+// TestMarkerWaitsForAnExpectedCut: a task still registering (Expect)
+// counts as being cut: a marker waits for it as for a Cut, and goes once
+// the expectation ends, whether a Cut took its place (which then counts
+// until it closes) or none did; a second release changes nothing.
+func TestMarkerWaitsForAnExpectedCut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake()
+		s := lingering(t, f, time.Hour)
+		expected, unmade := s.Expect("s"), s.Expect("s")
+		ch := endWait(t, s, "s", "d", 1)
+		synctest.Wait()
+		if done(t, ch) {
+			t.Fatal("the marker went while two tasks were registering")
+		}
+		c := s.NewCut(Route{Shuffle: "s"})
+		expected()
+		expected() // idempotent: the other expectation and the Cut still count
+		unmade()
+		synctest.Wait()
+		if done(t, ch) {
+			t.Fatal("the marker went while the expected task was being cut")
+		}
+		c.Close()
+		synctest.Wait()
+		if !done(t, ch) {
+			t.Fatal("the marker still waits with nothing registering or cutting")
+		}
+	})
+}

@@ -137,6 +137,21 @@ func TestArrayMessagePlacedTogether(t *testing.T) {
 	checkColumns(t, f)
 }
 
+// checkRefusedStoring receives m, which must be refused with code, and
+// checks that the first attempts of rows were stored all the same.
+func checkRefusedStoring(t *testing.T, f *fixture, m *shard.Msg, code wire.RefusalCode, rows ...uint64) {
+	t.Helper()
+	var r *shuffle.Refusal
+	if err := f.rc.Receive(context.Background(), f.sh, m); !errors.As(err, &r) || r.Code != code {
+		t.Fatalf("Receive = %v, want a refusal with code %v", err, code)
+	}
+	for _, row := range rows {
+		if rs := f.sh.recv[shuffle.AttemptKey{Task: row}]; rs == nil || rs.stored != 1 {
+			t.Fatalf("row %d beside the refused entry: %+v, want stored", row, rs)
+		}
+	}
+}
+
 // TestArrayMessageRefusedEntry: a malformed entry ends the message there:
 // the rows before it are stored and commit, the ones after it are not
 // claimed, so the sender's resend of them is taken in full.
@@ -145,15 +160,7 @@ func TestArrayMessageRefusedEntry(t *testing.T) {
 	ctx := context.Background()
 	m := rowsMsg(t, []int{0, 1, 2, 3})
 	m.Entries[2].Runs[0].Count++ // the runs no longer cover the data
-	var r *shuffle.Refusal
-	if err := f.rc.Receive(ctx, f.sh, m); !errors.As(err, &r) || r.Code != wire.RefuseBadRequest {
-		t.Fatalf("a malformed entry: %v, want a refusal (bad request)", err)
-	}
-	for _, row := range []uint64{0, 1} {
-		if rs := f.sh.recv[shuffle.AttemptKey{Task: row}]; rs == nil || rs.stored != 1 {
-			t.Fatalf("row %d before the malformed entry: %+v, want stored", row, rs)
-		}
-	}
+	checkRefusedStoring(t, f, m, wire.RefuseBadRequest, 0, 1)
 	rest := make([]int, 0, transposeRows)
 	for i := 2; i < transposeRows; i++ {
 		rest = append(rest, i)
@@ -176,15 +183,7 @@ func TestArrayMessageDiffersMidGroup(t *testing.T) {
 	m := rowsMsg(t, []int{3, 4, 5})
 	m.Entries[1].Attempt, m.Ends[1].Attempt = 1, 1
 	m.Entries[1].Data[len(m.Entries[1].Data)-1] ^= 0xff // the last column's element
-	var r *shuffle.Refusal
-	if err := f.rc.Receive(ctx, f.sh, m); !errors.As(err, &r) || r.Code != wire.RefuseFailed {
-		t.Fatalf("a replay with other bytes: %v, want a refusal (failed)", err)
-	}
-	for _, row := range []uint64{3, 5} {
-		if rs := f.sh.recv[shuffle.AttemptKey{Task: row}]; rs == nil || rs.stored != 1 {
-			t.Fatalf("row %d beside the refused replay: %+v, want stored", row, rs)
-		}
-	}
+	checkRefusedStoring(t, f, m, wire.RefuseFailed, 3, 5)
 	if rs := f.sh.recv[shuffle.AttemptKey{Task: 4, Attempt: 1}]; rs != nil && rs.seen[0] {
 		t.Fatal("the refused replay stays claimed: its resend would be dropped")
 	}

@@ -2,12 +2,9 @@ package rechunk
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/shufflenode/shufflenode/splitaxes"
 )
 
 // TestPlaceOldWire places every piece of random plans in its wire form, as
@@ -17,66 +14,19 @@ import (
 // ErrPieceDiffers, and one whose header names another shape with ErrShape,
 // changing nothing.
 func TestPlaceOldWire(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
 	dt := mustDType("<i2")
-	for range 200 {
-		ndim := 1 + r.IntN(3)
-		old, new := make([][]int64, ndim), make([][]int64, ndim)
-		for d := range ndim {
-			total := 1 + r.Int64N(9)
-			old[d], new[d] = randomSizes(r, total, 5), randomSizes(r, total, 5)
-		}
-		checkPlaceOldWire(t, old, new, dt)
-	}
-}
-
-func checkPlaceOldWire(t *testing.T, oldSizes, newSizes [][]int64, dt DType) {
-	t.Helper()
-	plan, err := splitaxes.New(oldSizes, newSizes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	asm := map[string]*Assembler{}
-	for _, oi := range grid(plan.OldGrid()) {
-		src := indexChunk(t, dt, oldSizes, oi)
-		seq, err := plan.NDSplitsReused(oi)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for s := range seq {
-			b, err := AppendPiece(nil, src, s.Slices)
-			if err != nil {
-				t.Fatal(err)
-			}
-			key := fmt.Sprint(s.NewChunk)
-			if asm[key] == nil {
-				if asm[key], err = NewAssembler(plan, s.NewChunk, dt, Config{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a := asm[key]
+	randomPlans(rand.New(rand.NewPCG(11, 12)), func(old, new [][]int64) {
+		plan, asm := placeEvery(t, old, new, dt, func(a *Assembler, oi []int, b []byte) {
 			if placed, err := a.PlaceOldWire(oi, b); err != nil || !placed {
-				t.Fatalf("old %v -> new %v: placed %v, %v", oi, s.NewChunk, placed, err)
+				t.Fatalf("old %v -> new %v: placed %v, %v", oi, a.index, placed, err)
 			}
 			if placed, err := a.PlaceOldWire(oi, b); err != nil || placed {
-				t.Fatalf("old %v -> new %v resent: placed %v, %v", oi, s.NewChunk, placed, err)
+				t.Fatalf("old %v -> new %v resent: placed %v, %v", oi, a.index, placed, err)
 			}
 			checkWireRefusals(t, a, oi, b)
-		}
-	}
-	for _, ni := range grid(plan.NewGrid()) {
-		a := asm[fmt.Sprint(ni)]
-		if a == nil {
-			continue // an empty new chunk: no piece
-		}
-		c, err := a.Chunk()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := indexChunk(t, dt, newSizes, ni); !slices.Equal(c.Data, want.Data) {
-			t.Fatalf("old %v new %v chunk %v: %v, want %v", oldSizes, newSizes, ni, c.Data, want.Data)
-		}
-	}
+		})
+		checkAssembled(t, plan, asm, new, dt)
+	})
 }
 
 // checkWireRefusals resends b, placed from old chunk oi, with its last byte

@@ -6,12 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/rechunk"
 	"github.com/shufflenode/shufflenode/shard"
 	"github.com/shufflenode/shufflenode/shuffle"
 	"github.com/shufflenode/shufflenode/spec"
-	"github.com/shufflenode/shufflenode/spill"
 	"github.com/shufflenode/shufflenode/splitaxes"
 	"github.com/shufflenode/shufflenode/wire"
 )
@@ -25,28 +23,10 @@ const transposeRows, transposeCols = placeGroup + 6, 3
 // newTransposeFixture is a one-member receiver of that rechunk.
 func newTransposeFixture(t *testing.T) *fixture {
 	t.Helper()
-	store, err := spill.Open(spill.Config{MemoryLimit: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	rows, cols := make([]int64, transposeRows), make([]int64, transposeCols)
-	for i := range rows {
-		rows[i] = 1
-	}
-	for j := range cols {
-		cols[j] = 1
-	}
+	rows, cols := slices.Repeat([]int64{1}, transposeRows), slices.Repeat([]int64{1}, transposeCols)
 	sp := &spec.Spec{ID: "s", Kind: spec.Array, Tasks: transposeRows, Partitions: transposeCols, DType: "|u1",
 		OldChunks: spec.Chunks{rows, {transposeCols}}, NewChunks: spec.Chunks{{transposeRows}, cols}}
-	st, err := shuffle.New(sp, "a", []string{"a"}, nil, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{sh: NewShuffle(st, nil)}
-	f.rc = New(Config{Store: store, OutputBatchRows: 1024, Allocator: memory.DefaultAllocator,
-		Committed: func(_ *shuffle.State, c Commit) { f.commits = append(f.commits, c) }})
-	return f
+	return newFixtureOf(t, sp, []string{"a"})
 }
 
 // transposeValue is the byte at (row, col).

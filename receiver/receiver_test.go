@@ -26,13 +26,20 @@ type fixture struct {
 
 func newFixture(t *testing.T, members []string, newChunks []int64) *fixture {
 	t.Helper()
+	sp := &spec.Spec{ID: "s", Kind: spec.Array, Tasks: 2, Partitions: len(newChunks), DType: "|u1",
+		OldChunks: spec.Chunks{{2, 2}}, NewChunks: spec.Chunks{newChunks}}
+	return newFixtureOf(t, sp, members)
+}
+
+// newFixtureOf is a receiver on node "a" of shuffle sp among members,
+// with a store of 1 MiB in memory.
+func newFixtureOf(t *testing.T, sp *spec.Spec, members []string) *fixture {
+	t.Helper()
 	store, err := spill.Open(spill.Config{MemoryLimit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	sp := &spec.Spec{ID: "s", Kind: spec.Array, Tasks: 2, Partitions: len(newChunks), DType: "|u1",
-		OldChunks: spec.Chunks{{2, 2}}, NewChunks: spec.Chunks{newChunks}}
 	st, err := shuffle.New(sp, "a", members, nil, "a")
 	if err != nil {
 		t.Fatal(err)

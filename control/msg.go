@@ -42,8 +42,8 @@ const (
 type Msg struct {
 	Op          string                    `json:"op"`
 	Shuffle     string                    `json:"shuffle"`
-	Epoch       uint64                    `json:"epoch,omitempty"`
-	Term        uint64                    `json:"term,omitempty"` // seal, fail, epoch, takeover: the coordinator's term
+	Epoch       uint64                    `json:"epoch,omitempty"` // epoch, seal: the epoch moved to, sealed in
+	Term        uint64                    `json:"term,omitempty"`  // seal, fail, epoch, takeover: the coordinator's term
 	Lost        []string                  `json:"lost,omitempty"`
 	Reopen      bool                      `json:"reopen,omitempty"` // epoch: the seal was undone
 	Spec        *spec.Spec                `json:"spec,omitempty"`

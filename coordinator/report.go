@@ -101,6 +101,7 @@ func (cd *Coordinator) decide(sh *Shuffle, d barrier.Decision) {
 		}
 		cd.cfg.Log.Info("barrier reached", "shuffle", sh.ID())
 		c := sh.decision(control.OpSeal, "")
+		c.Epoch = rt.Epoch // a member that moved on refuses it (shuffle.State.CheckSeal)
 		cd.cfg.Node.Go(func(ctx context.Context) { cd.conclude(ctx, sh, rt, c, nil) })
 	case d.Fail != nil:
 		cd.cfg.Log.Error("shuffle failed", "shuffle", sh.ID(), "err", d.Fail)

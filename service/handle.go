@@ -119,7 +119,7 @@ func (s *Service) dispatch(sh *entry, c *control.Msg) (control.Reply, error) {
 	case control.OpTakeover:
 		return s.fo.ApplyTakeover(sh.Shuffle, c)
 	case control.OpSeal:
-		if err := sh.CheckDecision(c.Op, c.Node, c.Term); err != nil {
+		if err := sh.CheckSeal(c.Node, c.Term, c.Epoch); err != nil {
 			return control.Reply{}, err
 		}
 		sh.Finish(Sealed, nil)

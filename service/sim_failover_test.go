@@ -196,6 +196,51 @@ func testSimStaleTermRefused(t *testing.T) {
 	}
 }
 
+// TestSimStaleSealRefused: a seal of an epoch that a loss has moved the
+// shuffle on from (sent before the loss, delivered after the move) is
+// refused by the members that moved, naming the shuffle, the epochs and the
+// sender; they stay open for the replays. A seal of an epoch a member has
+// not reached yet asks to be sent again. The replays then seal the new
+// epoch, and every row is read once.
+func TestSimStaleSealRefused(t *testing.T) { synctest.Test(t, testSimStaleSealRefused) }
+
+func testSimStaleSealRefused(t *testing.T) {
+	f := newFrame("staleseal", 4, 5, 2_000, 3)
+	want := f.expect(t)
+	c := startSim(t, 3, service.Config{}, simnet.Config{})
+	ctx := testCtx(t)
+	c.run(ctx, f.spec(), f.input())
+	c.kill(2)
+	c.awaitOwnersLive(t, f.id)
+	stale := control.Msg{Op: control.OpSeal, Shuffle: f.id, Node: "node-0", Term: 0, Epoch: 0}
+	for i := range 2 {
+		if in, _ := c.svcs[i].Info(f.id); in.Phase == service.Sealed {
+			t.Fatalf("node-%d still sealed after the loss", i)
+		}
+		reason := refusedControl(t, c.svcs[i], stale)
+		for _, w := range []string{"stale epoch", f.id, "seal of epoch 0", "node-0", fmt.Sprintf("node-%d is at epoch 1", i)} {
+			if !strings.Contains(reason, w) {
+				t.Errorf("seal of epoch 0 on node-%d: refusal %q does not say %q", i, reason, w)
+			}
+		}
+		if in, _ := c.svcs[i].Info(f.id); in.Phase == service.Sealed {
+			t.Fatalf("a seal of epoch 0 sealed node-%d in epoch 1", i)
+		}
+	}
+	ahead := stale
+	ahead.Epoch = 2
+	body, _ := json.Marshal(ahead)
+	if typ, _ := c.svcs[1].Handle(ctx, member.Member{Name: "node-0"}, wire.Frame{Type: wire.TypeControl, Payload: body}); typ != wire.TypeBusy {
+		t.Errorf("seal of epoch 2 at epoch 1: %s, want busy", typ)
+	}
+	if b := c.settleEpoch(ctx, t, f, f.input(), 1); b.Epoch != 1 {
+		t.Fatalf("sealed in epoch %d, want 1", b.Epoch)
+	}
+	if d := want.diff(c.collect(ctx, t, f)); d != "" {
+		t.Fatal(d)
+	}
+}
+
 // refusedControl hands m to svc as a peer frame and returns the refusal's
 // reason (failing the test if it was not refused).
 func refusedControl(t *testing.T, svc *service.Service, m control.Msg) string {

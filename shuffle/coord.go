@@ -67,6 +67,28 @@ func (st *State) CheckDecision(op, from string, term uint64) error {
 	return nil
 }
 
+// CheckSeal checks a seal of the coordinator from, in term, decided in
+// epoch: CheckDecision, then the epoch. A seal of an older epoch is refused
+// (ErrStaleEpoch): it was sent before a loss moved the shuffle on, and
+// taking it would let reads start before the tasks the loss took back ran
+// again. A seal of a newer epoch asks the sender to retry (this node has not
+// taken the move yet).
+func (st *State) CheckSeal(from string, term, epoch uint64) error {
+	if err := st.CheckDecision("seal", from, term); err != nil {
+		return err
+	}
+	rt := st.Route()
+	switch {
+	case epoch < rt.Epoch:
+		return Refuse(wire.RefuseStaleEpoch, fmt.Errorf("%w: shuffle %s: seal of epoch %d from node %s refused: node %s is at epoch %d",
+			ErrStaleEpoch, st.ID(), epoch, from, st.Self, rt.Epoch))
+	case epoch > rt.Epoch:
+		return &Busy{After: 20 * time.Millisecond, Err: fmt.Errorf("shuffle %s: seal of epoch %d from node %s: node %s is still at epoch %d",
+			st.ID(), epoch, from, st.Self, rt.Epoch)}
+	}
+	return nil
+}
+
 // CheckMove checks an epoch move (control.OpEpoch or OpTakeover) from node
 // from, in term, to the epoch where lost are gone: well-formed, not of an
 // older term than this node's, of its line of epochs when of a newer term

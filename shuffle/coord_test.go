@@ -60,3 +60,29 @@ func TestTermFencing(t *testing.T) {
 		t.Fatalf("seal of a newer term: %v, want busy", err)
 	}
 }
+
+// A seal must be of the member's epoch: one of an older epoch is refused
+// with ErrStaleEpoch, one of a newer epoch asks the sender to retry, and
+// an older term is refused before the epoch is looked at.
+func TestSealEpochFencing(t *testing.T) {
+	st := newState(t, 1)
+	rt, err := st.RouteFor([]string{"a"}) // the creator: epoch 1, term 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetRouteLocked(rt)
+	if err := st.CheckSeal(rt.Coordinator, rt.Term, 1); err != nil {
+		t.Fatalf("seal of this epoch: %v", err)
+	}
+	var r *Refusal
+	if err := st.CheckSeal(rt.Coordinator, rt.Term, 0); !errors.Is(err, ErrStaleEpoch) || !errors.As(err, &r) {
+		t.Fatalf("seal of epoch 0 at epoch 1: %v", err)
+	}
+	var b *Busy
+	if err := st.CheckSeal(rt.Coordinator, rt.Term, 2); !errors.As(err, &b) {
+		t.Fatalf("seal of epoch 2 at epoch 1: %v, want busy", err)
+	}
+	if err := st.CheckSeal("a", 0, 1); !errors.Is(err, ErrStaleTerm) {
+		t.Fatalf("seal of term 0 at term 1: %v", err)
+	}
+}

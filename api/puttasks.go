@@ -1,7 +1,8 @@
 package api
 
 // A DoPut of several input tasks (flightproto.PutCmd.Tasks): the batches
-// of one task after another, each task's first batch tagged with its
+// of one task after another (of an array shuffle, each task's one chunk
+// record), each task's first batch tagged with its
 // flightproto.PutTag. One stream for a batch of small tasks saves what a
 // stream per task costs (its call, descriptor and schema, and on the node
 // a handler and a reader), which dominated the node's CPU with thousands of
@@ -29,6 +30,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/shufflenode/shufflenode/budget"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/service"
 	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -41,11 +43,11 @@ const putTasksInFlight = 32
 // putTasks runs the tasks of a DoPut of several tasks (cmd.Tasks) read
 // from rdr, and answers each on stream.
 func (s *Server) putTasks(stream flight.FlightService_DoPutServer, rdr *flightproto.Reader, cmd flightproto.PutCmd) error {
-	if s.isArray(cmd.Shuffle) || cmd.File != "" {
-		return status.Errorf(codes.InvalidArgument, "put: shuffle %s: a put of several tasks takes dataframe batches from the stream only", cmd.Shuffle)
+	if cmd.File != "" {
+		return status.Errorf(codes.InvalidArgument, "put: shuffle %s: a put of several tasks takes its tasks from the stream only", cmd.Shuffle)
 	}
 	r := &taskRun{s: s, stream: stream, cmd: cmd, schema: rdr.Schema(), seen: map[uint64]bool{},
-		slots: make(chan struct{}, putTasksInFlight), queue: s.putQueue}
+		slots: make(chan struct{}, putTasksInFlight), queue: s.putQueue, array: s.isArray(cmd.Shuffle)}
 	err := r.read(stream.Context(), rdr)
 	r.cur.end(err)
 	r.wg.Wait()
@@ -62,6 +64,7 @@ type taskRun struct {
 	cur    *taskFeed // the task being fed (nil before the first tag)
 	slots  chan struct{}
 	queue  *budget.Budget // the node's bytes of batches queued for tasks' puts (Server.putQueue)
+	array  bool           // an array shuffle's: each task is one chunk record (revision 5 on)
 	wg     sync.WaitGroup
 	sendMu sync.Mutex // one Send at a time
 }
@@ -122,7 +125,13 @@ func (r *taskRun) run(ctx context.Context, tag flightproto.PutTag, f *taskFeed) 
 	defer f.drain()
 	cmd := flightproto.PutCmd{Shuffle: r.cmd.Shuffle, Task: tag.Task, Attempt: tag.Attempt, Rows: tag.Rows}
 	count := &inputCount{s: r.s, cmd: cmd, next: f.next}
-	res, err := r.s.svc.Put(ctx, cmd.Shuffle, cmd.Task, cmd.Attempt, r.schema, count.nextChecked)
+	var res service.PutResult
+	var err error
+	if r.array {
+		res, err = r.s.putChunk(ctx, cmd, count.nextChecked)
+	} else {
+		res, err = r.s.svc.Put(ctx, cmd.Shuffle, cmd.Task, cmd.Attempt, r.schema, count.nextChecked)
+	}
 	reply := flightproto.PutTaskReply{Task: tag.Task, Attempt: tag.Attempt, PutReply: putReply(res, count)}
 	if err != nil {
 		st, _ := status.FromError(toStatus(err))

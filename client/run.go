@@ -53,11 +53,11 @@ type Job struct {
 	Parallel int
 	// PutBatch is how many tasks go in one DoPut stream (a put of several
 	// tasks, flightproto.PutCmd.Tasks) to nodes that take them: 0 picks,
-	// for a dataframe shuffle of at least 2,000 tasks put from Input
-	// without PutOn, about four batches per parallel put, at most 64 tasks
-	// (else 1); 1 puts every task
-	// in a stream of its own. Each task of a batch is still its own
-	// attempt; one that fails with a retryable code runs again on its own.
+	// for at least 2,000 tasks put from Input without PutOn (of an array,
+	// chunks of at most 1 MiB), about four batches per parallel put, at
+	// most 64 tasks and 8 MiB of chunks (else 1); 1 puts every task in a
+	// stream of its own. Each task of a batch is still its own attempt;
+	// one that fails with a retryable code runs again on its own.
 	PutBatch int
 	// MaxAttempts per task and round (default 3): a put that fails with a
 	// retryable code runs again at once with the next attempt number; after
@@ -186,7 +186,7 @@ const createRounds = 10
 func putAll(ctx context.Context, job Job, res *Result, schema *arrow.Schema, tasks []uint64) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	workers := job.workers()
+	workers := job.workers(len(tasks))
 	ch := make(chan batched)
 	var wg sync.WaitGroup
 	var done atomic.Int64

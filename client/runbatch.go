@@ -21,18 +21,49 @@ const maxPutBatch = 64
 // while past a few thousand tasks a stream per task is what costs.
 const minBatchedTasks = 2000
 
+// An array's old chunks go several to a stream too when they are small
+// (at most maxBatchedChunkBytes, nodes from revision 5): at (10000, 10000)
+// f8 in chunks of (1, 10000), a stream per chunk cost the nodes about as
+// much as the chunks' bytes. A batch holds at most arrayBatchBytes of
+// chunks, which stay held on the client until each is answered.
+const (
+	maxBatchedChunkBytes = 1 << 20
+	arrayBatchBytes      = 8 << 20
+)
+
+// batched reports whether Run puts n tasks several to a DoPut stream:
+// Job.PutBatch above 1, or by default (PutBatch 0) at least
+// minBatchedTasks tasks from Input without PutOn, for an array only of
+// chunks of known size up to maxBatchedChunkBytes.
+func (job Job) batched(n int) bool {
+	switch {
+	case job.PutBatch != 0:
+		return job.PutBatch > 1
+	case job.PutOn != nil || job.InputFile != nil || n < minBatchedTasks:
+		return false
+	case job.Spec.Kind == spec.Array:
+		b := largestChunkBytes(job.Spec)
+		return b > 0 && b <= maxBatchedChunkBytes
+	}
+	return true
+}
+
 // putBatch is how many tasks of n Run puts per DoPut stream with workers
-// streams at once (Job.PutBatch): one below minBatchedTasks, else about
-// four batches per worker, so the work stays spread, and at most
-// maxPutBatch.
+// streams at once (Job.PutBatch): one unless batched, else about four
+// batches per worker, so the work stays spread, at most maxPutBatch and,
+// for an array, arrayBatchBytes of chunks.
 func (job Job) putBatch(n, workers int) int {
 	if job.PutBatch != 0 {
 		return max(job.PutBatch, 1)
 	}
-	if job.PutOn != nil || job.InputFile != nil || job.Spec.Kind == spec.Array || n < minBatchedTasks {
+	if !job.batched(n) {
 		return 1
 	}
-	return min(max(n/(4*max(workers, 1)), 1), maxPutBatch)
+	size := min(max(n/(4*max(workers, 1)), 1), maxPutBatch)
+	if job.Spec.Kind == spec.Array {
+		size = min(size, max(int(arrayBatchBytes/largestChunkBytes(job.Spec)), 1))
+	}
+	return size
 }
 
 // batched is a batch of tasks for one DoPut, and its index (which spreads
@@ -66,7 +97,7 @@ func feedBatches(ctx context.Context, ch chan<- batched, tasks []uint64, size in
 func putBatched(ctx context.Context, job Job, res *Result, schema *arrow.Schema, b batched, done func(error)) {
 	a0 := res.peekAttempt(b.tasks[0])
 	n := res.pick(b.k + int(a0))
-	if len(b.tasks) == 1 || !res.takesTasks(ctx, n) {
+	if len(b.tasks) == 1 || !res.takesTasks(ctx, n, job.Spec.Kind == spec.Array) {
 		for _, t := range b.tasks {
 			done(putTask(ctx, job, res, schema, t))
 		}
@@ -93,15 +124,18 @@ func putBatched(ctx context.Context, job Job, res *Result, schema *arrow.Schema,
 	}
 }
 
-// takesTasks reports whether client i's node takes puts of several tasks
-// (its revision, asked once).
-func (r *Result) takesTasks(ctx context.Context, i int) bool {
+// takesTasks reports whether client i's node takes puts of several tasks,
+// of an array shuffle when array is set (its revision, asked once).
+func (r *Result) takesTasks(ctx context.Context, i int, array bool) bool {
 	r.revOnce[i].Do(func() {
 		var m membersReply
 		if r.clients[i].action(ctx, flightproto.ActionMembers, struct{}{}, &m) == nil {
 			r.revs[i] = m.Revision
 		}
 	})
+	if array {
+		return r.revs[i] >= flightproto.MinArrayPutTasksRevision
+	}
 	return r.revs[i] >= flightproto.MinPutTasksRevision
 }
 

@@ -20,13 +20,18 @@ const (
 	maxArrayPutsPerNode = 16
 )
 
-// workers is how many puts Run keeps in flight: Job.Parallel, else two per
-// node, or for an array of small chunks more (see arrayPutBytes).
-func (job Job) workers() int {
+// workers is how many puts (or streams of several tasks, Job.batched)
+// Run keeps in flight for n tasks: Job.Parallel, else two per node, or for
+// an array of small chunks put one to a stream more (see arrayPutBytes).
+func (job Job) workers(n int) int {
 	if job.Parallel > 0 {
 		return job.Parallel
 	}
-	return putsPerNode(job.Spec) * max(len(job.Nodes), 1)
+	per := 2
+	if !job.batched(n) {
+		per = putsPerNode(job.Spec)
+	}
+	return per * max(len(job.Nodes), 1)
 }
 
 // putsPerNode is the default puts in flight per node for sp.

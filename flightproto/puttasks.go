@@ -17,8 +17,12 @@ import (
 // first (members or Handshake).
 
 // MinPutTasksRevision is the first revision whose nodes take DoPuts of
-// several tasks.
-const MinPutTasksRevision = 4
+// several dataframe tasks, and MinArrayPutTasksRevision of several array
+// tasks (each task one chunk record, ChunkRecord).
+const (
+	MinPutTasksRevision      = 4
+	MinArrayPutTasksRevision = 5
+)
 
 // MaxPutTasks bounds the tasks of one DoPut.
 const MaxPutTasks = 65536

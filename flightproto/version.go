@@ -16,7 +16,7 @@ const ProtocolVersion = 1
 // (its "Revisions" list), the revision goes up. It is sent in the members
 // reply and Handshake, so that a client can tell an older node, whose
 // differences the list gives. Revision 0 is a node that sends none.
-const ProtocolRevision = 4
+const ProtocolRevision = 5
 
 // CreateRequest is the body of the create action: a spec, and optionally
 // the protocol version the client speaks (0: unstated). A node refuses a

@@ -25,6 +25,7 @@ type ArrayConfig struct {
 	// unknown ones (default Old).
 	Old, New, Actual spec.Chunks
 	Parallel         int
+	PutBatch         int                    // old chunks per put stream (client.Job.PutBatch)
 	ReadParallel     int                    // concurrent chunk reads (default 2 per node)
 	Auth             flightproto.ClientAuth // the nodes' API TLS settings and token
 	BeforeInput      func(task int)
@@ -66,7 +67,7 @@ func RunArrayDemo(ctx context.Context, nodes []string, c ArrayConfig) (ArrayRepo
 	sp := spec.ArraySpec(cmpOr(c.ID, "array-demo"), c.DType, c.Old, c.New)
 	rep := ArrayReport{OldChunks: sp.Tasks, NewChunks: sp.Partitions, Bytes: g.total() * int64(dt.ItemSize())}
 	start := time.Now()
-	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel, Auth: c.Auth,
+	res, err := client.Run(ctx, client.Job{Spec: sp, Nodes: nodes, Parallel: c.Parallel, PutBatch: c.PutBatch, Auth: c.Auth,
 		Input: func(t int) ([]arrow.Record, error) {
 			if c.BeforeInput != nil {
 				c.BeforeInput(t)

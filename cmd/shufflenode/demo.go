@@ -58,7 +58,7 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile at the end of the shuffle to this file")
 	fs.StringVar(&f.cluster, "cluster", "", "API address of a running cluster's member (default: an in-process cluster)")
 	fs.IntVar(&f.parallel, "parallel", 0, "input tasks put at once (default 2 per node; with --array, up to 16 per node while they hold at most 16 MiB)")
-	fs.IntVar(&f.putBatch, "put-batch", 0, "dataframe tasks per put stream (0: a stream per task below 2,000 tasks, else about four batches per parallel put, at most 64; 1: a stream per task)")
+	fs.IntVar(&f.putBatch, "put-batch", 0, "tasks per put stream (0: a stream per task below 2,000 tasks or for array chunks over 1 MiB, else about four batches per parallel put, at most 64 and 8 MiB of chunks; 1: a stream per task)")
 	fs.BoolVar(&f.array, "array", false, "rechunk a synthetic n-d array instead of shuffling a table")
 	fs.StringVar(&f.shape, "shape", "10000,10000", "--array: the array's shape")
 	fs.StringVar(&f.oldChunks, "old-chunks", "10,10000", "--array: chunk shape of the input")
@@ -150,7 +150,7 @@ func (f *demoFlags) arrayConfig() (job.ArrayConfig, error) {
 		return job.ArrayConfig{}, fmt.Errorf("--new-chunks: %w", err)
 	}
 	return job.ArrayConfig{ID: fmt.Sprintf("array-demo-%d", time.Now().UnixNano()), DType: f.dtype,
-		Old: job.RegularChunks(shape, old), New: job.RegularChunks(shape, new), Parallel: f.parallel}, nil
+		Old: job.RegularChunks(shape, old), New: job.RegularChunks(shape, new), Parallel: f.parallel, PutBatch: f.putBatch}, nil
 }
 
 // demoConfig is the dataframe demo of the flags.

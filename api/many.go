@@ -19,8 +19,9 @@ import (
 )
 
 // doGetMany streams the partitions of a multi-partition ticket (Partitions
-// or Range of a dataframe shuffle) in one DoGet: each partition's batches
-// as a DoGet of it would stream them, then an empty batch whose app
+// or Range) in one DoGet: each partition's batches as a DoGet of it would
+// stream them (an array shuffle's new chunk: its one record, without the
+// dim_data a DoGet of it has in its schema), then an empty batch whose app
 // metadata is its flightproto.PartitionEnd; or, for a ticket that asks to
 // Pack them, batches shared by consecutive small partitions, each saying
 // where partitions end in it (packer). A partition this node does not own
@@ -38,6 +39,9 @@ func (s *Server) doGetMany(tk flightproto.Ticket, stream flight.FlightService_Do
 	out, err := s.newManyOut(tk.Pack, stream, w, schema)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
+	}
+	if e, ok := out.(*partitionEnds); ok {
+		e.array = s.isArray(tk.Shuffle)
 	}
 	defer out.release()
 	for _, p := range parts {
@@ -89,6 +93,7 @@ type partitionEnds struct {
 	body   []byte
 	sent   bool // the first end went through w
 	md     []byte
+	array  bool // an array shuffle's: a partition is one chunk record
 }
 
 func (s *Server) newPartitionEnds(stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (*partitionEnds, error) {
@@ -107,8 +112,12 @@ func (s *Server) newPartitionEnds(stream flight.FlightService_DoGetServer, w *fl
 	return e, nil
 }
 
-// part sends the batches of partition p of shuffle id as they are read.
+// part sends the batches of partition p of shuffle id as they are read
+// (of an array shuffle, its chunk record).
 func (e *partitionEnds) part(ctx context.Context, id string, p int) error {
+	if e.array {
+		return e.s.chunkTo(ctx, flightproto.Ticket{Shuffle: id, Partition: p}, e.w)
+	}
 	return e.s.getOne(ctx, id, p, e.w.WriteReleased)
 }
 
@@ -154,8 +163,8 @@ func (s *Server) manyOf(tk flightproto.Ticket) ([]int, *arrow.Schema, error) {
 	if err != nil {
 		return nil, nil, toStatus(err)
 	}
-	if s.isArray(tk.Shuffle) {
-		return nil, nil, status.Errorf(codes.InvalidArgument, "shuffle %s is an array rechunk: read its chunks one per ticket", tk.Shuffle)
+	if tk.Pack && s.isArray(tk.Shuffle) {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "shuffle %s is an array rechunk: its chunks are not packed", tk.Shuffle)
 	}
 	parts, err := tk.PartitionList(in.Spec.Partitions)
 	if err != nil {

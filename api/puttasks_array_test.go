@@ -3,11 +3,14 @@ package api
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
 	"github.com/shufflenode/shufflenode/rechunk"
@@ -85,21 +88,52 @@ func TestPutTasksTakesArrayChunks(t *testing.T) {
 	}
 	defer res.Close(ctx)
 	grid := sp2.NewChunks.Grid()
-	for p := range sp2.Partitions {
+	check := func(p int, got rechunk.Chunk) error {
 		at := splitaxes.Unravel(p, grid)
-		err := res.VisitChunk(ctx, p, func(got rechunk.Chunk) error {
-			for i := range got.Shape[0] {
-				for j := range got.Shape[1] {
-					v := math.Float64frombits(binary.LittleEndian.Uint64(got.Data[8*(i*got.Shape[1]+j):]))
-					if want := float64((int64(at[0])*4+i)*cols + int64(at[1])*3 + j); v != want {
-						t.Errorf("new chunk %v element (%d, %d) is %v, want %v", at, i, j, v, want)
-					}
+		for i := range got.Shape[0] {
+			for j := range got.Shape[1] {
+				v := math.Float64frombits(binary.LittleEndian.Uint64(got.Data[8*(i*got.Shape[1]+j):]))
+				if want := float64((int64(at[0])*4+i)*cols + int64(at[1])*3 + j); v != want {
+					t.Errorf("new chunk %v element (%d, %d) is %v, want %v", at, i, j, v, want)
 				}
 			}
-			return nil
-		})
-		if err != nil {
+		}
+		return nil
+	}
+	for p := range sp2.Partitions {
+		if err := res.VisitChunk(ctx, p, func(got rechunk.Chunk) error { return check(p, got) }); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// every chunk again, in one DoGet, in the order asked
+	order := []int{5, 0, 3, 1, 4, 2}
+	var seen []int
+	err = res.VisitChunks(ctx, order, func(p int, got rechunk.Chunk) error {
+		seen = append(seen, p)
+		return check(p, got)
+	})
+	if err != nil || !slices.Equal(seen, order) {
+		t.Fatalf("VisitChunks gave chunks %v (%v), want %v", seen, err, order)
+	}
+}
+
+// TestManyChunksRefusesPack: an array shuffle's chunks are not packed.
+func TestManyChunksRefusesPack(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	addr := startServer(t)
+	runArray(ctx, t, addr, arraySpec("pack"))
+	fc, err := flightproto.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	tk, _ := json.Marshal(flightproto.Ticket{Shuffle: "pack", Partitions: []int{0}, Pack: true})
+	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: tk})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("packed read of an array shuffle: %v, want InvalidArgument", err)
 	}
 }

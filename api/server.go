@@ -356,14 +356,14 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	}
 	w := s.newWriter(stream, schema)
 	if s.isArray(tk.Shuffle) {
-		err = s.getChunk(stream.Context(), tk, w)
+		err = s.chunkTo(stream.Context(), tk, w)
 	} else {
 		// the batches' buffers are pooled: the writer releases each once
 		// gRPC has written what it shares
 		err = s.svc.GetPooled(stream.Context(), tk.Shuffle, tk.Partition, w.WriteReleased)
-	}
-	if errors.Is(err, service.ErrNotOwner) {
-		err = s.proxy(stream.Context(), tk, w)
+		if errors.Is(err, service.ErrNotOwner) {
+			err = s.proxy(stream.Context(), tk, w)
+		}
 	}
 	if err != nil {
 		return toStatus(err)
@@ -425,6 +425,16 @@ func (s *Server) putChunk(ctx context.Context, cmd flightproto.PutCmd, next func
 		return service.PutResult{}, fmt.Errorf("%w: shuffle %s task %d: %w", service.ErrBadInput, cmd.Shuffle, cmd.Task, err)
 	}
 	return s.svc.PutChunk(ctx, cmd.Shuffle, cmd.Task, cmd.Attempt, c)
+}
+
+// chunkTo writes new chunk tk.Partition as one record: this node's, or its
+// owner's through this node.
+func (s *Server) chunkTo(ctx context.Context, tk flightproto.Ticket, w *flightproto.Writer) error {
+	err := s.getChunk(ctx, tk, w)
+	if errors.Is(err, service.ErrNotOwner) {
+		err = s.proxy(ctx, tk, w)
+	}
+	return err
 }
 
 // getChunk writes one assembled new chunk as one record.

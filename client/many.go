@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/rechunk"
 )
 
 // ErrIncomplete is a multi-partition read whose stream ended, or went out
@@ -182,4 +184,128 @@ func unwrapCaller(err error) error {
 		return ce.err
 	}
 	return err
+}
+
+// VisitChunks reads new chunks parts of an array shuffle (best: one group
+// of ByOwner) in one DoGet to their owner and calls fn with each, in the
+// order of parts; fn must not keep a chunk's data past its call. If that
+// read fails (an owner lost, or a node before revision 5, which reads
+// array chunks one per call), the chunks fn did not get are read one by
+// one with VisitChunk, which recovers a lost owner: fn gets every chunk
+// once.
+func (r *Result) VisitChunks(ctx context.Context, parts []int, fn func(p int, c rechunk.Chunk) error) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	visited := 0
+	visit := func(p int, c rechunk.Chunk) error {
+		visited++
+		return fn(p, c)
+	}
+	ep := r.endpoint(parts[0])
+	err := r.clients[parts[0]%len(r.clients)].readChunks(ctx, ep.Addr, r.Shuffle, parts, visit)
+	var ce *callerError
+	if err == nil || errors.As(err, &ce) {
+		return unwrapCaller(err)
+	}
+	for _, p := range parts[visited:] {
+		if err := r.VisitChunk(ctx, p, func(c rechunk.Chunk) error { return fn(p, c) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readChunks reads new chunks parts of array shuffle id from the node at
+// addr in one DoGet (a multi-partition ticket): each chunk's record, then
+// the end of its partition. fn gets each chunk once its end arrived; the
+// record is held (its pooled buffer stays its own) until then.
+func (c *Client) readChunks(ctx context.Context, addr, id string, parts []int, fn func(p int, c rechunk.Chunk) error) error {
+	fc, err := c.peer(addr)
+	if err != nil {
+		return err
+	}
+	tk, _ := json.Marshal(flightproto.Ticket{Shuffle: id, Partitions: parts})
+	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: tk})
+	if err != nil {
+		return err
+	}
+	rdr, err := flightproto.NewPooledReader(stream, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("client: shuffle %s: %d chunks from %s: %w", id, len(parts), addr, err)
+	}
+	defer rdr.Release()
+	s := &chunkStream{id: id, addr: addr, parts: parts, fn: fn}
+	defer s.drop()
+	for rdr.Next() {
+		if err := s.batch(rdr.Record(), rdr.LatestAppMetadata()); err != nil {
+			return err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return err
+	}
+	if s.next < len(parts) {
+		return fmt.Errorf("%w: shuffle %s from %s: %d of %d chunks", ErrIncomplete, id, addr, s.next, len(parts))
+	}
+	return nil
+}
+
+// chunkStream hands the chunks of a multi-partition DoGet of an array
+// shuffle to the caller.
+type chunkStream struct {
+	id, addr string
+	parts    []int
+	fn       func(p int, c rechunk.Chunk) error
+	next     int          // index in parts of the chunk being streamed
+	rec      arrow.Record // its record, held until its end
+	ends     []flightproto.End
+}
+
+// batch takes a chunk's record, or the end of the chunk held.
+func (s *chunkStream) batch(rec arrow.Record, md []byte) error {
+	ends, err := flightproto.DecodeEnds(s.ends[:0], md, rec.NumRows())
+	if err != nil {
+		return err
+	}
+	s.ends = ends
+	if len(ends) == 0 {
+		if s.rec != nil || rec.NumRows() != 1 || s.next == len(s.parts) {
+			return fmt.Errorf("%w: shuffle %s from %s: a record of %d rows where chunk %d was expected", ErrIncomplete, s.id, s.addr, rec.NumRows(), s.next)
+		}
+		rec.Retain()
+		s.rec = rec
+		return nil
+	}
+	if len(ends) != 1 || rec.NumRows() != 0 || s.rec == nil || s.next == len(s.parts) || ends[0].Partition != s.parts[s.next] {
+		return fmt.Errorf("%w: shuffle %s from %s: partition ends %v, expected chunk %d's", ErrIncomplete, s.id, s.addr, ends, s.next)
+	}
+	rec, s.rec = s.rec, nil
+	defer rec.Release()
+	got := false
+	c, release, err := flightproto.ChunkFromRecords(func() (arrow.Record, error) {
+		if got {
+			return nil, io.EOF
+		}
+		got = true
+		return rec, nil
+	})
+	defer release()
+	if err != nil {
+		return fmt.Errorf("client: shuffle %s chunk %d from %s: %w", s.id, s.parts[s.next], s.addr, err)
+	}
+	p := s.parts[s.next]
+	s.next++
+	if err := s.fn(p, c); err != nil {
+		return &callerError{err}
+	}
+	return nil
+}
+
+// drop releases a record whose end never came.
+func (s *chunkStream) drop() {
+	if s.rec != nil {
+		s.rec.Release()
+		s.rec = nil
+	}
 }

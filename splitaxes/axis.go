@@ -345,6 +345,10 @@ func (a *Axis) newSplit(q int) Split {
 	return a.split(q)
 }
 
+// gathers reports whether the axis's splits may be gathered pieces (with
+// Segs): those of a plan of pairs or runs.
+func (a *Axis) gathers() bool { return a.pairs != nil || a.byNew != nil }
+
 // split expands entry q of the old view (oldRange).
 func (a *Axis) split(q int) Split {
 	if a.pairs != nil || a.byNew != nil {

@@ -121,7 +121,7 @@ func (p *Plan) NDSplitsReused(old []int) (iter.Seq[NDSplit], error) {
 	if err := p.check(old, (*Axis).NumOld); err != nil {
 		return nil, err
 	}
-	return p.productReused(old, (*Axis).oldRange, (*Axis).split), nil
+	return p.oldSplitsReused(old), nil
 }
 
 // Pieces lazily yields every ndsplit that makes up new chunk new, from all
@@ -191,40 +191,36 @@ func (p *Plan) product(idx []int, rng func(*Axis, int) (int, int), at func(*Axis
 	}
 }
 
-// productReused is product yielding one NDSplit, rebuilt in place for each
-// piece.
-func (p *Plan) productReused(idx []int, rng func(*Axis, int) (int, int), at func(*Axis, int) Split) iter.Seq[NDSplit] {
-	return func(yield func(NDSplit) bool) {
-		var s NDSplit
-		first := true
-		for q := range p.odometer(idx, rng) {
-			if first {
-				s, first = p.ndsplit(q, at), false
-			} else {
-				p.ndsplitTo(&s, q, at)
-			}
-			if !yield(s) {
-				return
-			}
-		}
-	}
-}
-
-// odometer yields every piece-index vector of the cartesian product of one
-// piece range per axis (one slice, overwritten from one to the next).
-func (p *Plan) odometer(idx []int, rng func(*Axis, int) (int, int)) iter.Seq[[]int] {
+// oldSplitsReused is the ndsplits of old chunk idx, as product yields
+// them with (*Axis).oldRange and (*Axis).split, in one NDSplit rebuilt in
+// place for each piece. Only the axes the odometer moved are split again
+// (along the last axis, one in a 2-d plan), by a direct call: a sender
+// cutting pieces of one element spent a third of its time splitting every
+// axis of every piece through a function value. A plan with gathered axes
+// (NewRunAxis) rebuilds every axis, as ndsplitTo does.
+func (p *Plan) oldSplitsReused(idx []int) iter.Seq[NDSplit] {
 	los, his := make([]int, len(p.axes)), make([]int, len(p.axes))
 	for d, a := range p.axes {
-		los[d], his[d] = rng(a, idx[d])
+		los[d], his[d] = a.oldRange(idx[d])
 		if los[d] == his[d] {
-			return func(func([]int) bool) {}
+			return func(func(NDSplit) bool) {}
 		}
 	}
-	return func(yield func([]int) bool) {
-		q := append([]int(nil), los...)
-		for ok := true; ok; ok = advance(q, los, his) {
-			if !yield(q) {
+	gathers := slices.ContainsFunc(p.axes, (*Axis).gathers)
+	return func(yield func(NDSplit) bool) {
+		q := slices.Clone(los)
+		s := p.ndsplit(q, (*Axis).split)
+		for yield(s) {
+			d := advanceFrom(q, los, his)
+			switch {
+			case d < 0:
 				return
+			case gathers:
+				p.ndsplitTo(&s, q, (*Axis).split)
+			default:
+				for ; d < len(q); d++ {
+					s.set(d, p.axes[d].split(q[d]))
+				}
 			}
 		}
 	}
@@ -232,14 +228,19 @@ func (p *Plan) odometer(idx []int, rng func(*Axis, int) (int, int)) iter.Seq[[]i
 
 // advance steps the odometer q (last axis fastest) and reports whether it
 // has not wrapped around.
-func advance(q, los, his []int) bool {
+func advance(q, los, his []int) bool { return advanceFrom(q, los, his) >= 0 }
+
+// advanceFrom steps the odometer q (last axis fastest) and returns the
+// first axis it moved (every later one moved too), or -1 when it wrapped
+// around.
+func advanceFrom(q, los, his []int) int {
 	for d := len(q) - 1; d >= 0; d-- {
 		if q[d]++; q[d] < his[d] {
-			return true
+			return d
 		}
 		q[d] = los[d]
 	}
-	return false
+	return -1
 }
 
 // ndsplit builds the NDSplit of piece q[d] on every axis d.
@@ -257,6 +258,13 @@ func (p *Plan) ndsplit(q []int, at func(*Axis, int) Split) NDSplit {
 	return s
 }
 
+// set puts split sp of axis d in s (not its Segs).
+func (s *NDSplit) set(d int, sp Split) {
+	s.OldChunk[d], s.NewChunk[d], s.SplitIndex[d] = sp.OldChunk, sp.NewChunk, sp.SplitIndex
+	s.Slices[d] = Slice{Start: sp.Start, Stop: sp.Stop}
+	s.Offsets[d] = sp.Offset
+}
+
 // ndsplitTo fills s, whose slices have one entry per axis, with the
 // NDSplit of piece q[d] on every axis d.
 func (p *Plan) ndsplitTo(s *NDSplit, q []int, at func(*Axis, int) Split) {
@@ -272,9 +280,7 @@ func (p *Plan) ndsplitTo(s *NDSplit, q []int, at func(*Axis, int) Split) {
 		if s.Segs != nil {
 			s.Segs[d] = sp.Segs
 		}
-		s.OldChunk[d], s.NewChunk[d], s.SplitIndex[d] = sp.OldChunk, sp.NewChunk, sp.SplitIndex
-		s.Slices[d] = Slice{Start: sp.Start, Stop: sp.Stop}
-		s.Offsets[d] = sp.Offset
+		s.set(d, sp)
 	}
 	if !gathered {
 		s.Segs = nil // as NDSplits: nil unless a run axis gathers

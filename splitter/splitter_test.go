@@ -412,17 +412,25 @@ func TestAddReleasedReleasesOnce(t *testing.T) {
 // bench's array rechunk, at a tenth of its chunk size. Bytes are the old
 // chunks'.
 func BenchmarkCutChunk(b *testing.B) {
-	tens := slices.Repeat([]int64{10}, 100)
-	plan, err := splitaxes.New([][]int64{tens, {1000}}, [][]int64{{1000}, tens})
+	b.Run("(10,1000)->(1000,10)", func(b *testing.B) { benchCutChunk(b, 10) })
+	b.Run("(1,1000)->(1000,1)", func(b *testing.B) { benchCutChunk(b, 1) })
+}
+
+// benchCutChunk cuts old chunks of (slab, 1000) into new chunks of
+// (1000, slab).
+func benchCutChunk(b *testing.B, slab int64) {
+	n := int(1000 / slab)
+	slabs := slices.Repeat([]int64{slab}, n)
+	plan, err := splitaxes.New([][]int64{slabs, {1000}}, [][]int64{{1000}, slabs})
 	if err != nil {
 		b.Fatal(err)
 	}
 	dt, _ := rechunk.ParseDType("<f8")
-	src := rechunk.Chunk{DType: dt, Shape: []int64{10, 1000}, Data: make([]byte, 10*1000*8)}
+	src := rechunk.Chunk{DType: dt, Shape: []int64{slab, 1000}, Data: make([]byte, slab*1000*8)}
 	s, _ := New(Config{}, newFakeNop())
 	defer s.Close()
 	dests := []string{"a", "b", "c", "d"}
-	primary := make([]int, 100)
+	primary := make([]int, n)
 	for p := range primary {
 		primary[p] = p % len(dests)
 	}
@@ -430,7 +438,7 @@ func BenchmarkCutChunk(b *testing.B) {
 	b.SetBytes(int64(len(src.Data)))
 	b.ReportAllocs()
 	for i := range b.N {
-		c := s.NewCut(Route{Shuffle: "s", Task: uint64(i % 100), Attempt: uint32(i / 100), Dests: dests, Primary: primary})
+		c := s.NewCut(Route{Shuffle: "s", Task: uint64(i % n), Attempt: uint32(i / n), Dests: dests, Primary: primary})
 		if err := c.Chunk(ctx, plan, src); err != nil {
 			b.Fatal(err)
 		}

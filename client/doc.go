@@ -6,8 +6,10 @@
 // a new attempt number, wait at the barrier, and hand back a Result that
 // reads output partitions from their owners. Small dataframe tasks go
 // several to a DoPut stream (PutTasks, Job.PutBatch) to nodes that take
-// that (protocol revision 4 on); each is still its own attempt, and one
-// that fails with a retryable code is run again in a put of its own.
+// that (protocol revision 4 on; small array chunks from revision 5); each
+// is still its own attempt, and one that fails with a retryable code is run
+// again in a put of its own. ReadMany and VisitChunks read several of one
+// owner's partitions in one DoGet.
 //
 // DialAuth (and Job.Auth) connect with TLS, a client certificate and/or a
 // bearer token (flightproto.ClientAuth); the connections to other members

@@ -282,8 +282,8 @@ func (job Job) putBase(t int) int {
 }
 
 // inputSchema is the schema of a shuffle's put streams: the table's for
-// dataframes, flightproto.ArraySchema for arrays (one chunk per put, see
-// flightproto.ChunkRecord).
+// dataframes, flightproto.ArraySchema for arrays (one chunk record per
+// task, see flightproto.ChunkRecord).
 func inputSchema(sp *spec.Spec) (*arrow.Schema, error) {
 	if sp.Kind == spec.Array {
 		return flightproto.ArraySchema(sp.DType), nil

@@ -58,14 +58,7 @@ func TestPutTasksTakesArrayChunks(t *testing.T) {
 		old[0][i] = 1
 	}
 	sp := spec.ArraySpec("array-tags", "<f8", old, spec.Chunks{{4, 4, 4}, {3, 3}})
-	c, err := client.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Create(ctx, sp); err != nil {
-		t.Fatal(err)
-	}
+	c := createOn(ctx, t, addr, sp)
 	tasks := []client.TaskPut{{Task: 0}, {Task: 1}, {Task: 2}}
 	input := func(i int) ([]arrow.Record, error) {
 		return []arrow.Record{ChunkRecord(rowsChunk(t, i, cols, i == 1))}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shufflenode/shufflenode/client"
 	"github.com/shufflenode/shufflenode/flightproto"
+	"github.com/shufflenode/shufflenode/spec"
 	"github.com/shufflenode/shufflenode/table"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -82,14 +83,7 @@ func TestPutTasksAnswersEachTask(t *testing.T) {
 	addr := startServer(t)
 	sp := dataframeSpec(t, "tags")
 	sp.Tasks = 3
-	c, err := client.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Create(ctx, sp); err != nil {
-		t.Fatal(err)
-	}
+	c := createOn(ctx, t, addr, sp)
 	gen := table.GenConfig{Rows: 300, Seed: 1, PayloadBytes: 4}
 	rec := func(task int) arrow.Record {
 		return table.GenTask(memory.DefaultAllocator, gen, task%sp.Tasks, sp.Tasks)
@@ -172,4 +166,19 @@ func rawPutTasks(ctx context.Context, addr, id string, tags []flightproto.PutTag
 		}
 		out = append(out, rep)
 	}
+}
+
+// createOn creates sp on the node at addr and returns a client of it,
+// closed when t ends.
+func createOn(ctx context.Context, t *testing.T, addr string, sp *spec.Spec) *client.Client {
+	t.Helper()
+	c, err := client.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Create(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -27,31 +27,44 @@ var ErrIncomplete = errors.New("client: multi-partition read incomplete")
 // with that error. A node that does not pack sends a batch of its own per
 // partition and an end batch after each; both read the same.
 func (c *Client) ReadPartitions(ctx context.Context, addr, id string, parts []int, fn func(p int, rec arrow.Record) error, done func(p int) error) error {
+	s := &manyStream{id: id, addr: addr, parts: parts, fn: fn, done: done}
+	return c.getMany(ctx, addr, flightproto.Ticket{Shuffle: id, Partitions: parts, Pack: true}, s, "partitions")
+}
+
+// manyBatcher takes the batches of a multi-partition DoGet, in order.
+type manyBatcher interface {
+	batch(rec arrow.Record, md []byte) error
+	ended() int // how many of the partitions asked have ended
+}
+
+// getMany reads the multi-partition ticket tk from the node at addr and
+// hands every batch of the stream to b; what names the partitions in
+// errors.
+func (c *Client) getMany(ctx context.Context, addr string, tk flightproto.Ticket, b manyBatcher, what string) error {
 	fc, err := c.peer(addr)
 	if err != nil {
 		return err
 	}
-	tk, _ := json.Marshal(flightproto.Ticket{Shuffle: id, Partitions: parts, Pack: true})
-	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: tk})
+	t, _ := json.Marshal(tk)
+	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: t})
 	if err != nil {
 		return err
 	}
 	rdr, err := flightproto.NewPooledReader(stream, memory.DefaultAllocator)
 	if err != nil {
-		return fmt.Errorf("client: shuffle %s: %d partitions from %s: %w", id, len(parts), addr, err)
+		return fmt.Errorf("client: shuffle %s: %d %s from %s: %w", tk.Shuffle, len(tk.Partitions), what, addr, err)
 	}
 	defer rdr.Release()
-	s := &manyStream{id: id, addr: addr, parts: parts, fn: fn, done: done}
 	for rdr.Next() {
-		if err := s.batch(rdr.Record(), rdr.LatestAppMetadata()); err != nil {
+		if err := b.batch(rdr.Record(), rdr.LatestAppMetadata()); err != nil {
 			return err
 		}
 	}
 	if err := rdr.Err(); err != nil {
 		return err
 	}
-	if s.next < len(parts) {
-		return fmt.Errorf("%w: shuffle %s from %s: %d of %d partitions", ErrIncomplete, id, addr, s.next, len(parts))
+	if n := b.ended(); n < len(tk.Partitions) {
+		return fmt.Errorf("%w: shuffle %s from %s: %d of %d %s", ErrIncomplete, tk.Shuffle, addr, n, len(tk.Partitions), what)
 	}
 	return nil
 }
@@ -90,6 +103,8 @@ func (s *manyStream) batch(rec arrow.Record, md []byte) error {
 	}
 	return s.rows(rec, at, rec.NumRows())
 }
+
+func (s *manyStream) ended() int { return s.next }
 
 // rows hands rows [from, to) of rec to the partition being streamed.
 func (s *manyStream) rows(rec arrow.Record, from, to int64) error {
@@ -221,34 +236,9 @@ func (r *Result) VisitChunks(ctx context.Context, parts []int, fn func(p int, c 
 // the end of its partition. fn gets each chunk once its end arrived; the
 // record is held (its pooled buffer stays its own) until then.
 func (c *Client) readChunks(ctx context.Context, addr, id string, parts []int, fn func(p int, c rechunk.Chunk) error) error {
-	fc, err := c.peer(addr)
-	if err != nil {
-		return err
-	}
-	tk, _ := json.Marshal(flightproto.Ticket{Shuffle: id, Partitions: parts})
-	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: tk})
-	if err != nil {
-		return err
-	}
-	rdr, err := flightproto.NewPooledReader(stream, memory.DefaultAllocator)
-	if err != nil {
-		return fmt.Errorf("client: shuffle %s: %d chunks from %s: %w", id, len(parts), addr, err)
-	}
-	defer rdr.Release()
 	s := &chunkStream{id: id, addr: addr, parts: parts, fn: fn}
 	defer s.drop()
-	for rdr.Next() {
-		if err := s.batch(rdr.Record(), rdr.LatestAppMetadata()); err != nil {
-			return err
-		}
-	}
-	if err := rdr.Err(); err != nil {
-		return err
-	}
-	if s.next < len(parts) {
-		return fmt.Errorf("%w: shuffle %s from %s: %d of %d chunks", ErrIncomplete, id, addr, s.next, len(parts))
-	}
-	return nil
+	return c.getMany(ctx, addr, flightproto.Ticket{Shuffle: id, Partitions: parts}, s, "chunks")
 }
 
 // chunkStream hands the chunks of a multi-partition DoGet of an array
@@ -301,6 +291,8 @@ func (s *chunkStream) batch(rec arrow.Record, md []byte) error {
 	}
 	return nil
 }
+
+func (s *chunkStream) ended() int { return s.next }
 
 // drop releases a record whose end never came.
 func (s *chunkStream) drop() {

@@ -31,11 +31,11 @@ const (
 	arrayBatchBytes      = 8 << 20
 )
 
-// batched reports whether Run puts n tasks several to a DoPut stream:
+// putsSeveral reports whether Run puts n tasks several to a DoPut stream:
 // Job.PutBatch above 1, or by default (PutBatch 0) at least
 // minBatchedTasks tasks from Input without PutOn, for an array only of
 // chunks of known size up to maxBatchedChunkBytes.
-func (job Job) batched(n int) bool {
+func (job Job) putsSeveral(n int) bool {
 	switch {
 	case job.PutBatch != 0:
 		return job.PutBatch > 1
@@ -49,14 +49,14 @@ func (job Job) batched(n int) bool {
 }
 
 // putBatch is how many tasks of n Run puts per DoPut stream with workers
-// streams at once (Job.PutBatch): one unless batched, else about four
+// streams at once (Job.PutBatch): one unless putsSeveral, else about four
 // batches per worker, so the work stays spread, at most maxPutBatch and,
 // for an array, arrayBatchBytes of chunks.
 func (job Job) putBatch(n, workers int) int {
 	if job.PutBatch != 0 {
 		return max(job.PutBatch, 1)
 	}
-	if !job.batched(n) {
+	if !job.putsSeveral(n) {
 		return 1
 	}
 	size := min(max(n/(4*max(workers, 1)), 1), maxPutBatch)

@@ -20,7 +20,7 @@ const (
 	maxArrayPutsPerNode = 16
 )
 
-// workers is how many puts (or streams of several tasks, Job.batched)
+// workers is how many puts (or streams of several tasks, Job.putsSeveral)
 // Run keeps in flight for n tasks: Job.Parallel, else two per node, or for
 // an array of small chunks put one to a stream more (see arrayPutBytes).
 func (job Job) workers(n int) int {
@@ -28,7 +28,7 @@ func (job Job) workers(n int) int {
 		return job.Parallel
 	}
 	per := 2
-	if !job.batched(n) {
+	if !job.putsSeveral(n) {
 		per = putsPerNode(job.Spec)
 	}
 	return per * max(len(job.Nodes), 1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -73,18 +72,16 @@ type Cut struct {
 	sent []barrier.Totals    // totals sent, per destination index
 	pids []uint32            // scratch: partition of each row
 	sums table.SparseRowSums // per partition that got rows, when Route.Holders is set
-	// cutting is the shuffle's count of Cuts being cut (Splitter.cutting);
-	// this Cut leaves it once, at End or Close.
-	cutting *atomic.Int64
-	left    bool
+	// cutting is this Cut's place among its shuffle's Cuts being cut; it
+	// leaves it once, at End or Close.
+	cutting *cutting
 }
 
 // NewCut starts cutting one attempt along r. End it, or Close it when the
 // attempt is abandoned.
 func (s *Splitter) NewCut(r Route) *Cut {
 	c := &Cut{s: s, r: r, seq: make([]uint32, len(r.Dests)), sent: make([]barrier.Totals, len(r.Dests)),
-		cutting: s.cuttingOf(r.Shuffle)}
-	c.cutting.Add(1)
+		cutting: s.enter(r.Shuffle)}
 	if r.Holders != nil {
 		c.sums.Dense(len(r.Primary)) // an entry per partition, for a task of many rows
 	}
@@ -286,15 +283,7 @@ func (c *Cut) End(ctx context.Context, live []string) error {
 // abandoned before its End must be closed, or the markers of the
 // shuffle's other tasks on this node wait Config.Linger for it. Close is
 // idempotent.
-func (c *Cut) Close() {
-	if c.left {
-		return
-	}
-	c.left = true
-	if c.cutting.Add(-1) == 0 {
-		c.s.wake(c.r.Shuffle)
-	}
-}
+func (c *Cut) Close() { c.cutting.leave() }
 
 // sumsByDest returns, per destination index, the row sums of the
 // partitions it holds that got rows (ascending); nil without

@@ -212,17 +212,34 @@ func (s *Splitter) queueOf(shuffle string, epoch uint64, dest string) (*queue, e
 // counting the registering puts took the nodes from 75 to 55-58 CPU s and
 // the run from 11.7 to 15.2-15.8 MB/s (2026-12-02).
 func (s *Splitter) Expect(shuffle string) (release func()) {
-	n := s.cuttingOf(shuffle)
-	n.Add(1)
-	done := false
-	return func() {
-		if done {
-			return
-		}
-		done = true
-		if n.Add(-1) == 0 {
-			s.wake(shuffle)
-		}
+	return s.enter(shuffle).leave
+}
+
+// cutting is one place among a shuffle's Cuts being cut (a Cut, or a put
+// Expect counts), left once.
+type cutting struct {
+	s       *Splitter
+	shuffle string
+	n       *atomic.Int64 // the shuffle's count (Splitter.cutting)
+	left    bool
+}
+
+// enter counts one more of shuffle's Cuts being cut.
+func (s *Splitter) enter(shuffle string) *cutting {
+	c := &cutting{s: s, shuffle: shuffle, n: s.cuttingOf(shuffle)}
+	c.n.Add(1)
+	return c
+}
+
+// leave leaves the count, once; the last to leave wakes the shuffle's
+// queues (see wake).
+func (c *cutting) leave() {
+	if c.left {
+		return
+	}
+	c.left = true
+	if c.n.Add(-1) == 0 {
+		c.s.wake(c.shuffle)
 	}
 }
 

@@ -36,12 +36,9 @@ func (s *Server) doGetMany(tk flightproto.Ticket, stream flight.FlightService_Do
 		return err
 	}
 	w := s.newWriter(stream, schema)
-	out, err := s.newManyOut(tk.Pack, stream, w, schema)
+	out, err := s.newManyOut(tk.Pack, s.isArray(tk.Shuffle), stream, w, schema)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
-	}
-	if e, ok := out.(*partitionEnds); ok {
-		e.array = s.isArray(tk.Shuffle)
 	}
 	defer out.release()
 	for _, p := range parts {
@@ -69,12 +66,13 @@ type manyOut interface {
 	release()
 }
 
-// newManyOut returns a packer when pack is set, else partitionEnds.
-func (s *Server) newManyOut(pack bool, stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (manyOut, error) {
+// newManyOut returns a packer when pack is set, else partitionEnds (of an
+// array shuffle's chunks when array is set; manyOf refuses to pack them).
+func (s *Server) newManyOut(pack, array bool, stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (manyOut, error) {
 	if pack {
 		return &packer{s: s, w: w, schema: schema, mem: &s.packs}, nil
 	}
-	return s.newPartitionEnds(stream, w, schema)
+	return s.newPartitionEnds(stream, w, schema, array)
 }
 
 // partitionEnds sends the end batches of a multi-partition DoGet. Every
@@ -96,8 +94,8 @@ type partitionEnds struct {
 	array  bool // an array shuffle's: a partition is one chunk record
 }
 
-func (s *Server) newPartitionEnds(stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema) (*partitionEnds, error) {
-	e := &partitionEnds{s: s, stream: stream, w: w, rec: emptyRecord(s.mem, schema)}
+func (s *Server) newPartitionEnds(stream flight.FlightService_DoGetServer, w *flightproto.Writer, schema *arrow.Schema, array bool) (*partitionEnds, error) {
+	e := &partitionEnds{s: s, stream: stream, w: w, rec: emptyRecord(s.mem, schema), array: array}
 	var c captured
 	cw := flightproto.NewWriter(&c, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	err := cw.Write(e.rec)

@@ -104,11 +104,7 @@ func verifyChunks(ctx context.Context, res *client.Result, g *arrayGen, sp *spec
 	if par <= 0 {
 		par = 2 * nodes
 	}
-	all := make([]int, sp.Partitions)
-	for p := range all {
-		all[p] = p
-	}
-	groups := res.ByOwner(all, readGroupSize(sp.Partitions, par))
+	groups := ownerGroups(res, sp.Partitions, par)
 	var done atomic.Int64
 	return forEachPartition(ctx, len(groups), par, func(ctx context.Context, i int) error {
 		if c.BeforeRead != nil {

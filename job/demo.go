@@ -205,16 +205,22 @@ func readAll(ctx context.Context, res *client.Result, v *Verifier, c DemoConfig,
 			}
 		})
 	}
-	all := make([]int, c.Partitions)
-	for p := range all {
-		all[p] = p
-	}
-	for _, g := range res.ByOwner(all, readGroupSize(c.Partitions, par)) {
+	for _, g := range ownerGroups(res, c.Partitions, par) {
 		groups <- g
 	}
 	close(groups)
 	wg.Wait()
 	return firstErr
+}
+
+// ownerGroups is partitions 0..n-1 of res in groups of one owner's, each
+// read in one DoGet by one of par readers (readGroupSize).
+func ownerGroups(res *client.Result, n, par int) [][]int {
+	all := make([]int, n)
+	for p := range all {
+		all[p] = p
+	}
+	return res.ByOwner(all, readGroupSize(n, par))
 }
 
 // readGroupSize is how many partitions one DoGet reads: enough that a

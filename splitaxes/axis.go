@@ -351,7 +351,7 @@ func (a *Axis) gathers() bool { return a.pairs != nil || a.byNew != nil }
 
 // split expands entry q of the old view (oldRange).
 func (a *Axis) split(q int) Split {
-	if a.pairs != nil || a.byNew != nil {
+	if a.gathers() {
 		return a.pairSplit(q)
 	}
 	if a.sizes != nil {
